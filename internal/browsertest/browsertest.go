@@ -1,0 +1,117 @@
+// Package browsertest starts headless Chromium for page tests with chromedp.
+package browsertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/inferscope/inferscope/internal/testenv"
+)
+
+// FindChromium returns the browser binary: $CHROMIUM, else chromium or
+// google-chrome on PATH.
+func FindChromium() (string, error) {
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p, nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no chromium found on PATH (install Debian's chromium: apt-get install -y chromium, or set CHROMIUM)")
+}
+
+// Browser is one headless tab plus the console errors it has logged.
+type Browser struct {
+	Ctx    context.Context
+	mu     sync.Mutex
+	errors []string
+}
+
+// New starts headless Chromium for the test and closes it at cleanup. It
+// skips when no browser is installed, and fails when CI=true.
+func New(t testing.TB) *Browser {
+	t.Helper()
+	bin, err := FindChromium()
+	if err != nil {
+		testenv.Unavailable(t, "%v", err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin),
+		chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.WindowSize(1366, 900),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium (%s): %v", bin, err)
+	}
+	b := &Browser{Ctx: ctx}
+	go func() {
+		for m, err := range chromedp.Console(ctx) {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException {
+				b.mu.Lock()
+				b.errors = append(b.errors, m.Text)
+				b.mu.Unlock()
+			}
+		}
+	}()
+	return b
+}
+
+// JSErrors returns the console errors and uncaught exceptions seen so far.
+func (b *Browser) JSErrors() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.errors...)
+}
+
+// AssertNoJSErrors fails the test if the page logged an error.
+func (b *Browser) AssertNoJSErrors(t testing.TB) {
+	t.Helper()
+	if errs := b.JSErrors(); len(errs) > 0 {
+		t.Errorf("page logged %d JavaScript errors:\n%s", len(errs), strings.Join(errs, "\n"))
+	}
+}
+
+// Screenshot saves a full-page PNG as $ARTIFACTS_DIR/name.png; it does
+// nothing when ARTIFACTS_DIR is unset (.ci/run sets it).
+func (b *Browser) Screenshot(t testing.TB, name string) {
+	t.Helper()
+	dir := os.Getenv("ARTIFACTS_DIR")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(b.Ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Errorf("screenshot dir: %v", err)
+		return
+	}
+	if err := os.WriteFile(dir+"/"+name+".png", png, 0o644); err != nil {
+		t.Errorf("write screenshot: %v", err)
+	}
+}

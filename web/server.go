@@ -1,0 +1,157 @@
+// Package web is inferscope's HTTP side: Echo routes, templ pages, static
+// assets and the websocket. It knows the engine only through the small
+// interfaces it declares here; cmd/inferscope wires the real types in.
+package web
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/inferscope/inferscope/static"
+	"github.com/inferscope/inferscope/web/views"
+)
+
+// Options configures a Server. Zero values are usable.
+type Options struct {
+	// Logger receives request and error logs; nil means slog.Default().
+	Logger *slog.Logger
+	// ModelName and ModelCard describe the model on the home page.
+	ModelName string
+	ModelCard string
+	// Lessons are listed on the home page.
+	Lessons []views.LessonLink
+}
+
+// Server is the app's HTTP handler.
+type Server struct {
+	opts   Options
+	log    *slog.Logger
+	echo   *echo.Echo
+	assets *assetStore
+}
+
+// New builds the routes. It does not listen; use ServeHTTP or ListenAndServe.
+func New(opts Options) (*Server, error) {
+	lg := opts.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	assets, err := newAssetStore(static.FS)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, log: lg, echo: echo.New(), assets: assets}
+	e := s.echo
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(securityHeaders)
+	e.Use(s.recoverer)
+
+	e.GET("/", s.home)
+	e.GET("/static/*", s.static)
+	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
+	return s, nil
+}
+
+// Echo exposes the router so callers can add routes (used by later packages and tests).
+func (s *Server) Echo() *echo.Echo { return s.echo }
+
+// ServeHTTP makes Server an http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
+
+// Shutdown stops the listener started by Start, waiting for requests to finish.
+func (s *Server) Shutdown(ctx context.Context) error { return s.echo.Shutdown(ctx) }
+
+// Serve accepts connections on ln until Shutdown. It returns nil after a clean shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	s.echo.Listener = ln
+	err := s.echo.Start("")
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+func (s *Server) home(c echo.Context) error {
+	return render(c, http.StatusOK, views.Home(views.HomeData{
+		ModelName: s.opts.ModelName,
+		ModelCard: s.opts.ModelCard,
+		Lessons:   s.opts.Lessons,
+	}))
+}
+
+// render writes a templ component as an HTML response.
+func render(c echo.Context, status int, comp templ.Component) error {
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(status)
+	return comp.Render(c.Request().Context(), c.Response())
+}
+
+// handleError is the one place handler errors become responses: an HTML page
+// for browsers, JSON for API and websocket paths.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		s.log.Warn("error after response was committed", "path", c.Request().URL.Path, "err", err)
+		return
+	}
+	code := http.StatusInternalServerError
+	msg := "internal error"
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		code = he.Code
+		if m, ok := he.Message.(string); ok {
+			msg = m
+		} else {
+			msg = http.StatusText(code)
+		}
+	}
+	if code >= 500 {
+		s.log.Error("request failed", "path", c.Request().URL.Path, "err", err)
+	}
+	path := c.Request().URL.Path
+	if strings.HasPrefix(path, "/api/") || strings.HasPrefix(path, "/ws") ||
+		!strings.Contains(c.Request().Header.Get("Accept"), "text/html") && c.Request().Header.Get("Accept") != "" && code != http.StatusNotFound {
+		_ = c.JSON(code, map[string]string{"error": msg})
+		return
+	}
+	if code == http.StatusNotFound {
+		_ = render(c, code, views.NotFound(path))
+		return
+	}
+	_ = render(c, code, views.ErrorPage(code, msg))
+}
+
+// recoverer turns a panic in a handler into a 500 and a log line instead of a
+// crashed server.
+func (s *Server) recoverer(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("panic in handler", "path", c.Request().URL.Path, "panic", r)
+				err = echo.NewHTTPError(http.StatusInternalServerError, "internal error")
+			}
+		}()
+		return next(c)
+	}
+}
+
+// securityHeaders sets the headers every response carries. The CSP allows
+// only our own scripts and styles: no inline script is needed anywhere.
+func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		return next(c)
+	}
+}

@@ -1,0 +1,11 @@
+// Package views holds the templ components that render inferscope's pages.
+package views
+
+import (
+	"fmt"
+	"net/http"
+)
+
+func statusText(code int) string {
+	return fmt.Sprintf("%d %s", code, http.StatusText(code))
+}
