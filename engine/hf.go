@@ -1,0 +1,346 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// hfConfig is the subset of a Hugging Face config.json the engine reads.
+type hfConfig struct {
+	ModelType     string   `json:"model_type"`
+	Architectures []string `json:"architectures"`
+	// Llama family
+	HiddenSize        int            `json:"hidden_size"`
+	IntermediateSize  int            `json:"intermediate_size"`
+	NumHiddenLayers   int            `json:"num_hidden_layers"`
+	NumAttentionHeads int            `json:"num_attention_heads"`
+	NumKeyValueHeads  int            `json:"num_key_value_heads"`
+	HeadDim           int            `json:"head_dim"`
+	MaxPositions      int            `json:"max_position_embeddings"`
+	RMSNormEps        float64        `json:"rms_norm_eps"`
+	RopeTheta         float64        `json:"rope_theta"`
+	RopeScaling       map[string]any `json:"rope_scaling"`
+	TieWordEmbeddings *bool          `json:"tie_word_embeddings"`
+	HiddenAct         string         `json:"hidden_act"`
+	AttentionBias     bool           `json:"attention_bias"`
+	MLPBias           bool           `json:"mlp_bias"`
+	// GPT-2 family
+	NEmbd      int     `json:"n_embd"`
+	NLayer     int     `json:"n_layer"`
+	NHead      int     `json:"n_head"`
+	NPositions int     `json:"n_positions"`
+	NInner     *int    `json:"n_inner"`
+	LNEps      float64 `json:"layer_norm_epsilon"`
+	Activation string  `json:"activation_function"`
+	// both
+	VocabSize int `json:"vocab_size"`
+	BOS       any `json:"bos_token_id"`
+	EOS       any `json:"eos_token_id"`
+}
+
+func tokenID(v any) int {
+	switch x := v.(type) {
+	case float64:
+		return int(x)
+	case []any:
+		if len(x) > 0 {
+			return tokenID(x[0])
+		}
+	}
+	return -1
+}
+
+// ParseHFConfig turns config.json bytes into a Config.
+func ParseHFConfig(b []byte) (Config, error) {
+	var h hfConfig
+	if err := json.Unmarshal(b, &h); err != nil {
+		return Config{}, fmt.Errorf("config.json: %v", err)
+	}
+	var c Config
+	switch h.ModelType {
+	case "llama":
+		if h.RopeScaling != nil {
+			return Config{}, fmt.Errorf("config.json: rope_scaling %v is not supported", h.RopeScaling)
+		}
+		if h.HiddenAct != "" && h.HiddenAct != "silu" {
+			return Config{}, fmt.Errorf("config.json: hidden_act %q is not supported (want silu)", h.HiddenAct)
+		}
+		if h.AttentionBias || h.MLPBias {
+			return Config{}, fmt.Errorf("config.json: attention_bias/mlp_bias are not supported for llama")
+		}
+		c = Config{Arch: ArchLlama, Dim: h.HiddenSize, HiddenDim: h.IntermediateSize, NLayers: h.NumHiddenLayers,
+			NHeads: h.NumAttentionHeads, NKVHeads: h.NumKeyValueHeads, HeadDim: h.HeadDim, VocabSize: h.VocabSize,
+			SeqLen: h.MaxPositions, NormEps: float32(h.RMSNormEps), RopeTheta: h.RopeTheta, Rope: RopeHalf}
+		if c.NKVHeads == 0 {
+			c.NKVHeads = c.NHeads
+		}
+		if c.HeadDim == 0 && c.NHeads > 0 {
+			c.HeadDim = c.Dim / c.NHeads
+		}
+		if c.RopeTheta == 0 {
+			c.RopeTheta = 10000
+		}
+		if c.NormEps == 0 {
+			c.NormEps = 1e-6
+		}
+		c.TiedHead = h.TieWordEmbeddings != nil && *h.TieWordEmbeddings // HF LlamaConfig default: false
+	case "gpt2":
+		if h.Activation != "" && h.Activation != "gelu_new" && h.Activation != "gelu_pytorch_tanh" {
+			return Config{}, fmt.Errorf("config.json: activation_function %q is not supported (want gelu_new)", h.Activation)
+		}
+		inner := 4 * h.NEmbd
+		if h.NInner != nil {
+			inner = *h.NInner
+		}
+		c = Config{Arch: ArchGPT2, Dim: h.NEmbd, HiddenDim: inner, NLayers: h.NLayer, NHeads: h.NHead, NKVHeads: h.NHead,
+			VocabSize: h.VocabSize, SeqLen: h.NPositions, NormEps: float32(h.LNEps), Rope: RopeNone, TiedHead: true}
+		if c.NHeads > 0 {
+			c.HeadDim = c.Dim / c.NHeads
+		}
+		if c.NormEps == 0 {
+			c.NormEps = 1e-5
+		}
+	case "":
+		return Config{}, fmt.Errorf("config.json: no model_type (supported: llama, gpt2)")
+	default:
+		return Config{}, fmt.Errorf("config.json: unknown architecture model_type %q (supported: llama, gpt2)", h.ModelType)
+	}
+	c.BOS, c.EOS = tokenID(h.BOS), tokenID(h.EOS)
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("config.json: %w", err)
+	}
+	return c, nil
+}
+
+// tensorSource finds tensors across one or more safetensors shards.
+type tensorSource struct {
+	files  map[string]*SafetensorsFile // by tensor name
+	prefix string                      // "transformer." for HF GPT-2, "" for the original checkpoints
+	used   map[string]bool
+}
+
+func openTensorSource(dir string) (*tensorSource, error) {
+	src := &tensorSource{files: map[string]*SafetensorsFile{}, used: map[string]bool{}}
+	single := filepath.Join(dir, "model.safetensors")
+	index := filepath.Join(dir, "model.safetensors.index.json")
+	var paths []string
+	if _, err := os.Stat(single); err == nil {
+		paths = []string{single}
+	} else if b, err := os.ReadFile(index); err == nil {
+		var idx struct {
+			WeightMap map[string]string `json:"weight_map"`
+		}
+		if err := json.Unmarshal(b, &idx); err != nil {
+			return nil, fmt.Errorf("%s: %v", index, err)
+		}
+		seen := map[string]bool{}
+		for _, f := range idx.WeightMap {
+			if strings.Contains(f, "/") || strings.Contains(f, `\`) || strings.HasPrefix(f, ".") {
+				return nil, fmt.Errorf("%s: shard name %q is not a plain file name", index, f)
+			}
+			if !seen[f] {
+				seen[f] = true
+				paths = append(paths, filepath.Join(dir, f))
+			}
+		}
+		sort.Strings(paths)
+		if len(paths) == 0 {
+			return nil, fmt.Errorf("%s: weight_map is empty", index)
+		}
+	} else {
+		return nil, fmt.Errorf("%s: no model.safetensors or model.safetensors.index.json", dir)
+	}
+	for _, p := range paths {
+		f, err := OpenSafetensors(p)
+		if err != nil {
+			return nil, err
+		}
+		for name := range f.Tensors {
+			src.files[name] = f
+		}
+	}
+	return src, nil
+}
+
+// get returns tensor name (with the source's prefix) converted to float32,
+// checking its shape.
+func (s *tensorSource) get(name string, shape ...int) ([]float32, error) {
+	full := s.prefix + name
+	f, ok := s.files[full]
+	if !ok {
+		var where []string
+		for _, ff := range s.files {
+			where = append(where, ff.Path)
+			break
+		}
+		return nil, fmt.Errorf("%s: missing tensor %q", strings.Join(where, ","), full)
+	}
+	ti := f.Tensors[full]
+	if !equalShape(ti.Shape, shape) {
+		return nil, fmt.Errorf("%s: tensor %q has shape %v, the config needs %v", f.Path, full, ti.Shape, shape)
+	}
+	s.used[full] = true
+	v, _, err := f.Float32(full)
+	return v, err
+}
+
+func (s *tensorSource) has(name string) bool { _, ok := s.files[s.prefix+name]; return ok }
+
+func equalShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// transpose turns a row-major [r][c] matrix into [c][r].
+func transpose(m []float32, r, c int) []float32 {
+	out := make([]float32, len(m))
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			out[j*r+i] = m[i*c+j]
+		}
+	}
+	return out
+}
+
+// LoadHFDir loads a Hugging Face model directory: config.json, weights from
+// model.safetensors (or shards listed in model.safetensors.index.json), and
+// the tokenizer from tokenizer.json or vocab.json + merges.txt.
+func LoadHFDir(dir string) (*Model, error) {
+	cb, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return nil, fmt.Errorf("load model: %w", err)
+	}
+	c, err := ParseHFConfig(cb)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	src, err := openTensorSource(dir)
+	if err != nil {
+		return nil, err
+	}
+	var w Weights
+	switch c.Arch {
+	case ArchLlama:
+		w, err = loadHFLlama(src, c)
+	case ArchGPT2:
+		w, err = loadHFGPT2(src, &c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{Name: filepath.Base(filepath.Clean(dir)), Source: dir, Config: c, Weights: w}
+	tok, err := LoadTokenizerDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	m.Tokenizer = tok
+	if tok != nil && tok.VocabSize() > c.VocabSize {
+		return nil, fmt.Errorf("%s: tokenizer has %d tokens but the model's vocab_size is %d", dir, tok.VocabSize(), c.VocabSize)
+	}
+	return m, nil
+}
+
+func loadHFLlama(s *tensorSource, c Config) (Weights, error) {
+	d, hd, qd, kvd, V := c.Dim, c.HiddenDim, c.QDim(), c.KVDim(), c.VocabSize
+	var w Weights
+	var err error
+	first := func(name string, shape ...int) []float32 {
+		if err != nil {
+			return nil
+		}
+		var v []float32
+		v, err = s.get(name, shape...)
+		return v
+	}
+	w.TokenEmbed = first("model.embed_tokens.weight", V, d)
+	w.Layers = make([]LayerWeights, c.NLayers)
+	for l := range w.Layers {
+		p := fmt.Sprintf("model.layers.%d.", l)
+		lw := &w.Layers[l]
+		lw.AttnNorm = first(p+"input_layernorm.weight", d)
+		lw.Wq = first(p+"self_attn.q_proj.weight", qd, d)
+		lw.Wk = first(p+"self_attn.k_proj.weight", kvd, d)
+		lw.Wv = first(p+"self_attn.v_proj.weight", kvd, d)
+		lw.Wo = first(p+"self_attn.o_proj.weight", d, qd)
+		lw.MLPNorm = first(p+"post_attention_layernorm.weight", d)
+		lw.WGate = first(p+"mlp.gate_proj.weight", hd, d)
+		lw.WUp = first(p+"mlp.up_proj.weight", hd, d)
+		lw.WDown = first(p+"mlp.down_proj.weight", d, hd)
+	}
+	w.FinalNorm = first("model.norm.weight", d)
+	if c.TiedHead {
+		w.Head = w.TokenEmbed
+	} else {
+		w.Head = first("lm_head.weight", V, d)
+	}
+	return w, err
+}
+
+func loadHFGPT2(s *tensorSource, c *Config) (Weights, error) {
+	if s.has("transformer.wte.weight") {
+		s.prefix = "transformer."
+	}
+	d, hd, V := c.Dim, c.HiddenDim, c.VocabSize
+	var w Weights
+	var err error
+	first := func(name string, shape ...int) []float32 {
+		if err != nil {
+			return nil
+		}
+		var v []float32
+		v, err = s.get(name, shape...)
+		return v
+	}
+	w.TokenEmbed = first("wte.weight", V, d)
+	w.PosEmbed = first("wpe.weight", c.SeqLen, d)
+	w.Layers = make([]LayerWeights, c.NLayers)
+	for l := range w.Layers {
+		p := fmt.Sprintf("h.%d.", l)
+		lw := &w.Layers[l]
+		lw.AttnNorm = first(p+"ln_1.weight", d)
+		lw.AttnNormBias = first(p+"ln_1.bias", d)
+		cattn := first(p+"attn.c_attn.weight", d, 3*d) // Conv1D: [in][out]
+		battn := first(p+"attn.c_attn.bias", 3*d)
+		cproj := first(p+"attn.c_proj.weight", d, d)
+		lw.Bo = first(p+"attn.c_proj.bias", d)
+		lw.MLPNorm = first(p+"ln_2.weight", d)
+		lw.MLPNormBias = first(p+"ln_2.bias", d)
+		fc := first(p+"mlp.c_fc.weight", d, hd)
+		lw.BUp = first(p+"mlp.c_fc.bias", hd)
+		fcp := first(p+"mlp.c_proj.weight", hd, d)
+		lw.BDown = first(p+"mlp.c_proj.bias", d)
+		if err != nil {
+			return w, err
+		}
+		qkv := transpose(cattn, d, 3*d) // [3d][d]: rows 0..d-1 are q, then k, then v
+		lw.Wq, lw.Wk, lw.Wv = qkv[:d*d:d*d], qkv[d*d:2*d*d:2*d*d], qkv[2*d*d:]
+		lw.Bq, lw.Bk, lw.Bv = battn[:d:d], battn[d:2*d:2*d], battn[2*d:]
+		lw.Wo = transpose(cproj, d, d)
+		lw.WUp = transpose(fc, d, hd)
+		lw.WDown = transpose(fcp, hd, d)
+	}
+	w.FinalNorm = first("ln_f.weight", d)
+	w.FinalNormBias = first("ln_f.bias", d)
+	w.Head = w.TokenEmbed
+	if err == nil && s.has("lm_head.weight") {
+		// Some exports write the tied head out; it must equal wte.
+		var head []float32
+		head, err = s.get("lm_head.weight", V, d)
+		if err == nil {
+			w.Head = head
+			c.TiedHead = false
+		}
+	}
+	return w, err
+}

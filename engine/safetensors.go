@@ -1,0 +1,197 @@
+package engine
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+)
+
+// MaxSafetensorsHeader bounds the JSON header we accept (100 MB, as the
+// reference implementation does).
+const MaxSafetensorsHeader = 100 << 20
+
+// TensorInfo is one entry of a safetensors header.
+type TensorInfo struct {
+	Name   string
+	DType  string // F32, F16 or BF16 (others are rejected)
+	Shape  []int
+	Offset [2]int64 // [begin, end) within the data section
+}
+
+// SafetensorsFile is a parsed safetensors file held in memory.
+type SafetensorsFile struct {
+	Path    string
+	Tensors map[string]TensorInfo
+	data    []byte // the data section
+}
+
+var dtypeSize = map[string]int64{"F32": 4, "F16": 2, "BF16": 2}
+
+// ParseSafetensorsHeader validates a safetensors header against the file
+// size: the length prefix, JSON shape, dtypes, shapes × dtype size = byte
+// length, and offsets inside the data section without overlap.
+func ParseSafetensorsHeader(b []byte, fileSize int64) (map[string]TensorInfo, int64, error) {
+	if len(b) < 8 {
+		return nil, 0, fmt.Errorf("file has %d bytes, too short for the 8-byte header length", len(b))
+	}
+	n := binary.LittleEndian.Uint64(b)
+	if n > MaxSafetensorsHeader {
+		return nil, 0, fmt.Errorf("header length %d exceeds the %d-byte limit", n, MaxSafetensorsHeader)
+	}
+	if int64(n)+8 > fileSize || int64(n)+8 > int64(len(b)) {
+		return nil, 0, fmt.Errorf("header length %d runs past the end of the %d-byte file", n, fileSize)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b[8:8+n], &raw); err != nil {
+		return nil, 0, fmt.Errorf("header is not a JSON object: %v", err)
+	}
+	dataLen := fileSize - 8 - int64(n)
+	out := make(map[string]TensorInfo, len(raw))
+	type span struct {
+		b, e int64
+		name string
+	}
+	var spans []span
+	for name, msg := range raw {
+		if name == "__metadata__" {
+			continue
+		}
+		var e struct {
+			DType   string  `json:"dtype"`
+			Shape   []int64 `json:"shape"`
+			Offsets []int64 `json:"data_offsets"`
+		}
+		if err := json.Unmarshal(msg, &e); err != nil {
+			return nil, 0, fmt.Errorf("tensor %q: malformed entry: %v", name, err)
+		}
+		size, ok := dtypeSize[e.DType]
+		if !ok {
+			return nil, 0, fmt.Errorf("tensor %q: unsupported dtype %q (supported: F32, F16, BF16)", name, e.DType)
+		}
+		if len(e.Offsets) != 2 || e.Offsets[0] < 0 || e.Offsets[1] < e.Offsets[0] || e.Offsets[1] > dataLen {
+			return nil, 0, fmt.Errorf("tensor %q: data_offsets %v outside the %d-byte data section", name, e.Offsets, dataLen)
+		}
+		count := int64(1)
+		shape := make([]int, len(e.Shape))
+		for i, s := range e.Shape {
+			if s < 0 || s > 1<<40 {
+				return nil, 0, fmt.Errorf("tensor %q: bad dimension %d in shape %v", name, s, e.Shape)
+			}
+			shape[i] = int(s)
+			count *= s
+			if count > 1<<40 {
+				return nil, 0, fmt.Errorf("tensor %q: shape %v is too large", name, e.Shape)
+			}
+		}
+		if count*size != e.Offsets[1]-e.Offsets[0] {
+			return nil, 0, fmt.Errorf("tensor %q: shape %v of %s needs %d bytes but data_offsets span %d", name, e.Shape, e.DType, count*size, e.Offsets[1]-e.Offsets[0])
+		}
+		out[name] = TensorInfo{Name: name, DType: e.DType, Shape: shape, Offset: [2]int64{e.Offsets[0], e.Offsets[1]}}
+		spans = append(spans, span{e.Offsets[0], e.Offsets[1], name})
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].b < spans[j].b })
+	for i := 1; i < len(spans); i++ {
+		if spans[i].b < spans[i-1].e {
+			return nil, 0, fmt.Errorf("tensors %q and %q overlap in the data section", spans[i-1].name, spans[i].name)
+		}
+	}
+	return out, 8 + int64(n), nil
+}
+
+// OpenSafetensors reads a safetensors file into memory and parses its header.
+func OpenSafetensors(path string) (*SafetensorsFile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	infos, start, err := ParseSafetensorsHeader(b, int64(len(b)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &SafetensorsFile{Path: path, Tensors: infos, data: b[start:]}, nil
+}
+
+// Float32 converts tensor name to float32 (from F32, F16 or BF16).
+func (f *SafetensorsFile) Float32(name string) ([]float32, []int, error) {
+	ti, ok := f.Tensors[name]
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: missing tensor %q", f.Path, name)
+	}
+	b := f.data[ti.Offset[0]:ti.Offset[1]]
+	var out []float32
+	switch ti.DType {
+	case "F32":
+		out = make([]float32, len(b)/4)
+		for i := range out {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+	case "BF16":
+		out = make([]float32, len(b)/2)
+		for i := range out {
+			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16)
+		}
+	case "F16":
+		out = make([]float32, len(b)/2)
+		for i := range out {
+			out[i] = f16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
+		}
+	}
+	return out, ti.Shape, nil
+}
+
+// f16ToF32 converts an IEEE 754 half-precision value.
+func f16ToF32(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	man := uint32(h) & 0x3ff
+	switch {
+	case exp == 0 && man == 0:
+		return math.Float32frombits(sign)
+	case exp == 0: // subnormal: renormalize
+		e := uint32(127 - 15 + 1)
+		for man&0x400 == 0 {
+			man <<= 1
+			e--
+		}
+		man &= 0x3ff
+		return math.Float32frombits(sign | e<<23 | man<<13)
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0xff<<23 | man<<13)
+	}
+	return math.Float32frombits(sign | (exp+127-15)<<23 | man<<13)
+}
+
+// WriteSafetensors writes float32 tensors in safetensors format (sorted by
+// name, header padded to 8 bytes). Used by tests and the bench tool.
+func WriteSafetensors(path string, tensors map[string][]float32, shapes map[string][]int) error {
+	names := make([]string, 0, len(tensors))
+	for n := range tensors {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	hdr := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
+	var off int64
+	for _, n := range names {
+		sz := int64(4 * len(tensors[n]))
+		hdr[n] = map[string]any{"dtype": "F32", "shape": shapes[n], "data_offsets": []int64{off, off + sz}}
+		off += sz
+	}
+	hj, err := json.Marshal(hdr)
+	if err != nil {
+		return err
+	}
+	for len(hj)%8 != 0 {
+		hj = append(hj, ' ')
+	}
+	buf := binary.LittleEndian.AppendUint64(nil, uint64(len(hj)))
+	buf = append(buf, hj...)
+	for _, n := range names {
+		for _, v := range tensors[n] {
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+		}
+	}
+	return os.WriteFile(path, buf, 0o644)
+}

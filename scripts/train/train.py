@@ -1,0 +1,277 @@
+#!/usr/bin/python3
+"""Train inferscope's default model: a small Llama-style LM (RMSNorm, rotate-half
+RoPE, SwiGLU, grouped-query attention, tied head) with its own byte-level BPE.
+
+Reproducible recipe (seeded; see README.md in this folder):
+    /usr/bin/python3 scripts/train/train.py --corpus corpus --out models/default --minutes 80
+
+Writes, in Hugging Face layout: config.json, model.safetensors, tokenizer.json,
+generation_config.json; plus training.json (loss curve, timings, corpus stats)
+and golden.json (token ids and float32 logits for a few prompts) which Go tests
+check the engine against.
+"""
+import argparse, json, math, os, struct, sys, time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bpe  # noqa: E402
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = eps
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class Attention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        d, h, kv = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
+        self.h, self.kv, self.hd = h, kv, d // h
+        self.q_proj = nn.Linear(d, h * self.hd, bias=False)
+        self.k_proj = nn.Linear(d, kv * self.hd, bias=False)
+        self.v_proj = nn.Linear(d, kv * self.hd, bias=False)
+        self.o_proj = nn.Linear(h * self.hd, d, bias=False)
+
+    def forward(self, x, cos, sin, mask):
+        B, T, _ = x.shape
+        q = self.q_proj(x).view(B, T, self.h, self.hd).transpose(1, 2)
+        k = self.k_proj(x).view(B, T, self.kv, self.hd).transpose(1, 2)
+        v = self.v_proj(x).view(B, T, self.kv, self.hd).transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        rep = self.h // self.kv
+        k = k.repeat_interleave(rep, dim=1)
+        v = v.repeat_interleave(rep, dim=1)
+        att = (q @ k.transpose(-1, -2)) / math.sqrt(self.hd)
+        att = att.masked_fill(mask[:T, :T], float("-inf")).softmax(-1)
+        y = (att @ v).transpose(1, 2).reshape(B, T, self.h * self.hd)
+        return self.o_proj(y)
+
+
+class MLP(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        d, f = c["hidden_size"], c["intermediate_size"]
+        self.gate_proj = nn.Linear(d, f, bias=False)
+        self.up_proj = nn.Linear(d, f, bias=False)
+        self.down_proj = nn.Linear(f, d, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.input_layernorm = RMSNorm(c["hidden_size"], c["rms_norm_eps"])
+        self.self_attn = Attention(c)
+        self.post_attention_layernorm = RMSNorm(c["hidden_size"], c["rms_norm_eps"])
+        self.mlp = MLP(c)
+
+    def forward(self, x, cos, sin, mask):
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class Llama(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        self.embed_tokens = nn.Embedding(c["vocab_size"], c["hidden_size"])
+        self.layers = nn.ModuleList([Block(c) for _ in range(c["num_hidden_layers"])])
+        self.norm = RMSNorm(c["hidden_size"], c["rms_norm_eps"])
+        hd = c["hidden_size"] // c["num_attention_heads"]
+        inv = 1.0 / (c["rope_theta"] ** (torch.arange(0, hd, 2).float() / hd))
+        t = torch.arange(c["max_position_embeddings"]).float()
+        fr = torch.outer(t, inv)
+        emb = torch.cat((fr, fr), dim=-1)
+        self.register_buffer("cos", emb.cos(), persistent=False)
+        self.register_buffer("sin", emb.sin(), persistent=False)
+        T = c["max_position_embeddings"]
+        self.register_buffer("mask", torch.triu(torch.ones(T, T, dtype=torch.bool), 1), persistent=False)
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                nn.init.normal_(m.weight, std=0.02)
+            elif isinstance(m, nn.Embedding):
+                nn.init.normal_(m.weight, std=0.02)
+        for blk in self.layers:  # scaled init for residual projections
+            nn.init.normal_(blk.self_attn.o_proj.weight, std=0.02 / math.sqrt(2 * c["num_hidden_layers"]))
+            nn.init.normal_(blk.mlp.down_proj.weight, std=0.02 / math.sqrt(2 * c["num_hidden_layers"]))
+
+    def forward(self, idx):
+        T = idx.shape[1]
+        x = self.embed_tokens(idx)
+        cos, sin = self.cos[:T], self.sin[:T]
+        for blk in self.layers:
+            x = blk(x, cos, sin, self.mask)
+        return self.norm(x) @ self.embed_tokens.weight.t()  # tied head
+
+
+def save_safetensors(path, tensors):
+    header, off, blobs = {}, 0, []
+    for name in sorted(tensors):
+        a = tensors[name].detach().cpu().contiguous().float().numpy().astype("<f4")
+        b = a.tobytes()
+        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [off, off + len(b)]}
+        off += len(b)
+        blobs.append(b)
+    header["__metadata__"] = {"format": "pt"}
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+    os.replace(tmp, path)
+
+
+def state_for_hf(model):
+    out = {}
+    for k, v in model.state_dict().items():
+        out["model." + k] = v
+    return out
+
+
+GOLDEN_PROMPTS = ["The President said", "Once upon a time", "In the morning the"]
+
+
+def write_outputs(model, cfg, enc, out, info):
+    model.eval()
+    save_safetensors(os.path.join(out, "model.safetensors"), state_for_hf(model))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    golden = []
+    with torch.no_grad():
+        for p in GOLDEN_PROMPTS:
+            ids = enc.encode(p)
+            logits = model(torch.tensor([ids]))[0]
+            golden.append({"prompt": p, "ids": ids, "last_logits": [float(x) for x in logits[-1]],
+                           "argmax_per_position": [int(x) for x in logits.argmax(-1)]})
+    with open(os.path.join(out, "golden.json"), "w") as f:
+        json.dump({"note": "float32 logits of the torch model at save time", "prompts": golden}, f)
+    with open(os.path.join(out, "training.json"), "w") as f:
+        json.dump(info, f, indent=2)
+    model.train()
+
+
+@torch.no_grad()
+def evaluate(model, val, T, batches, rng):
+    model.eval()
+    losses = []
+    for _ in range(batches):
+        ix = rng.integers(0, len(val) - T - 1, 16)
+        x = torch.from_numpy(np.stack([val[i:i + T] for i in ix]).astype(np.int64))
+        y = torch.from_numpy(np.stack([val[i + 1:i + T + 1] for i in ix]).astype(np.int64))
+        losses.append(F.cross_entropy(model(x).flatten(0, 1), y.flatten()).item())
+    model.train()
+    return float(np.mean(losses))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", required=True, help="dir with train.txt and val.txt from prepare_corpus.py")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--minutes", type=float, default=80)
+    ap.add_argument("--vocab", type=int, default=4096)
+    ap.add_argument("--dim", type=int, default=128)
+    ap.add_argument("--layers", type=int, default=5)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--kv-heads", type=int, default=2)
+    ap.add_argument("--hidden", type=int, default=384)
+    ap.add_argument("--ctx", type=int, default=256)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--seed", type=int, default=1234)
+    a = ap.parse_args()
+    torch.manual_seed(a.seed)
+    torch.set_num_threads(1)  # OPENBLAS_NUM_THREADS=2 does the parallel work
+    os.makedirs(a.out, exist_ok=True)
+    t0 = time.time()
+    train_text = open(os.path.join(a.corpus, "train.txt"), encoding="utf-8").read()
+    val_text = open(os.path.join(a.corpus, "val.txt"), encoding="utf-8").read()
+    vocab, merges = bpe.train(train_text.split("\n" + bpe.EOT + "\n"), a.vocab)
+    with open(os.path.join(a.out, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(bpe.to_tokenizer_json(vocab, merges), f, ensure_ascii=False)
+    enc = bpe.Encoder(vocab, merges)
+    train_ids = np.array(enc.encode(train_text), dtype=np.int16)
+    val_ids = np.array(enc.encode(val_text), dtype=np.int16)
+    t_tok = time.time() - t0
+    print(f"tokenizer: {len(vocab)+1} tokens, train {len(train_ids)} tokens, val {len(val_ids)} tokens, {t_tok:.0f}s", flush=True)
+    eot = len(vocab)
+    cfg = {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+        "hidden_size": a.dim, "intermediate_size": a.hidden, "num_hidden_layers": a.layers,
+        "num_attention_heads": a.heads, "num_key_value_heads": a.kv_heads,
+        "max_position_embeddings": a.ctx, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+        "vocab_size": a.vocab, "tie_word_embeddings": True, "hidden_act": "silu",
+        "bos_token_id": eot, "eos_token_id": eot, "torch_dtype": "float32",
+    }
+    with open(os.path.join(a.out, "generation_config.json"), "w") as f:
+        json.dump({"bos_token_id": eot, "eos_token_id": eot, "do_sample": True, "temperature": 0.8, "top_p": 0.9}, f, indent=2)
+    model = Llama(cfg)
+    n_params = sum(p.numel() for p in model.parameters())
+    n_emb = model.embed_tokens.weight.numel()
+    print(f"params {n_params} (non-embedding {n_params - n_emb})", flush=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.1)
+    rng = np.random.default_rng(a.seed)
+    erng_seed = a.seed + 1
+    budget = a.minutes * 60
+    start = time.time()
+    curve, step, tokens, last_eval, last_save = [], 0, 0, 0.0, time.time()
+    info = {}
+    T = a.ctx
+    while True:
+        el = time.time() - start
+        frac = min(el / budget, 1.0)
+        lr = a.lr * min(1.0, (step + 1) / 200) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
+        for g in opt.param_groups:
+            g["lr"] = lr
+        ix = rng.integers(0, len(train_ids) - T - 1, a.batch)
+        x = torch.from_numpy(np.stack([train_ids[i:i + T] for i in ix]).astype(np.int64))
+        y = torch.from_numpy(np.stack([train_ids[i + 1:i + T + 1] for i in ix]).astype(np.int64))
+        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        step += 1
+        tokens += a.batch * T
+        done = el >= budget
+        if el - last_eval >= 300 or done or step == 1:
+            vl = evaluate(model, val_ids, T, 40, np.random.default_rng(erng_seed))
+            curve.append({"minutes": round(el / 60, 2), "step": step, "tokens": tokens, "train_loss": round(loss.item(), 4), "val_loss": round(vl, 4)})
+            print(json.dumps(curve[-1]), f"tok/s {tokens / max(el, 1e-9):.0f}", flush=True)
+            last_eval = el
+        if time.time() - last_save >= 600 or done:
+            info = {
+                "seed": a.seed, "args": vars(a), "params": n_params, "non_embedding_params": n_params - n_emb,
+                "train_tokens_in_corpus": int(len(train_ids)), "val_tokens_in_corpus": int(len(val_ids)),
+                "tokens_seen": tokens, "steps": step, "train_minutes": round(el / 60, 2),
+                "tokenizer_seconds": round(t_tok, 1), "tokens_per_second": round(tokens / max(el, 1e-9)),
+                "final_val_loss": curve[-1]["val_loss"], "curve": curve, "torch": torch.__version__,
+            }
+            write_outputs(model, cfg, enc, a.out, info)
+            last_save = time.time()
+            print("saved", a.out, flush=True)
+        if done:
+            break
+
+
+if __name__ == "__main__":
+    main()
