@@ -12,7 +12,9 @@ import (
 	"github.com/inferscope/inferscope/internal/testenv"
 )
 
-func loadStories(t *testing.T) *Model {
+func loadStories(t *testing.T) *Model { return loadStoriesTB(t) }
+
+func loadStoriesTB(t testing.TB) *Model {
 	t.Helper()
 	dir := testenv.SharedDir(t, "models/stories260K")
 	m, err := LoadModel(filepath.Join(dir, "stories260K.bin"), filepath.Join(dir, "tok512.bin"))
