@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -123,39 +124,43 @@ type tensorSource struct {
 	used   map[string]bool
 }
 
-func openTensorSource(dir string) (*tensorSource, error) {
+func openTensorSource(fsys fs.FS, dir string) (*tensorSource, error) {
 	src := &tensorSource{files: map[string]*SafetensorsFile{}, used: map[string]bool{}}
-	single := filepath.Join(dir, "model.safetensors")
-	index := filepath.Join(dir, "model.safetensors.index.json")
+	single := "model.safetensors"
+	index := "model.safetensors.index.json"
 	var paths []string
-	if _, err := os.Stat(single); err == nil {
+	if _, err := fs.Stat(fsys, single); err == nil {
 		paths = []string{single}
-	} else if b, err := os.ReadFile(index); err == nil {
+	} else if b, err := fs.ReadFile(fsys, index); err == nil {
 		var idx struct {
 			WeightMap map[string]string `json:"weight_map"`
 		}
 		if err := json.Unmarshal(b, &idx); err != nil {
-			return nil, fmt.Errorf("%s: %v", index, err)
+			return nil, fmt.Errorf("%s: %v", filepath.Join(dir, index), err)
 		}
 		seen := map[string]bool{}
 		for _, f := range idx.WeightMap {
 			if strings.Contains(f, "/") || strings.Contains(f, `\`) || strings.HasPrefix(f, ".") {
-				return nil, fmt.Errorf("%s: shard name %q is not a plain file name", index, f)
+				return nil, fmt.Errorf("%s: shard name %q is not a plain file name", filepath.Join(dir, index), f)
 			}
 			if !seen[f] {
 				seen[f] = true
-				paths = append(paths, filepath.Join(dir, f))
+				paths = append(paths, f)
 			}
 		}
 		sort.Strings(paths)
 		if len(paths) == 0 {
-			return nil, fmt.Errorf("%s: weight_map is empty", index)
+			return nil, fmt.Errorf("%s: weight_map is empty", filepath.Join(dir, index))
 		}
 	} else {
 		return nil, fmt.Errorf("%s: no model.safetensors or model.safetensors.index.json", dir)
 	}
 	for _, p := range paths {
-		f, err := OpenSafetensors(p)
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return nil, fmt.Errorf("load model: %w", err)
+		}
+		f, err := NewSafetensors(filepath.Join(dir, p), b)
 		if err != nil {
 			return nil, err
 		}
@@ -217,15 +222,21 @@ func transpose(m []float32, r, c int) []float32 {
 // model.safetensors (or shards listed in model.safetensors.index.json), and
 // the tokenizer from tokenizer.json or vocab.json + merges.txt.
 func LoadHFDir(dir string) (*Model, error) {
-	cb, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	return LoadHF(os.DirFS(dir), dir)
+}
+
+// LoadHF loads a Hugging Face model from the root of fsys (a directory, or
+// files embedded in the binary); dir names it in errors.
+func LoadHF(fsys fs.FS, dir string) (*Model, error) {
+	cb, err := fs.ReadFile(fsys, "config.json")
 	if err != nil {
-		return nil, fmt.Errorf("load model: %w", err)
+		return nil, fmt.Errorf("load model %s: %w", dir, err)
 	}
 	c, err := ParseHFConfig(cb)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	src, err := openTensorSource(dir)
+	src, err := openTensorSource(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +251,7 @@ func LoadHFDir(dir string) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{Name: filepath.Base(filepath.Clean(dir)), Source: dir, Config: c, Weights: w}
-	tok, err := LoadTokenizerDir(dir)
+	tok, err := loadTokenizerFS(fsys, dir)
 	if err != nil {
 		return nil, err
 	}

@@ -107,6 +107,11 @@ func OpenSafetensors(path string) (*SafetensorsFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	return NewSafetensors(path, b)
+}
+
+// NewSafetensors parses a safetensors file already in memory; path names it in errors.
+func NewSafetensors(path string, b []byte) (*SafetensorsFile, error) {
 	infos, start, err := ParseSafetensorsHeader(b, int64(len(b)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"unicode/utf8"
@@ -27,6 +29,9 @@ type EncodeOptions struct {
 	// AllowSpecial lets special-token strings in the text ("<|endoftext|>")
 	// become special tokens. Off, they are encoded as plain text.
 	AllowSpecial bool
+	// Continuation says the text continues earlier text, so SentencePiece
+	// adds no dummy-prefix space.
+	Continuation bool
 }
 
 // MaxEncodeBytes bounds one Encode call's input (1 MiB); longer input is an error.
@@ -176,11 +181,37 @@ func markPartial(text string, toks []Token) {
 // or vocab.json + merges.txt, or tokenizer.bin (llama2.c). It returns nil
 // and no error when the directory has none of them.
 func LoadTokenizerDir(dir string) (Tokenizer, error) {
-	if p := filepath.Join(dir, "tokenizer.json"); fileExists(p) {
-		return LoadTokenizerJSON(p)
+	return loadTokenizerFS(os.DirFS(dir), dir)
+}
+
+func loadTokenizerFS(fsys fs.FS, dir string) (Tokenizer, error) {
+	read := func(name string) ([]byte, bool, error) {
+		b, err := fs.ReadFile(fsys, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, false, nil
+		}
+		return b, err == nil, err
 	}
-	if v, m := filepath.Join(dir, "vocab.json"), filepath.Join(dir, "merges.txt"); fileExists(v) && fileExists(m) {
-		return LoadGPT2VocabMerges(v, m)
+	if b, ok, err := read("tokenizer.json"); err != nil || ok {
+		if err != nil {
+			return nil, fmt.Errorf("load tokenizer: %w", err)
+		}
+		tk, err := ParseTokenizerJSON(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "tokenizer.json"), err)
+		}
+		return tk, nil
+	}
+	vb, okV, err := read("vocab.json")
+	if err != nil {
+		return nil, fmt.Errorf("load tokenizer: %w", err)
+	}
+	mb, okM, err := read("merges.txt")
+	if err != nil {
+		return nil, fmt.Errorf("load tokenizer: %w", err)
+	}
+	if okV && okM {
+		return parseGPT2VocabMerges(vb, mb, filepath.Join(dir, "vocab.json"), filepath.Join(dir, "merges.txt"))
 	}
 	return nil, nil
 }

@@ -125,13 +125,17 @@ func LoadGPT2VocabMerges(vocabPath, mergesPath string) (*ByteLevelBPE, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer: %w", err)
 	}
-	var vocab map[string]int
-	if err := json.Unmarshal(vb, &vocab); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON object of piece → id: %v", vocabPath, err)
-	}
 	mb, err := os.ReadFile(mergesPath)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer: %w", err)
+	}
+	return parseGPT2VocabMerges(vb, mb, vocabPath, mergesPath)
+}
+
+func parseGPT2VocabMerges(vb, mb []byte, vocabPath, mergesPath string) (*ByteLevelBPE, error) {
+	var vocab map[string]int
+	if err := json.Unmarshal(vb, &vocab); err != nil {
+		return nil, fmt.Errorf("%s: not a JSON object of piece → id: %v", vocabPath, err)
 	}
 	merges, err := parseMerges(mb)
 	if err != nil {

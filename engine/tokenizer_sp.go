@@ -173,7 +173,7 @@ func (tk *SentencePiece) Encode(text string, opts EncodeOptions) ([]Token, error
 			continue
 		}
 		var syms []sym
-		if tk.dummyPrefix && si == 0 && len(text) > 0 {
+		if tk.dummyPrefix && si == 0 && len(text) > 0 && !opts.Continuation {
 			if id, ok := tk.ids[tk.spaceRune]; ok {
 				syms = append(syms, sym{id: id, start: seg.start, end: seg.start, inserted: true})
 			}
