@@ -112,6 +112,9 @@ func (d *StreamDecoder) Add(id int) string {
 	return out
 }
 
+// pendingString is the held-back bytes as text (for matching, not display).
+func (d *StreamDecoder) pendingString() string { return string(d.pending) }
+
 // Flush returns what is left (an incomplete character becomes U+FFFD).
 func (d *StreamDecoder) Flush() string {
 	out := string(d.pending)

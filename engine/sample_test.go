@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-4 }
+
+// Worked by hand: logits [2.0, 1.0, 0.1].
+// T=0.5 → scaled [4, 2, 0.2]; e^4 = 54.598, e^2 = 7.389, e^0.2 = 1.2214,
+// sum 63.209 → p = [0.86378, 0.11690, 0.01932].
+// T=1 → e^2 = 7.389, e^1 = 2.718, e^0.1 = 1.105, sum 11.212 → [0.65900, 0.24243, 0.09856].
+func TestDistributionByHand(t *testing.T) {
+	logits := []float32{2.0, 1.0, 0.1}
+	tests := []struct {
+		name     string
+		p        SamplingParams
+		kept     int
+		mass     float64
+		probT    []float64
+		probKept []float64
+	}{
+		{"T=1", SamplingParams{Temperature: 1, TopP: 1}, 3, 1, []float64{0.65900, 0.24243, 0.09856}, []float64{0.65900, 0.24243, 0.09856}},
+		{"T=0.5", SamplingParams{Temperature: 0.5, TopP: 1}, 3, 1, []float64{0.86378, 0.11690, 0.01932}, []float64{0.86378, 0.11690, 0.01932}},
+		{"T=0.5 top-k 2", SamplingParams{Temperature: 0.5, TopK: 2, TopP: 1}, 2, 0.98068, []float64{0.86378, 0.11690, 0.01932}, []float64{0.88080, 0.11920, 0}},
+		// nucleus 0.9: 0.86378 < 0.9, 0.86378+0.11690 = 0.98068 ≥ 0.9 → 2 tokens
+		{"T=0.5 top-p 0.9", SamplingParams{Temperature: 0.5, TopP: 0.9}, 2, 0.98068, []float64{0.86378, 0.11690, 0.01932}, []float64{0.88080, 0.11920, 0}},
+		// top-p 0.8 keeps only the first (0.86378 ≥ 0.8)
+		{"T=0.5 top-p 0.8", SamplingParams{Temperature: 0.5, TopP: 0.8}, 1, 0.86378, []float64{0.86378, 0.11690, 0.01932}, []float64{1, 0, 0}},
+		// min-p 0.2 at T=1: threshold 0.2 × 0.659 = 0.1318 → drops 0.09856
+		{"T=1 min-p 0.2", SamplingParams{Temperature: 1, TopP: 1, MinP: 0.2}, 2, 0.90143, []float64{0.65900, 0.24243, 0.09856}, []float64{0.73106, 0.26894, 0}},
+		{"greedy", SamplingParams{Temperature: 0, TopP: 1}, 1, 0.65900, []float64{0.65900, 0.24243, 0.09856}, []float64{1, 0, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := NewDistribution(logits, tt.p)
+			if d.Kept != tt.kept || !near(d.KeptMass, tt.mass) {
+				t.Errorf("kept %d mass %.5f, want %d %.5f", d.Kept, d.KeptMass, tt.kept, tt.mass)
+			}
+			for i, c := range d.Sorted {
+				if c.ID != i {
+					t.Fatalf("order %v", d.Sorted)
+				}
+				if !near(c.ProbT, tt.probT[i]) || !near(c.ProbKept, tt.probKept[i]) {
+					t.Errorf("token %d: probT %.5f kept %.5f, want %.5f %.5f", i, c.ProbT, c.ProbKept, tt.probT[i], tt.probKept[i])
+				}
+			}
+		})
+	}
+}
+
+func TestPick(t *testing.T) {
+	d := NewDistribution([]float32{2.0, 1.0, 0.1}, SamplingParams{Temperature: 0.5, TopK: 2, TopP: 1})
+	// cumulative kept: 0.88080, 1.0
+	for _, tt := range []struct {
+		r    float64
+		rank int
+	}{{0, 0}, {0.88, 0}, {0.8809, 1}, {0.9999, 1}} {
+		if got := d.Pick(tt.r); got != tt.rank {
+			t.Errorf("Pick(%v) = %d, want %d", tt.r, got, tt.rank)
+		}
+	}
+}
+
+func TestSamplingValidate(t *testing.T) {
+	tests := []struct {
+		p    SamplingParams
+		want string
+	}{
+		{SamplingParams{Temperature: -1, TopP: 1}, "temperature -1 out of range"},
+		{SamplingParams{Temperature: 1, TopP: 0}, "top_p 0 out of range"},
+		{SamplingParams{Temperature: 1, TopP: 1.5}, "top_p 1.5 out of range"},
+		{SamplingParams{Temperature: 1, TopP: 1, TopK: -2}, "top_k -2 out of range"},
+		{SamplingParams{Temperature: 1, TopP: 1, TopK: 200}, "vocabulary has 100 tokens"},
+		{SamplingParams{Temperature: 1, TopP: 1, MinP: 1}, "min_p 1 out of range"},
+		{SamplingParams{Temperature: math.NaN(), TopP: 1}, "temperature NaN"},
+	}
+	for _, tt := range tests {
+		err := tt.p.Validate(100)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: err %v, want %q", tt.p, err, tt.want)
+		}
+	}
+	if err := (SamplingParams{Temperature: 0.7, TopK: 40, TopP: 0.95, MinP: 0.05}).Validate(100); err != nil {
+		t.Error(err)
+	}
+}
