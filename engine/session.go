@@ -110,7 +110,7 @@ type PrefillInfo struct {
 // TokenProb is one candidate token with its numbers.
 type TokenProb struct {
 	ID       int     `json:"id"`
-	Piece    string  `json:"piece"`
+	Piece    string  `json:"token"` // the vocabulary's spelling
 	Text     string  `json:"text"`
 	Logit    float32 `json:"logit"`
 	Prob     float64 `json:"prob"`      // softmax at T=1
