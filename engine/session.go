@@ -113,9 +113,9 @@ type TokenProb struct {
 	Piece    string  `json:"token"` // the vocabulary's spelling
 	Text     string  `json:"text"`
 	Logit    float32 `json:"logit"`
-	Prob     float64 `json:"prob"`      // softmax at T=1
-	ProbT    float64 `json:"prob_t"`    // after temperature
-	ProbKept float64 `json:"prob_kept"` // renormalized over the kept set, 0 if cut
+	Prob     float32 `json:"prob"`      // softmax at T=1
+	ProbT    float32 `json:"prob_t"`    // after temperature
+	ProbKept float32 `json:"prob_kept"` // renormalized over the kept set, 0 if cut
 	Kept     bool    `json:"kept"`
 	Rank     int     `json:"rank"`
 }
@@ -135,17 +135,46 @@ type LogitsInfo struct {
 	Min         float32        `json:"min"`
 	Max         float32        `json:"max"`
 	Mean        float32        `json:"mean"`
+	Histogram   Histogram      `json:"histogram"`
 	Full        []float32      `json:"-"` // the raw logits (sent only on request)
 	DurationMs  float64        `json:"duration_ms"`
 	Recomputed  bool           `json:"recomputed,omitempty"` // after a rewind
 	FromPrefill bool           `json:"from_prefill"`
 }
 
+// Histogram counts values in equal-width bins from Lo to Hi.
+type Histogram struct {
+	Lo     float32 `json:"lo"`
+	Hi     float32 `json:"hi"`
+	Counts []int   `json:"counts"`
+}
+
+// NewHistogram bins every value of v into n bins over [min, max].
+func NewHistogram(v []float32, n int) Histogram {
+	h := Histogram{Counts: make([]int, n)}
+	if len(v) == 0 {
+		return h
+	}
+	h.Lo, h.Hi = v[0], v[0]
+	for _, x := range v {
+		h.Lo, h.Hi = min(h.Lo, x), max(h.Hi, x)
+	}
+	w := (h.Hi - h.Lo) / float32(n)
+	for _, x := range v {
+		b := n - 1
+		if w > 0 {
+			b = min(int((x-h.Lo)/w), n-1)
+		}
+		h.Counts[b]++
+	}
+	return h
+}
+
 // CDFPoint is one kept candidate on the cumulative distribution.
 type CDFPoint struct {
 	ID    int     `json:"id"`
-	Piece string  `json:"piece"`
-	Cum   float64 `json:"cum"`
+	Piece string  `json:"token"`
+	Cum   float32 `json:"cum"`
 }
 
 // SampleInfo: which token was chosen and why.
@@ -528,7 +557,7 @@ func (s *Session) prefill() (*PrefillInfo, error) {
 
 func (s *Session) tokenProb(c Candidate, rank int) TokenProb {
 	return TokenProb{ID: c.ID, Piece: s.m.Tokenizer.Piece(c.ID), Text: string(s.m.Tokenizer.TokenBytes(c.ID)),
-		Logit: c.Logit, Prob: c.Prob1, ProbT: c.ProbT, ProbKept: c.ProbKept, Kept: rank < s.dist.Kept, Rank: rank}
+		Logit: c.Logit, Prob: float32(c.Prob1), ProbT: float32(c.ProbT), ProbKept: float32(c.ProbKept), Kept: rank < s.dist.Kept, Rank: rank}
 }
 
 func (s *Session) logitsStage(recomputed bool) *LogitsInfo {
@@ -545,6 +574,7 @@ func (s *Session) logitsStage(recomputed bool) *LogitsInfo {
 		sum += float64(v)
 	}
 	info.Mean = float32(sum / float64(len(s.logits)))
+	info.Histogram = NewHistogram(s.logits, 40)
 	n := min(s.cfg.TopN, len(d.Sorted))
 	for r := 0; r < n; r++ {
 		info.Top = append(info.Top, s.tokenProb(d.Sorted[r], r))
@@ -603,7 +633,7 @@ func (s *Session) sample() *SampleInfo {
 	var cum float64
 	for i := 0; i < d.Kept && i < 64; i++ {
 		cum += d.Sorted[i].ProbKept
-		info.CDF = append(info.CDF, CDFPoint{ID: d.Sorted[i].ID, Piece: s.m.Tokenizer.Piece(d.Sorted[i].ID), Cum: cum})
+		info.CDF = append(info.CDF, CDFPoint{ID: d.Sorted[i].ID, Piece: s.m.Tokenizer.Piece(d.Sorted[i].ID), Cum: float32(cum)})
 	}
 	info.Duration = msf(time.Since(start))
 	s.stepMs += info.Duration
@@ -778,4 +808,47 @@ func (s *Session) Rewind(n int) (*Event, error) {
 	s.seq++
 	ev.Seq, ev.Next = s.seq, s.next
 	return ev, nil
+}
+
+// TokenCount is how often a token was drawn.
+type TokenCount struct {
+	ID    int     `json:"id"`
+	Piece string  `json:"token"`
+	Count int     `json:"count"`
+	Prob  float32 `json:"prob_kept"` // its sampling probability, for comparison
+}
+
+// MaxSampleMany bounds SampleMany's n.
+const MaxSampleMany = 10000
+
+// SampleMany draws n tokens from the current step's distribution without
+// advancing the run (draws use their own RNG stream, seeded from the
+// session's seed), to show how often each token would be picked.
+func (s *Session) SampleMany(n int) ([]TokenCount, error) {
+	if n < 1 || n > MaxSampleMany {
+		return nil, fmt.Errorf("n %d out of range: allowed 1 to %d", n, MaxSampleMany)
+	}
+	if s.Done() || (s.next != StageLogits && s.next != StageSample) {
+		return nil, fmt.Errorf("sampling many is possible when the next stage is logits or sample (it is %s)", s.next)
+	}
+	if s.dist == nil {
+		s.dist = NewDistribution(s.logits, s.cfg.Sampling)
+	}
+	r := rand.New(rand.NewPCG(s.cfg.Sampling.Seed^0xa5a5a5a5, uint64(len(s.gen))))
+	counts := map[int]int{}
+	for i := 0; i < n; i++ {
+		counts[s.dist.Pick(r.Float64())]++
+	}
+	var out []TokenCount
+	for rank, c := range counts {
+		cand := s.dist.Sorted[rank]
+		out = append(out, TokenCount{ID: cand.ID, Piece: s.m.Tokenizer.Piece(cand.ID), Count: c, Prob: float32(cand.ProbKept)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
 }

@@ -27,14 +27,24 @@ type Options struct {
 	ModelCard string
 	// Lessons are listed on the home page.
 	Lessons []views.LessonLink
+	// Catalog holds the models runs can use; nil serves pages only.
+	Catalog Catalog
+	// AllowedOrigins lists extra websocket origins ("https://host:port");
+	// the page's own host is always allowed.
+	AllowedOrigins []string
+	// Limits bound sessions and messages; zero fields take defaults.
+	Limits Limits
 }
 
 // Server is the app's HTTP handler.
 type Server struct {
-	opts   Options
-	log    *slog.Logger
-	echo   *echo.Echo
-	assets *assetStore
+	opts    Options
+	log     *slog.Logger
+	echo    *echo.Echo
+	assets  *assetStore
+	limits  Limits
+	hub     *hub
+	metrics *metrics
 }
 
 // New builds the routes. It does not listen; use ServeHTTP or ListenAndServe.
@@ -47,7 +57,8 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: lg, echo: echo.New(), assets: assets}
+	s := &Server{opts: opts, log: lg, echo: echo.New(), assets: assets, limits: opts.Limits.withDefaults(),
+		hub: &hub{conns: map[*wsConn]struct{}{}}, metrics: newMetrics()}
 	e := s.echo
 	e.HideBanner = true
 	e.HidePort = true
@@ -58,6 +69,10 @@ func New(opts Options) (*Server, error) {
 	e.GET("/", s.home)
 	e.GET("/static/*", s.static)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
+	e.GET("/ws", s.handleWS)
+	e.GET("/lab", s.lab)
+	e.GET("/compare", s.compare)
+	e.GET("/api/models", s.apiModels)
 	return s, nil
 }
 
@@ -67,8 +82,12 @@ func (s *Server) Echo() *echo.Echo { return s.echo }
 // ServeHTTP makes Server an http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
 
-// Shutdown stops the listener started by Start, waiting for requests to finish.
-func (s *Server) Shutdown(ctx context.Context) error { return s.echo.Shutdown(ctx) }
+// Shutdown sends every websocket client a closing event, closes them, and
+// stops the listener, waiting for requests to finish.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.shutdownSessions()
+	return s.echo.Shutdown(ctx)
+}
 
 // Serve accepts connections on ln until Shutdown. It returns nil after a clean shutdown.
 func (s *Server) Serve(ln net.Listener) error {

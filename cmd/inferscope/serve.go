@@ -8,7 +8,11 @@ import (
 	"net"
 	"time"
 
+	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/internal/catalog"
+	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/views"
 )
 
 func init() {
@@ -18,11 +22,25 @@ func init() {
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", "serve [--addr HOST:PORT]", stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on; 0.0.0.0 exposes the app to the network")
+	var extra multiFlag
+	fs.Var(&extra, "model", `extra model to offer (repeatable): a Hugging Face model directory or a llama2.c .bin; the embedded default is always offered`)
+	tokPath := fs.String("tokenizer", "", "tokenizer for a llama2.c --model (default: tokenizer.bin beside it)")
+	defaultName := fs.String("default", "", "name of the model the lab starts with (default: the embedded model, or the first --model)")
+	var origins multiFlag
+	fs.Var(&origins, "allow-origin", "extra websocket origin to accept, e.g. https://class.example.org (repeatable)")
+	maxSessions := fs.Int("max-sessions", web.DefaultLimits().MaxSessions, "concurrent lab sessions (websocket connections)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	lg := slog.New(slog.NewTextHandler(stderr, nil))
-	srv, err := web.New(web.Options{Logger: lg})
+	cat, err := buildCatalog(extra, *tokPath, *defaultName, lg)
+	if err != nil {
+		return err
+	}
+	card := cat.Models()[0]
+	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, Limits: web.Limits{MaxSessions: *maxSessions},
+		ModelName: card.Name, ModelCard: fmt.Sprintf("(%s, %d layers, %s parameters)", card.Arch, card.Layers, humanCount(card.Params)),
+		Lessons: lessonLinks()})
 	if err != nil {
 		return err
 	}
@@ -46,3 +64,51 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer cancel()
 	return srv.Shutdown(sctx)
 }
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return fmt.Sprint(*m) }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// buildCatalog loads the embedded default model and any --model paths.
+func buildCatalog(paths []string, tokenizer, deflt string, lg *slog.Logger) (*catalog.Catalog, error) {
+	cat := catalog.New()
+	m, err := models.Default()
+	if err != nil {
+		return nil, fmt.Errorf("load the embedded default model: %w", err)
+	}
+	if err := cat.Add(m, "trained for inferscope on public-domain text; an educational toy (see its model card)", deflt == "" || deflt == m.Name); err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		em, err := engine.LoadModel(p, tokenizer)
+		if err != nil {
+			return nil, err
+		}
+		if err := cat.Add(em, "", deflt == em.Name); err != nil {
+			return nil, err
+		}
+		lg.Info("loaded model", "name", em.Name, "params", em.Weights.NumParams(), "from", p)
+	}
+	if deflt != "" {
+		if _, err := cat.Model(deflt); err != nil {
+			return nil, fmt.Errorf("--default: %w", err)
+		}
+	}
+	return cat, nil
+}
+
+func humanCount(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1fB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1fK", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+// lessonLinks lists the lessons for the home page.
+func lessonLinks() []views.LessonLink { return nil }

@@ -1,0 +1,239 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/internal/browsertest"
+	"github.com/inferscope/inferscope/internal/catalog"
+	"github.com/inferscope/inferscope/models"
+	"github.com/inferscope/inferscope/web"
+)
+
+func labServer(t *testing.T) (*httptest.Server, *engine.Model) {
+	t.Helper()
+	m, err := models.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := catalog.New()
+	if err := cat.Add(m, "", true); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := web.New(web.Options{Catalog: cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return ts, m
+}
+
+func waitJS(ctx context.Context, expr string) error {
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second)))
+	if err != nil {
+		return fmt.Errorf("waiting for %s: %w", expr, err)
+	}
+	return nil
+}
+
+func evalJS[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// engineRun mirrors what the lab does, through the engine directly.
+func engineRun(t *testing.T, m *engine.Model, cfg engine.SessionConfig) (*engine.Session, []*engine.Event) {
+	t.Helper()
+	s, err := engine.NewSession(m, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, evs
+}
+
+func TestBrowserLab(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test: skipped with -short (CI runs it)")
+	}
+	ts, m := labServer(t)
+	b := browsertest.New(t)
+	ctx := b.Ctx
+	prompt := "The President said that"
+	cfg := engine.SessionConfig{Prompt: prompt, Sampling: engine.DefaultSampling(), MaxNewTokens: 12}
+	_, want := engineRun(t, m, cfg)
+	stage := func(s engine.Stage, i int) *engine.Event {
+		n := 0
+		for _, e := range want {
+			if e.Stage == s {
+				if n == i {
+					return e
+				}
+				n++
+			}
+		}
+		t.Fatalf("no %s event %d", s, i)
+		return nil
+	}
+
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			b.Screenshot(t, "lab-failure")
+			t.Fatal(err)
+		}
+	}
+	must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lab"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="btn-start"]`))))
+	must(waitJS(ctx, `document.getElementById("status").textContent.startsWith("Connected")`))
+	must(chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("prompt").value = ""; document.getElementById("max-new").value = "12"`),
+		chromedp.SendKeys(chromedp.CSS(`#prompt`), prompt),
+		chromedp.Click(chromedp.CSS(`[data-testid="btn-start"]`)),
+	))
+	must(waitJS(ctx, `!document.getElementById("btn-step").disabled`))
+	step := func(seq int) {
+		t.Helper()
+		must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-step"]`))))
+		must(waitJS(ctx, fmt.Sprintf(`document.body.dataset.seq === "%d" && document.body.dataset.busy === "0"`, seq)))
+	}
+
+	// 1 tokenize: chips carry the engine's ids
+	step(1)
+	ids := evalJS[[]int](t, ctx, `[...document.querySelectorAll('[data-testid="chip"]')].map(c => +c.dataset.id)`)
+	var wantIDs []int
+	for _, tk := range stage(engine.StageTokenize, 0).Tokenize.Tokens {
+		wantIDs = append(wantIDs, tk.ID)
+	}
+	if fmt.Sprint(ids) != fmt.Sprint(wantIDs) {
+		t.Errorf("token chips %v, engine %v", ids, wantIDs)
+	}
+	if got := evalJS[int](t, ctx, `document.querySelectorAll('.chip.added').length`); got != 1 {
+		t.Errorf("%d chips marked added, want 1 (BOS)", got)
+	}
+	// 2 embed
+	step(2)
+	if txt := evalJS[string](t, ctx, `document.querySelector('[data-testid="embed-pos"]').textContent`); !strings.Contains(txt, "128 numbers") {
+		t.Errorf("embed view %q", txt)
+	}
+	// 3 prefill: every prompt position in one pass
+	step(3)
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('#positions .pos.pass').length`); n != len(wantIDs) {
+		t.Errorf("%d positions marked in the prefill pass, want %d", n, len(wantIDs))
+	}
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('#layers .layer-row').length`); n != m.Config.NLayers {
+		t.Errorf("%d layer rows", n)
+	}
+	// 4 logits: top candidate and its raw logit equal the engine's
+	step(4)
+	lg := stage(engine.StageLogits, 0).Logits
+	top := evalJS[[]string](t, ctx, `[...document.querySelector('[data-testid="cand-row"]').children].map(td => td.textContent)`)
+	if top[2] != strconv.Itoa(lg.Top[0].ID) || top[3] != fmt.Sprintf("%.4f", lg.Top[0].Logit) {
+		t.Errorf("top candidate row %v, engine id %d logit %.4f", top, lg.Top[0].ID, lg.Top[0].Logit)
+	}
+	// 5 sample
+	step(5)
+	if got := evalJS[string](t, ctx, `document.getElementById("sample-text").dataset.chosen`); got != strconv.Itoa(stage(engine.StageSample, 0).Sample.Chosen.ID) {
+		t.Errorf("sampled %s, engine %d", got, stage(engine.StageSample, 0).Sample.Chosen.ID)
+	}
+	// 6 append: KV cache grows by one
+	step(6)
+	if got := evalJS[string](t, ctx, `document.getElementById("kv-grid").dataset.cacheLen`); got != strconv.Itoa(stage(engine.StageAppend, 0).Append.CacheLen) {
+		t.Errorf("kv grid cache len %s", got)
+	}
+	b.Screenshot(t, "lab-first-token")
+	// next token ×2, then run to the end
+	for i := 0; i < 2; i++ {
+		must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-token"]`))))
+		must(waitJS(ctx, fmt.Sprintf(`document.querySelectorAll('[data-testid="gen-tok"]').length === %d && document.body.dataset.busy === "0"`, i+2)))
+	}
+	must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-run"]`))))
+	must(waitJS(ctx, `document.getElementById("stop-text").dataset.reason !== undefined && document.body.dataset.busy === "0"`))
+	gen := evalJS[[]int](t, ctx, `[...document.querySelectorAll('[data-testid="gen-tok"]')].map(c => +c.dataset.id)`)
+	var wantGen []int
+	for _, e := range want {
+		if e.Append != nil {
+			wantGen = append(wantGen, e.Append.ID)
+		}
+	}
+	if fmt.Sprint(gen) != fmt.Sprint(wantGen) {
+		t.Errorf("generated %v, engine %v", gen, wantGen)
+	}
+	stop := want[len(want)-1].Stop
+	if got := evalJS[string](t, ctx, `document.getElementById("stop-text").dataset.reason`); got != stop.Reason {
+		t.Errorf("stop reason %s, engine %s", got, stop.Reason)
+	}
+	if v := evalJS[string](t, ctx, `document.querySelector('[data-testid="checksum-verdict"]').textContent`); !strings.HasPrefix(v, "unchanged") {
+		t.Errorf("checksum verdict %q", v)
+	}
+	if txt := evalJS[string](t, ctx, `document.querySelector('[data-testid="ttft-text"]').textContent`); !strings.Contains(txt, "Time to first token") {
+		t.Errorf("timing %q", txt)
+	}
+	b.Screenshot(t, "lab")
+
+	// rewind one token, then force the second candidate
+	must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-rewind"]`))))
+	must(waitJS(ctx, fmt.Sprintf(`document.querySelectorAll('[data-testid="gen-tok"]').length === %d && document.body.dataset.busy === "0"`, len(wantGen)-1)))
+	forced := evalJS[int](t, ctx, `+document.querySelectorAll('[data-testid="cand-row"]')[1].dataset.id`)
+	must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="cand-row"]:nth-of-type(3)`))))
+	must(waitJS(ctx, fmt.Sprintf(`document.querySelectorAll('[data-testid="gen-tok"]').length === %d && document.body.dataset.busy === "0"`, len(wantGen))))
+	last := evalJS[int](t, ctx, `+[...document.querySelectorAll('[data-testid="gen-tok"]')].pop().dataset.id`)
+	if last != forced {
+		t.Errorf("after forcing %d the last token is %d", forced, last)
+	}
+	b.AssertNoJSErrors(t)
+}
+
+func TestBrowserCompare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test: skipped with -short (CI runs it)")
+	}
+	ts, m := labServer(t)
+	b := browsertest.New(t)
+	prompt := "The President said that"
+	p := engine.DefaultSampling()
+	p.Seed = 3
+	_, _ = engineRun, m
+	g, _ := engineRun(t, m, engine.SessionConfig{Prompt: prompt, Sampling: engine.SamplingParams{Temperature: 0, TopP: 1}, MaxNewTokens: 16})
+	s, _ := engineRun(t, m, engine.SessionConfig{Prompt: prompt, Sampling: p, MaxNewTokens: 16})
+	first := -1
+	gg, sg := g.Generated(), s.Generated()
+	for i := 0; i < max(len(gg), len(sg)); i++ {
+		if i >= len(gg) || i >= len(sg) || gg[i] != sg[i] {
+			first = i
+			break
+		}
+	}
+	url := ts.URL + "/compare?prompt=" + strings.ReplaceAll(prompt, " ", "%20") + "&t=0.8&p=0.9&seed=3&n=16"
+	if err := chromedp.Do(b.Ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitJS(b.Ctx, `document.body.dataset.compare === "done"`); err != nil {
+		b.Screenshot(t, "compare-failure")
+		t.Fatal(err)
+	}
+	got := evalJS[string](t, b.Ctx, `document.getElementById("diverge").dataset.first`)
+	if got != strconv.Itoa(first) {
+		t.Errorf("page marks first divergence at %s, the engine's traces diverge at %d", got, first)
+	}
+	if n := evalJS[string](t, b.Ctx, `document.getElementById("chart-samples").dataset.n`); n != "200" {
+		t.Errorf("sample histogram n = %q", n)
+	}
+	b.Screenshot(t, "compare")
+	b.AssertNoJSErrors(t)
+}

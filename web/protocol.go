@@ -1,0 +1,250 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/inferscope/inferscope/engine"
+)
+
+// ProtocolVersion is the websocket protocol's version. Every server message
+// carries it; a client's hello names the version it speaks.
+const ProtocolVersion = 1
+
+// Client → server message types.
+const (
+	CmdHello     = "hello"      // {version}
+	CmdStart     = "start"      // StartPayload: new run (replaces the current one)
+	CmdStep      = "step"       // one stage
+	CmdStepToken = "step_token" // stages through the next append
+	CmdRun       = "run"        // to the end, streaming every event
+	CmdCancel    = "cancel"     // stop a run in progress
+	CmdRewind    = "rewind"     // {n}
+	CmdForce     = "force"      // {id}
+	CmdReset     = "reset"      // restart the current run with the same settings
+	CmdLogits    = "get_logits" // the full logit vector of the current step
+	CmdSampleN   = "sample_n"   // {n}: histogram of n draws at the current step
+	CmdPing      = "ping"
+)
+
+// Server → client message types.
+const (
+	MsgWelcome = "welcome" // models, limits
+	MsgStarted = "started" // the run's model card and settings
+	MsgEvent   = "event"   // one engine stage event
+	MsgLogits  = "logits"  // full logit vector
+	MsgSamples = "samples" // sample_n result
+	MsgError   = "error"   // {code, message}: the connection stays usable
+	MsgPong    = "pong"
+	MsgClosing = "closing" // the server is shutting down
+)
+
+// Command is a decoded client message.
+type Command struct {
+	Type    string          `json:"type"`
+	ID      int64           `json:"id,omitempty"` // echoed in replies, optional
+	Payload json.RawMessage `json:"payload,omitempty"`
+
+	Start *StartPayload `json:"-"`
+	N     int           `json:"-"` // rewind / sample_n
+	Token int           `json:"-"` // force
+}
+
+// StartPayload sets up a run.
+type StartPayload struct {
+	Model        string               `json:"model"`
+	Prompt       string               `json:"prompt"`
+	Chat         []engine.ChatMessage `json:"chat"`
+	Sampling     *SamplingPayload     `json:"sampling"`
+	MaxNewTokens int                  `json:"max_new_tokens"`
+	StopStrings  []string             `json:"stop_strings"`
+	AddBOS       *bool                `json:"add_bos"`
+	TopN         int                  `json:"top_n"`
+	AllAttention bool                 `json:"all_attention"`
+}
+
+// SamplingPayload mirrors engine.SamplingParams; absent fields take defaults.
+type SamplingPayload struct {
+	Temperature *float64 `json:"temperature"`
+	TopK        *int     `json:"top_k"`
+	TopP        *float64 `json:"top_p"`
+	MinP        *float64 `json:"min_p"`
+	Seed        *uint64  `json:"seed"`
+}
+
+// SessionConfig turns a start payload into the engine's settings.
+func (p *StartPayload) SessionConfig() engine.SessionConfig {
+	s := engine.DefaultSampling()
+	if sp := p.Sampling; sp != nil {
+		if sp.Temperature != nil {
+			s.Temperature = *sp.Temperature
+		}
+		if sp.TopK != nil {
+			s.TopK = *sp.TopK
+		}
+		if sp.TopP != nil {
+			s.TopP = *sp.TopP
+		}
+		if sp.MinP != nil {
+			s.MinP = *sp.MinP
+		}
+		if sp.Seed != nil {
+			s.Seed = *sp.Seed
+		}
+	}
+	return engine.SessionConfig{Prompt: p.Prompt, Chat: p.Chat, Sampling: s, MaxNewTokens: p.MaxNewTokens,
+		StopStrings: p.StopStrings, AddBOS: p.AddBOS, TopN: p.TopN, AllAttention: p.AllAttention}
+}
+
+// ProtocolError is a bad message: Code is machine-readable, the message says
+// what was wrong and what is allowed.
+type ProtocolError struct {
+	Code string
+	Msg  string
+}
+
+func (e *ProtocolError) Error() string { return e.Msg }
+
+func protoErr(code, format string, args ...any) error {
+	return &ProtocolError{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+var commandTypes = []string{CmdHello, CmdStart, CmdStep, CmdStepToken, CmdRun, CmdCancel, CmdRewind, CmdForce, CmdReset, CmdLogits, CmdSampleN, CmdPing}
+
+// DecodeCommand parses and checks one client message. Unknown types,
+// unknown fields, wrong field types and invalid UTF-8 are errors that say
+// what was wrong.
+func DecodeCommand(b []byte) (Command, error) {
+	var c Command
+	if !utf8.Valid(b) {
+		return c, protoErr("bad_json", "message is not valid UTF-8")
+	}
+	if err := strictUnmarshal(b, &c); err != nil {
+		return c, protoErr("bad_json", "message is not a JSON object {type, id?, payload?}: %s", describeJSONError(err))
+	}
+	known := false
+	for _, t := range commandTypes {
+		known = known || t == c.Type
+	}
+	if !known {
+		return c, protoErr("unknown_type", "unknown message type %q (allowed: %s)", c.Type, strings.Join(commandTypes, ", "))
+	}
+	payload := c.Payload
+	if len(payload) == 0 || string(payload) == "null" {
+		payload = []byte("{}")
+	}
+	switch c.Type {
+	case CmdHello:
+		var p struct {
+			Version int `json:"version"`
+		}
+		if err := strictUnmarshal(payload, &p); err != nil {
+			return c, protoErr("bad_payload", "hello payload: %s", describeJSONError(err))
+		}
+		if p.Version != ProtocolVersion {
+			return c, protoErr("bad_version", "protocol version %d is not supported (this server speaks %d)", p.Version, ProtocolVersion)
+		}
+	case CmdStart:
+		var p StartPayload
+		if err := strictUnmarshal(payload, &p); err != nil {
+			return c, protoErr("bad_payload", "start payload: %s", describeJSONError(err))
+		}
+		c.Start = &p
+	case CmdRewind, CmdSampleN:
+		var p struct {
+			N *int `json:"n"`
+		}
+		if err := strictUnmarshal(payload, &p); err != nil {
+			return c, protoErr("bad_payload", "%s payload: %s", c.Type, describeJSONError(err))
+		}
+		if p.N == nil {
+			return c, protoErr("bad_payload", "%s payload needs n (a positive integer)", c.Type)
+		}
+		c.N = *p.N
+	case CmdForce:
+		var p struct {
+			ID *int `json:"id"`
+		}
+		if err := strictUnmarshal(payload, &p); err != nil {
+			return c, protoErr("bad_payload", "force payload: %s", describeJSONError(err))
+		}
+		if p.ID == nil {
+			return c, protoErr("bad_payload", "force payload needs id (a token id)")
+		}
+		c.Token = *p.ID
+	default:
+		var p struct{}
+		if err := strictUnmarshal(payload, &p); err != nil {
+			return c, protoErr("bad_payload", "%s takes no payload fields: %s", c.Type, describeJSONError(err))
+		}
+	}
+	return c, nil
+}
+
+func strictUnmarshal(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
+
+// describeJSONError names the field and the expected type where it can.
+func describeJSONError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "the message"
+		}
+		return fmt.Sprintf("field %q has a %s, want %s", field, te.Value, jsonTypeName(te.Type.String()))
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("invalid JSON at byte %d: %v", se.Offset, se)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return "invalid JSON: the message ends too early"
+	}
+	return err.Error()
+}
+
+func jsonTypeName(goType string) string {
+	switch {
+	case strings.Contains(goType, "int"):
+		return "an integer"
+	case strings.Contains(goType, "float"):
+		return "a number"
+	case strings.Contains(goType, "string"):
+		return "a string"
+	case strings.Contains(goType, "bool"):
+		return "true or false"
+	case strings.HasPrefix(goType, "[]") || strings.HasPrefix(goType, "*[]"):
+		return "a list"
+	}
+	return "an object"
+}
+
+// ServerMsg is one server → client message.
+type ServerMsg struct {
+	Type    string `json:"type"`
+	V       int    `json:"v"`
+	Seq     int64  `json:"seq"`          // per-connection message counter, strictly increasing
+	ID      int64  `json:"id,omitempty"` // the command it answers
+	Payload any    `json:"payload,omitempty"`
+}
+
+// ErrorPayload is an error reply.
+type ErrorPayload struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}

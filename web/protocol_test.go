@@ -1,0 +1,62 @@
+package web
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestDecodeCommand(t *testing.T) {
+	tests := []struct {
+		name, msg, code, want string
+	}{
+		{"step", `{"type":"step"}`, "", ""},
+		{"start", `{"type":"start","payload":{"prompt":"hi","max_new_tokens":5,"sampling":{"temperature":0.5}}}`, "", ""},
+		{"malformed", `{"type":`, "bad_json", "invalid JSON"},
+		{"not object", `[1,2]`, "bad_json", "not a JSON object"},
+		{"unknown type", `{"type":"explode"}`, "unknown_type", `unknown message type "explode" (allowed: hello, start`},
+		{"wrong field type", `{"type":"start","payload":{"prompt":42}}`, "bad_payload", `field "prompt" has a number, want a string`},
+		{"wrong nested type", `{"type":"start","payload":{"sampling":{"temperature":"hot"}}}`, "bad_payload", `field "sampling.temperature" has a string, want a number`},
+		{"unknown field", `{"type":"start","payload":{"promt":"x"}}`, "bad_payload", `unknown field "promt"`},
+		{"rewind without n", `{"type":"rewind"}`, "bad_payload", "needs n"},
+		{"force wrong type", `{"type":"force","payload":{"id":"x"}}`, "bad_payload", `field "id" has a string`},
+		{"payload on step", `{"type":"step","payload":{"x":1}}`, "bad_payload", "takes no payload fields"},
+		{"bad version", `{"type":"hello","payload":{"version":9}}`, "bad_version", "version 9 is not supported"},
+		{"invalid utf8", "{\"type\":\"step\xff\"}", "bad_json", "not valid UTF-8"},
+		{"trailing", `{"type":"step"} {"type":"step"}`, "bad_json", "trailing data"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodeCommand([]byte(tt.msg))
+			if tt.code == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var pe *ProtocolError
+			if !errors.As(err, &pe) || pe.Code != tt.code || !strings.Contains(pe.Msg, tt.want) {
+				t.Fatalf("err %v, want code %s containing %q", err, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzDecodeCommand(f *testing.F) {
+	for _, s := range []string{`{"type":"step"}`, `{"type":"start","payload":{"prompt":"x","sampling":{"top_p":0.9}}}`, `{"type":"rewind","payload":{"n":2}}`, `{}`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := DecodeCommand(b)
+		if err != nil {
+			var pe *ProtocolError
+			if !errors.As(err, &pe) || pe.Msg == "" {
+				t.Fatalf("error without a protocol code: %v", err)
+			}
+			return
+		}
+		if c.Type == CmdStart && c.Start == nil {
+			t.Fatal("start without payload struct")
+		}
+	})
+}
