@@ -87,3 +87,13 @@ func TestSamplingValidate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestCompactJSON(t *testing.T) {
+	b, err := Compact{0.5, 0.12345, 0.00001, 1, 0, -0.00002, 0.1}.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != "[0.5,0.1235,0,1,0,0,0.1]" && string(b) != "[0.5,0.1234,0,1,0,0,0.1]" {
+		t.Errorf("compact json %s", b)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -93,10 +94,43 @@ type EmbedInfoStage struct {
 
 // LayerTrace is one block's output for the positions of one pass.
 type LayerTrace struct {
-	Layer        int           `json:"layer"`
-	ResidualNorm []float32     `json:"residual_norm"` // per position in the pass
-	Attn         [][]float32   `json:"attn"`          // [head][key position] for the pass's last position
-	AttnAll      [][][]float32 `json:"attn_all,omitempty"`
+	Layer        int         `json:"layer"`
+	ResidualNorm []float32   `json:"residual_norm"` // per position in the pass
+	Attn         []Compact   `json:"attn"`          // [head][key position] for the pass's last position
+	AttnAll      [][]Compact `json:"attn_all,omitempty"`
+}
+
+// Compact is a float vector that marshals to JSON with 4 decimals (trailing
+// zeros dropped): attention weights lie in [0,1] and are drawn as colors,
+// and full precision would more than double the bytes of every decode
+// event (measured: see the README's protocol section).
+type Compact []float32
+
+// MarshalJSON implements json.Marshaler.
+func (c Compact) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 2+7*len(c))
+	b = append(b, '[')
+	for i, v := range c {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			b = append(b, "null"...)
+			continue
+		}
+		n := len(b)
+		b = strconv.AppendFloat(b, float64(v), 'f', 4, 32)
+		for len(b) > n+1 && b[len(b)-1] == '0' {
+			b = b[:len(b)-1]
+		}
+		if b[len(b)-1] == '.' {
+			b = b[:len(b)-1]
+		}
+		if string(b[n:]) == "-0" {
+			b = append(b[:n], '0')
+		}
+	}
+	return append(b, ']'), nil
 }
 
 // PrefillInfo: the whole prompt through every layer in one batched pass.
@@ -518,7 +552,7 @@ func (s *Session) embedInfo() *EmbedInfoStage {
 // traceHooks records per-layer traces of one forward pass.
 func (s *Session) traceHooks(all bool, out *[]LayerTrace) *Hooks {
 	return &Hooks{AllAttention: all, LayerDone: func(l LayerInfo) {
-		lt := LayerTrace{Layer: l.Layer, ResidualNorm: make([]float32, len(l.Hidden)), Attn: make([][]float32, len(l.Attn))}
+		lt := LayerTrace{Layer: l.Layer, ResidualNorm: make([]float32, len(l.Hidden)), Attn: make([]Compact, len(l.Attn))}
 		for i, h := range l.Hidden {
 			lt.ResidualNorm[i] = l2(h)
 		}
@@ -526,9 +560,9 @@ func (s *Session) traceHooks(all bool, out *[]LayerTrace) *Hooks {
 			lt.Attn[h] = append([]float32(nil), a...)
 		}
 		if l.AttnAll != nil {
-			lt.AttnAll = make([][][]float32, len(l.AttnAll))
+			lt.AttnAll = make([][]Compact, len(l.AttnAll))
 			for t, heads := range l.AttnAll {
-				lt.AttnAll[t] = make([][]float32, len(heads))
+				lt.AttnAll[t] = make([]Compact, len(heads))
 				for h, a := range heads {
 					lt.AttnAll[t][h] = append([]float32(nil), a...)
 				}
