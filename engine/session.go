@@ -58,6 +58,9 @@ type SessionConfig struct {
 	TopN int `json:"top_n,omitempty"`
 	// AllAttention records every prompt position's attention in prefill.
 	AllAttention bool `json:"all_attention,omitempty"`
+	// NoCache recomputes the whole sequence at every decode step instead of
+	// reusing cached keys and values: same logits, more time (a lesson).
+	NoCache bool `json:"no_cache,omitempty"`
 }
 
 // TokenizeInfo: the prompt as tokens.
@@ -716,9 +719,19 @@ func (s *Session) appendToken() (*AppendInfo, error) {
 		s.next = StageStop
 	} else {
 		start := time.Now()
-		logits, err := s.m.Forward(s.st, s.kv, []int{id}, s.traceHooks(false, &info.LayerTraces))
+		feed := []int{id}
+		if s.cfg.NoCache { // throw the cache away and recompute every position
+			s.kv.Truncate(0)
+			feed = s.ids
+		}
+		var traces []LayerTrace
+		logits, err := s.m.Forward(s.st, s.kv, feed, s.traceHooks(false, &traces))
 		if err != nil {
 			return nil, err
+		}
+		for _, lt := range traces { // report the new position only
+			lt.ResidualNorm = lt.ResidualNorm[len(lt.ResidualNorm)-1:]
+			info.LayerTraces = append(info.LayerTraces, lt)
 		}
 		el := time.Since(start)
 		s.logits = append(s.logits[:0], logits...)

@@ -339,3 +339,16 @@ func TestManySessionsShareOneModel(t *testing.T) {
 		t.Error("weights changed")
 	}
 }
+
+// TestSessionNoCacheSameTokens: recomputing everything each step gives the
+// same tokens as using the KV cache.
+func TestSessionNoCacheSameTokens(t *testing.T) {
+	m := loadStories(t)
+	a := newSession(t, m, SessionConfig{Prompt: "Once upon a time", Sampling: DefaultSampling(), MaxNewTokens: 15})
+	b := newSession(t, m, SessionConfig{Prompt: "Once upon a time", Sampling: DefaultSampling(), MaxNewTokens: 15, NoCache: true})
+	runAll(t, a)
+	runAll(t, b)
+	if !equalInts(a.Generated(), b.Generated()) {
+		t.Errorf("cache on %v\ncache off %v", a.Generated(), b.Generated())
+	}
+}

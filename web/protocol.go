@@ -66,6 +66,7 @@ type StartPayload struct {
 	AddBOS       *bool                `json:"add_bos"`
 	TopN         int                  `json:"top_n"`
 	AllAttention bool                 `json:"all_attention"`
+	NoCache      bool                 `json:"no_cache"`
 }
 
 // SamplingPayload mirrors engine.SamplingParams; absent fields take defaults.
@@ -98,7 +99,7 @@ func (p *StartPayload) SessionConfig() engine.SessionConfig {
 		}
 	}
 	return engine.SessionConfig{Prompt: p.Prompt, Chat: p.Chat, Sampling: s, MaxNewTokens: p.MaxNewTokens,
-		StopStrings: p.StopStrings, AddBOS: p.AddBOS, TopN: p.TopN, AllAttention: p.AllAttention}
+		StopStrings: p.StopStrings, AddBOS: p.AddBOS, TopN: p.TopN, AllAttention: p.AllAttention, NoCache: p.NoCache}
 }
 
 // ProtocolError is a bad message: Code is machine-readable, the message says

@@ -6,6 +6,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/inferscope/inferscope/lessons"
 	"github.com/inferscope/inferscope/static"
 	"github.com/inferscope/inferscope/web/views"
 )
@@ -45,6 +47,7 @@ type Server struct {
 	limits  Limits
 	hub     *hub
 	metrics *metrics
+	lessons []*lessons.Lesson
 }
 
 // New builds the routes. It does not listen; use ServeHTTP or ListenAndServe.
@@ -59,6 +62,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: lg, echo: echo.New(), assets: assets, limits: opts.Limits.withDefaults(),
 		hub: &hub{conns: map[*wsConn]struct{}{}}, metrics: newMetrics()}
+	if err := s.loadLessons(); err != nil {
+		return nil, fmt.Errorf("lessons: %w", err)
+	}
 	e := s.echo
 	e.HideBanner = true
 	e.HidePort = true
@@ -73,6 +79,8 @@ func New(opts Options) (*Server, error) {
 	e.GET("/lab", s.lab)
 	e.GET("/compare", s.compare)
 	e.GET("/api/models", s.apiModels)
+	e.GET("/lessons", s.lessonIndex)
+	e.GET("/lessons/:slug", s.lessonPage)
 	return s, nil
 }
 

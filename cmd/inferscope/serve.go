@@ -12,7 +12,6 @@ import (
 	"github.com/inferscope/inferscope/internal/catalog"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
-	"github.com/inferscope/inferscope/web/views"
 )
 
 func init() {
@@ -40,7 +39,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	card := cat.Models()[0]
 	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, Limits: web.Limits{MaxSessions: *maxSessions},
 		ModelName: card.Name, ModelCard: fmt.Sprintf("(%s, %d layers, %s parameters)", card.Arch, card.Layers, humanCount(card.Params)),
-		Lessons: lessonLinks()})
+	})
 	if err != nil {
 		return err
 	}
@@ -109,6 +108,3 @@ func humanCount(n int64) string {
 	}
 	return fmt.Sprint(n)
 }
-
-// lessonLinks lists the lessons for the home page.
-func lessonLinks() []views.LessonLink { return nil }

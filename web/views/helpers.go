@@ -9,3 +9,5 @@ import (
 func statusText(code int) string {
 	return fmt.Sprintf("%d %s", code, http.StatusText(code))
 }
+
+func itoa(i int) string { return fmt.Sprint(i) }

@@ -1,0 +1,271 @@
+// Package lessons holds inferscope's teaching content: Markdown files with a
+// small front matter, "## " sections, and embedded live panels. Adding a
+// lesson needs no Go code: drop a .md file here.
+//
+// Format of a lesson file:
+//
+//	---
+//	slug: sampling
+//	title: Sampling: how temperature, top-k and top-p choose the next token
+//	summary: one line for the index
+//	order: 2
+//	---
+//	## Section heading
+//	stage: logits                 (the engine stage this section demonstrates)
+//
+//	Markdown text. {{model.vocab}} is replaced by a number computed from the
+//	model; {{live:logits.vocab}} is filled in by the panel from the engine's
+//	event when it runs.
+//
+//	::: panel logits
+//	prompt: The capital of France is
+//	temperature: 0.8
+//	:::
+//
+// A panel block names a view (see PanelKinds) and the run it needs; the
+// student can edit its prompt. Panel options: prompt, system, temperature,
+// top_k, top_p, seed, max_new_tokens, until (a stage), tokens (decode this
+// many), compare (a second prompt or setting, view-specific), no_cache.
+package lessons
+
+import (
+	"bufio"
+	"bytes"
+	"embed"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/renderer/html"
+)
+
+//go:embed *.md
+var files embed.FS
+
+// PanelKinds are the live views a section can embed.
+var PanelKinds = []string{"tokens", "chat", "embed", "prefill", "logits", "decode", "kv", "checksum", "timing",
+	"temperature", "topk", "topp", "greedy-vs-sampled", "seeds", "budget", "context-limit", "cache-off"}
+
+// Stages a section may name.
+var Stages = []string{"tokenize", "embed", "prefill", "logits", "sample", "append", "stop"}
+
+// Panel is one embedded live view.
+type Panel struct {
+	Kind    string            `json:"kind"`
+	Options map[string]string `json:"options"`
+}
+
+// Section is one step of a lesson.
+type Section struct {
+	Heading string  `json:"heading"`
+	Stage   string  `json:"stage"`
+	HTML    string  `json:"-"`
+	Source  string  `json:"-"` // Markdown after placeholders were resolved
+	Panels  []Panel `json:"panels"`
+}
+
+// Lesson is a parsed lesson file.
+type Lesson struct {
+	Slug     string
+	Title    string
+	Summary  string
+	Order    int
+	File     string
+	Sections []Section
+}
+
+// Values resolves {{name}} placeholders with numbers computed from the model.
+type Values map[string]string
+
+var (
+	placeholder = regexp.MustCompile(`\{\{\s*([a-z_:.]+)\s*\}\}`)
+	// Lessons are our own files, so their raw HTML (the panel and live
+	// placeholders this package inserts) is trusted.
+	md = goldmark.New(goldmark.WithRendererOptions(html.WithUnsafe()))
+)
+
+// Load parses every lesson, resolving placeholders from vals. An unknown
+// placeholder, panel kind or stage is an error naming the file and line.
+func Load(vals Values) ([]*Lesson, error) {
+	names, err := fs.Glob(files, "*.md")
+	if err != nil {
+		return nil, err
+	}
+	var out []*Lesson
+	for _, n := range names {
+		b, err := files.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		l, err := Parse(n, b, vals)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Order < out[j].Order })
+	return out, nil
+}
+
+// Source returns a lesson file's raw text (for content checks).
+func Source(name string) ([]byte, error) { return files.ReadFile(name) }
+
+// Files lists the lesson files.
+func Files() []string {
+	n, _ := fs.Glob(files, "*.md")
+	return n
+}
+
+// Parse reads one lesson file.
+func Parse(name string, b []byte, vals Values) (*Lesson, error) {
+	l := &Lesson{File: name}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	line := 0
+	errf := func(format string, args ...any) error {
+		return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, args...))
+	}
+	inFront, frontDone := false, false
+	var cur *Section
+	var text strings.Builder
+	var panel *Panel
+	flush := func() error {
+		if cur == nil {
+			return nil
+		}
+		src := text.String()
+		var ferr error
+		src = placeholder.ReplaceAllStringFunc(src, func(m string) string {
+			key := placeholder.FindStringSubmatch(m)[1]
+			if live, ok := strings.CutPrefix(key, "live:"); ok {
+				return `<span class="live" data-live="` + live + `">…</span>`
+			}
+			v, ok := vals[key]
+			if !ok {
+				ferr = fmt.Errorf("%s: section %q: unknown placeholder {{%s}}", name, cur.Heading, key)
+			}
+			return v
+		})
+		if ferr != nil {
+			return ferr
+		}
+		var h bytes.Buffer
+		if err := md.Convert([]byte(src), &h); err != nil {
+			return err
+		}
+		cur.Source, cur.HTML = src, h.String()
+		l.Sections = append(l.Sections, *cur)
+		text.Reset()
+		return nil
+	}
+	for sc.Scan() {
+		line++
+		s := sc.Text()
+		switch {
+		case line == 1 && s == "---":
+			inFront = true
+			continue
+		case inFront && s == "---":
+			inFront, frontDone = false, true
+			continue
+		case inFront:
+			k, v, ok := strings.Cut(s, ":")
+			if !ok {
+				return nil, errf("front matter line %q is not key: value", s)
+			}
+			v = strings.TrimSpace(v)
+			switch strings.TrimSpace(k) {
+			case "slug":
+				l.Slug = v
+			case "title":
+				l.Title = v
+			case "summary":
+				l.Summary = v
+			case "order":
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					return nil, errf("order %q is not a number", v)
+				}
+				l.Order = n
+			default:
+				return nil, errf("unknown front matter key %q (allowed: slug, title, summary, order)", k)
+			}
+			continue
+		}
+		if !frontDone {
+			return nil, errf("a lesson starts with front matter between --- lines")
+		}
+		if panel != nil {
+			if strings.TrimSpace(s) == ":::" {
+				cur.Panels = append(cur.Panels, *panel)
+				fmt.Fprintf(&text, "\n<div class=\"lesson-panel\" data-panel=\"%d\"></div>\n\n", len(cur.Panels)-1)
+				panel = nil
+				continue
+			}
+			k, v, ok := strings.Cut(s, ":")
+			if !ok {
+				return nil, errf("panel option %q is not key: value", s)
+			}
+			panel.Options[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			continue
+		}
+		if h, ok := strings.CutPrefix(s, "## "); ok {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			cur = &Section{Heading: strings.TrimSpace(h)}
+			continue
+		}
+		if cur == nil {
+			if strings.TrimSpace(s) != "" {
+				return nil, errf("text before the first ## section")
+			}
+			continue
+		}
+		if st, ok := strings.CutPrefix(s, "stage:"); ok && text.Len() == 0 {
+			cur.Stage = strings.TrimSpace(st)
+			if !contains(Stages, cur.Stage) {
+				return nil, errf("unknown stage %q (allowed: %s)", cur.Stage, strings.Join(Stages, ", "))
+			}
+			continue
+		}
+		if kind, ok := strings.CutPrefix(s, "::: panel "); ok {
+			kind = strings.TrimSpace(kind)
+			if !contains(PanelKinds, kind) {
+				return nil, errf("unknown panel %q (allowed: %s)", kind, strings.Join(PanelKinds, ", "))
+			}
+			panel = &Panel{Kind: kind, Options: map[string]string{}}
+			continue
+		}
+		text.WriteString(s)
+		text.WriteByte('\n')
+	}
+	if panel != nil {
+		return nil, errf("panel block not closed with :::")
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	if l.Slug == "" || l.Title == "" || len(l.Sections) == 0 {
+		return nil, fmt.Errorf("%s: a lesson needs a slug, a title and at least one ## section", name)
+	}
+	for _, sec := range l.Sections {
+		if sec.Stage == "" {
+			return nil, fmt.Errorf("%s: section %q names no engine stage (add a line stage: …)", name, sec.Heading)
+		}
+	}
+	return l, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,110 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/inferscope/inferscope/lessons"
+	"github.com/inferscope/inferscope/web/views"
+)
+
+// LessonValues computes the numbers lessons quote from a model card: every
+// number in a lesson's prose comes from here or from a live panel.
+func LessonValues(m ModelCard) lessons.Values {
+	mha := 2 * int64(m.Layers) * int64(m.Heads) * int64(m.HeadDim) * 4
+	return lessons.Values{
+		"model.name":                   m.Name,
+		"model.params":                 humanCount(m.Params),
+		"model.weights":                humanBytes(m.WeightsBytes),
+		"model.vocab":                  strconv.Itoa(m.Vocab),
+		"model.dim":                    strconv.Itoa(m.Dim),
+		"model.layers":                 strconv.Itoa(m.Layers),
+		"model.heads":                  strconv.Itoa(m.Heads),
+		"model.kv_heads":               strconv.Itoa(m.KVHeads),
+		"model.head_dim":               strconv.Itoa(m.HeadDim),
+		"model.q_per_kv":               strconv.Itoa(m.Heads / max(m.KVHeads, 1)),
+		"model.context":                strconv.Itoa(m.Context),
+		"model.kv_bytes_per_token":     humanBytes(m.KVBytesPerToken),
+		"model.kv_bytes_per_token_mha": humanBytes(mha),
+		"model.kv_formula":             fmt.Sprintf("2 × %d layers × %d heads × %d × 4 bytes", m.Layers, m.KVHeads, m.HeadDim),
+		"model.kv_bytes_full_context":  humanBytes(m.KVBytesPerToken * int64(m.Context)),
+	}
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func humanCount(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2f billion", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.2f million", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f thousand", float64(n)/1e3)
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// loadLessons parses the lessons with the default model's numbers.
+func (s *Server) loadLessons() error {
+	var card ModelCard
+	for _, m := range s.models() {
+		if m.Default || card.Name == "" {
+			card = m
+		}
+	}
+	if card.Name == "" {
+		return nil
+	}
+	ls, err := lessons.Load(LessonValues(card))
+	if err != nil {
+		return err
+	}
+	s.lessons = ls
+	for _, l := range ls {
+		s.opts.Lessons = append(s.opts.Lessons, views.LessonLink{Slug: l.Slug, Title: l.Title, Summary: l.Summary})
+	}
+	return nil
+}
+
+func (s *Server) lessonIndex(c echo.Context) error {
+	return render(c, http.StatusOK, views.LessonIndex(s.opts.Lessons))
+}
+
+func (s *Server) lessonPage(c echo.Context) error {
+	slug := c.Param("slug")
+	for i, l := range s.lessons {
+		if l.Slug != slug {
+			continue
+		}
+		d := views.LessonPageData{Slug: l.Slug, Title: l.Title, Summary: l.Summary}
+		for _, sec := range l.Sections {
+			var panels []views.LessonPanel
+			for _, p := range sec.Panels {
+				panels = append(panels, views.LessonPanel{Kind: p.Kind, Options: p.Options})
+			}
+			d.Sections = append(d.Sections, views.LessonSection{Heading: sec.Heading, Stage: sec.Stage, HTML: sec.HTML, Panels: panels})
+		}
+		if i > 0 {
+			d.Prev = &views.LessonLink{Slug: s.lessons[i-1].Slug, Title: s.lessons[i-1].Title}
+		}
+		if i+1 < len(s.lessons) {
+			d.Next = &views.LessonLink{Slug: s.lessons[i+1].Slug, Title: s.lessons[i+1].Title}
+		}
+		return render(c, http.StatusOK, views.LessonPage(d))
+	}
+	return echo.NewHTTPError(http.StatusNotFound, "no lesson named "+strconv.Quote(slug))
+}
