@@ -211,6 +211,7 @@ func NewHistogram(v []float32, n int) Histogram {
 type CDFPoint struct {
 	ID    int     `json:"id"`
 	Piece string  `json:"token"`
+	Text  string  `json:"text"`
 	Cum   float32 `json:"cum"`
 }
 
@@ -670,7 +671,8 @@ func (s *Session) sample() *SampleInfo {
 	var cum float64
 	for i := 0; i < d.Kept && i < 64; i++ {
 		cum += d.Sorted[i].ProbKept
-		info.CDF = append(info.CDF, CDFPoint{ID: d.Sorted[i].ID, Piece: s.m.Tokenizer.Piece(d.Sorted[i].ID), Cum: float32(cum)})
+		id := d.Sorted[i].ID
+		info.CDF = append(info.CDF, CDFPoint{ID: id, Piece: s.m.Tokenizer.Piece(id), Text: string(s.m.Tokenizer.TokenBytes(id)), Cum: float32(cum)})
 	}
 	info.Duration = msf(time.Since(start))
 	s.stepMs += info.Duration
@@ -861,6 +863,7 @@ func (s *Session) Rewind(n int) (*Event, error) {
 type TokenCount struct {
 	ID    int     `json:"id"`
 	Piece string  `json:"token"`
+	Text  string  `json:"text"`
 	Count int     `json:"count"`
 	Prob  float32 `json:"prob_kept"` // its sampling probability, for comparison
 }
@@ -889,7 +892,7 @@ func (s *Session) SampleMany(n int) ([]TokenCount, error) {
 	var out []TokenCount
 	for rank, c := range counts {
 		cand := s.dist.Sorted[rank]
-		out = append(out, TokenCount{ID: cand.ID, Piece: s.m.Tokenizer.Piece(cand.ID), Count: c, Prob: float32(cand.ProbKept)})
+		out = append(out, TokenCount{ID: cand.ID, Piece: s.m.Tokenizer.Piece(cand.ID), Text: string(s.m.Tokenizer.TokenBytes(cand.ID)), Count: c, Prob: float32(cand.ProbKept)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Count != out[j].Count {

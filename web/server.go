@@ -36,6 +36,8 @@ type Options struct {
 	AllowedOrigins []string
 	// Limits bound sessions and messages; zero fields take defaults.
 	Limits Limits
+	// Puller downloads models from the lab; nil disables downloads.
+	Puller Puller
 }
 
 // Server is the app's HTTP handler.
@@ -79,6 +81,8 @@ func New(opts Options) (*Server, error) {
 	e.GET("/lab", s.lab)
 	e.GET("/compare", s.compare)
 	e.GET("/api/models", s.apiModels)
+	e.GET("/api/pull", s.pullStatus)
+	e.POST("/api/pull", s.pullStart)
 	e.GET("/lessons", s.lessonIndex)
 	e.GET("/lessons/:slug", s.lessonPage)
 	return s, nil

@@ -3,9 +3,12 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/models"
+	"github.com/inferscope/inferscope/models/hub"
 )
 
 // modelFlags are the flags every model-using command shares.
@@ -23,10 +26,28 @@ func addModelFlags(fs *flag.FlagSet) modelFlags {
 
 // loadAny loads the model; it may lack a tokenizer.
 func (f modelFlags) loadAny() (*engine.Model, error) {
-	if *f.model == "" || *f.model == "default" {
+	return loadModelRef(*f.model, *f.tokenizer)
+}
+
+// loadModelRef loads "default", a path, or a hub repo id found in the
+// Hugging Face cache (pulled by inferscope or by Python tools).
+func loadModelRef(ref, tokenizer string) (*engine.Model, error) {
+	if ref == "" || ref == "default" || ref == models.DefaultName {
 		return models.Default()
 	}
-	return engine.LoadModel(*f.model, *f.tokenizer)
+	if _, err := os.Stat(ref); err != nil && hub.ValidRepo(ref) == nil && strings.Contains(ref, "/") {
+		dir, rerr := hub.FromEnv().Resolve(ref, "")
+		if rerr != nil {
+			return nil, rerr
+		}
+		m, err := engine.LoadModel(dir, tokenizer)
+		if err != nil {
+			return nil, err
+		}
+		m.Name = ref
+		return m, nil
+	}
+	return engine.LoadModel(ref, tokenizer)
 }
 
 // load loads the model and insists on a tokenizer.

@@ -8,7 +8,6 @@ import (
 	"net"
 	"time"
 
-	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/internal/catalog"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
@@ -22,7 +21,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("serve", "serve [--addr HOST:PORT]", stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on; 0.0.0.0 exposes the app to the network")
 	var extra multiFlag
-	fs.Var(&extra, "model", `extra model to offer (repeatable): a Hugging Face model directory or a llama2.c .bin; the embedded default is always offered`)
+	fs.Var(&extra, "model", `extra model to offer (repeatable): a pulled repo id (org/name), a Hugging Face model directory, or a llama2.c .bin; the embedded default is always offered`)
 	tokPath := fs.String("tokenizer", "", "tokenizer for a llama2.c --model (default: tokenizer.bin beside it)")
 	defaultName := fs.String("default", "", "name of the model the lab starts with (default: the embedded model, or the first --model)")
 	var origins multiFlag
@@ -37,7 +36,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	card := cat.Models()[0]
-	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, Limits: web.Limits{MaxSessions: *maxSessions},
+	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, Puller: newServerPuller(ctx, cat, lg), Limits: web.Limits{MaxSessions: *maxSessions},
 		ModelName: card.Name, ModelCard: fmt.Sprintf("(%s, %d layers, %s parameters)", card.Arch, card.Layers, humanCount(card.Params)),
 	})
 	if err != nil {
@@ -80,7 +79,7 @@ func buildCatalog(paths []string, tokenizer, deflt string, lg *slog.Logger) (*ca
 		return nil, err
 	}
 	for _, p := range paths {
-		em, err := engine.LoadModel(p, tokenizer)
+		em, err := loadModelRef(p, tokenizer)
 		if err != nil {
 			return nil, err
 		}

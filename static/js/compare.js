@@ -119,7 +119,7 @@
     if (!window.Chart) return;
     if (chart) chart.destroy();
     var top = p.counts.slice(0, 20);
-    chart = new Chart($("chart-samples"), { type: "bar", data: { labels: top.map(function (c) { return IS.visible(c.token); }), datasets: [
+    chart = new Chart($("chart-samples"), { type: "bar", data: { labels: top.map(function (c) { return IS.visible(c.text) || c.token; }), datasets: [
       { label: "times drawn of " + p.n, data: top.map(function (c) { return c.count; }), backgroundColor: IS.cssVar("--accent"), yAxisID: "y" },
       { label: "expected (p × N)", data: top.map(function (c) { return c.prob_kept * p.n; }), backgroundColor: IS.cssVar("--muted"), yAxisID: "y" }] },
       options: { responsive: true } });

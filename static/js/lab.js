@@ -417,7 +417,7 @@
 
   // ---------- 5 sampling ----------
   function onSample(s) {
-    var labels = s.cdf.map(function (c) { return IS.visible(c.token); });
+    var labels = s.cdf.map(function (c) { return IS.visible(c.text) || c.token; });
     var chosenRank = s.chosen.rank;
     chart("chart-cdf", "line", { labels: labels, datasets: [{ label: "cumulative probability (kept candidates)", data: s.cdf.map(function (c) { return c.cum; }),
       stepped: "before", borderColor: IS.cssVar("--accent"), pointRadius: s.cdf.map(function (_, i) { return i === chosenRank ? 7 : 2; }),
@@ -583,6 +583,46 @@
     $("pass-explain").textContent = "Prefill runs every prompt position through all layers in one pass; decode runs one new position per step.";
     setContext(0, 1);
   }
+
+  // ---------- get more models ----------
+  var pullTimer = null;
+  function refreshModels() {
+    return fetch("/api/models").then(function (r) { return r.json(); }).then(function (d) {
+      models = d.models || [];
+      var sel = $("model"), cur = sel.value;
+      IS.clear(sel);
+      models.forEach(function (m) { sel.appendChild(IS.el("option", { value: m.name, text: m.name + (m.default ? " (default)" : "") })); });
+      sel.value = cur;
+      showModelCard();
+    });
+  }
+  function pollPull() {
+    fetch("/api/pull").then(function (r) { return r.ok ? r.json() : null; }).then(function (d) {
+      if (!d) { $("pull").hidden = true; return; }
+      var st = d.status, list = IS.clear($("presets"));
+      d.presets.forEach(function (p) {
+        var loaded = models.some(function (m) { return m.name === p.repo; });
+        var cached = (st.cached || []).indexOf(p.repo) >= 0;
+        var btn = IS.el("button", { type: "button", text: loaded ? "loaded" : cached ? "load from cache" : "download ~" + IS.bytes(p.bytes) });
+        btn.disabled = loaded || st.state === "running";
+        btn.addEventListener("click", function () {
+          fetch("/api/pull", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ repo: p.repo }) })
+            .then(function (r) { return r.json(); }).then(function (x) { if (x.error) $("pull-status").textContent = x.error; schedulePull(); });
+        });
+        list.appendChild(IS.el("li", {}, [IS.el("b", { text: p.repo }), " — " + p.about + " ", btn]));
+      });
+      var frac = st.total > 0 ? st.done / st.total : 0;
+      $("pull-fill").style.width = (100 * frac) + "%";
+      var msg = { idle: "", running: "Downloading " + st.repo + ": " + st.file + " " + IS.bytes(st.done) + " / " + IS.bytes(st.total) + " at " + IS.bytes(st.bytes_per_s) + "/s, about " + Math.round(st.eta_s) + " s left",
+        done: st.repo + " is ready: pick it above.", error: "Download of " + st.repo + " failed: " + st.error }[st.state];
+      $("pull-status").textContent = msg || "";
+      $("pull-status").className = "small" + (st.state === "error" ? " error" : "");
+      if (st.state === "done") refreshModels();
+      if (st.state === "running") schedulePull();
+    }).catch(function () {});
+  }
+  function schedulePull() { clearTimeout(pullTimer); pullTimer = setTimeout(pollPull, 500); }
+  $("pull").addEventListener("toggle", function () { if ($("pull").open) pollPull(); });
 
   // ---------- wiring ----------
   function act(type) {
