@@ -4,29 +4,60 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/inferscope/inferscope/engine"
 )
 
-// metrics are the server's counters (exported on /metrics).
+// metrics are the server's counters, exported on /metrics in Prometheus
+// text format. Each Server has its own registry.
 type metrics struct {
+	reg        *prometheus.Registry
 	sessions   atomic.Int64
 	rejected   atomic.Int64
 	errors     atomic.Int64
 	slowClosed atomic.Int64
 	bytesSent  atomic.Int64
-	steps      atomic.Int64
-	tokens     atomic.Int64
-	observe    func(stage string, d time.Duration)
+	steps      *prometheus.CounterVec
+	stepTime   *prometheus.HistogramVec
+	tokens     prometheus.Counter
+	tokRate    prometheus.Gauge
 }
 
-func newMetrics() *metrics { return &metrics{} }
+func newMetrics(kvBytes func() float64) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.steps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "inferscope_steps_total", Help: "Engine stages run, by stage."}, []string{"stage"})
+	m.stepTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "inferscope_step_seconds", Help: "Compute time of one engine stage.",
+		Buckets: prometheus.ExponentialBuckets(0.00005, 2.5, 14)}, []string{"stage"})
+	m.tokens = prometheus.NewCounter(prometheus.CounterOpts{Name: "inferscope_tokens_total", Help: "Tokens generated (append stages)."})
+	m.tokRate = prometheus.NewGauge(prometheus.GaugeOpts{Name: "inferscope_decode_tokens_per_second", Help: "Decode speed of the most recent append stage (1 / its forward time)."})
+	gauge := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
+	}
+	counter := func(name, help string, v *atomic.Int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(v.Load()) })
+	}
+	m.reg.MustRegister(m.steps, m.stepTime, m.tokens, m.tokRate,
+		gauge("inferscope_sessions", "Open lab sessions (websocket connections).", func() float64 { return float64(m.sessions.Load()) }),
+		gauge("inferscope_kv_cache_bytes", "KV cache memory allocated across sessions.", kvBytes),
+		counter("inferscope_sessions_rejected_total", "Connections refused because the server was full.", &m.rejected),
+		counter("inferscope_client_errors_total", "Error events sent to clients (bad input, limits).", &m.errors),
+		counter("inferscope_slow_clients_closed_total", "Connections closed because the client did not read.", &m.slowClosed),
+		counter("inferscope_ws_bytes_sent_total", "Bytes of websocket messages sent.", &m.bytesSent),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return m
+}
 
 func (m *metrics) observeStep(ev *engine.Event, d time.Duration) {
-	m.steps.Add(1)
-	if ev.Stage == engine.StageAppend {
-		m.tokens.Add(1)
-	}
-	if m.observe != nil {
-		m.observe(string(ev.Stage), d)
+	st := string(ev.Stage)
+	m.steps.WithLabelValues(st).Inc()
+	m.stepTime.WithLabelValues(st).Observe(d.Seconds())
+	if ev.Append != nil {
+		m.tokens.Inc()
+		if ev.Append.DurationMs > 0 {
+			m.tokRate.Set(1000 / ev.Append.DurationMs)
+		}
 	}
 }

@@ -14,11 +14,17 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/inferscope/inferscope/lessons"
 	"github.com/inferscope/inferscope/static"
 	"github.com/inferscope/inferscope/web/views"
 )
+
+// maxBody is the request body limit on every endpoint (the only bodies are
+// the small JSON of POST /api/pull).
+const maxBody = "16K"
 
 // Options configures a Server. Zero values are usable.
 type Options struct {
@@ -63,7 +69,8 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, log: lg, echo: echo.New(), assets: assets, limits: opts.Limits.withDefaults(),
-		hub: &hub{conns: map[*wsConn]struct{}{}}, metrics: newMetrics()}
+		hub: &hub{conns: map[*wsConn]struct{}{}}}
+	s.metrics = newMetrics(func() float64 { return float64(s.hub.kvBytes.Load()) })
 	if err := s.loadLessons(); err != nil {
 		return nil, fmt.Errorf("lessons: %w", err)
 	}
@@ -71,13 +78,16 @@ func New(opts Options) (*Server, error) {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
+	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{}))
 	e.Use(securityHeaders)
 	e.Use(s.recoverer)
+	e.Use(middleware.BodyLimit(maxBody))
 
 	e.GET("/", s.home)
 	e.GET("/static/*", s.static)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.GET("/ws", s.handleWS)
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})))
 	e.GET("/lab", s.lab)
 	e.GET("/compare", s.compare)
 	e.GET("/api/models", s.apiModels)
@@ -166,7 +176,7 @@ func (s *Server) recoverer(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				s.log.Error("panic in handler", "path", c.Request().URL.Path, "panic", r)
+				s.log.Error("panic in handler", "path", c.Request().URL.Path, "request_id", c.Response().Header().Get(echo.HeaderXRequestID), "panic", r)
 				err = echo.NewHTTPError(http.StatusInternalServerError, "internal error")
 			}
 		}()

@@ -156,7 +156,7 @@ func (s *Server) handleWS(c echo.Context) error {
 		return nil // the upgrader already answered
 	}
 	lim := s.limits
-	id := fmt.Sprintf("ws-%d", s.hub.nextID.Add(1))
+	id := fmt.Sprintf("ws-%d-%s", s.hub.nextID.Add(1), c.Response().Header().Get(echo.HeaderXRequestID))
 	if s.hub.closing.Load() || s.hub.n.Add(1) > int64(lim.MaxSessions) {
 		if !s.hub.closing.Load() {
 			s.hub.n.Add(-1)
@@ -172,7 +172,7 @@ func (s *Server) handleWS(c echo.Context) error {
 	}
 	defer s.hub.n.Add(-1)
 	conn := &wsConn{s: s, ws: ws, id: id, lim: lim, send: make(chan []byte, lim.SendBuffer),
-		cmds: make(chan Command, 8), done: make(chan struct{}), tokens: float64(lim.Burst), last: time.Now()}
+		cmds: make(chan Command, 8), done: make(chan struct{}), shutdown: make(chan string, 1), tokens: float64(lim.Burst), last: time.Now()}
 	s.hub.mu.Lock()
 	s.hub.conns[conn] = struct{}{}
 	s.hub.mu.Unlock()
@@ -199,6 +199,9 @@ type wsConn struct {
 	cmds chan Command
 	done chan struct{}
 	once sync.Once
+	// shutdown asks the writer to flush, send the closing event and close.
+	shutdown     chan string
+	shutdownOnce sync.Once
 	seq  atomic.Int64
 
 	mu        sync.Mutex
@@ -315,10 +318,36 @@ func (c *wsConn) writer() {
 				c.close()
 				return
 			}
+		case reason := <-c.shutdown:
+			c.flushAndClose(reason)
+			return
 		case <-c.done:
 			return
 		}
 	}
+}
+
+// flushAndClose writes what is queued, then the closing event and a close
+// frame, so a client sees everything up to "closing" in order.
+func (c *wsConn) flushAndClose(reason string) {
+	deadline := time.Now().Add(2 * time.Second)
+	c.ws.SetWriteDeadline(deadline)
+	for {
+		select {
+		case b := <-c.send:
+			if c.ws.WriteMessage(websocket.TextMessage, b) != nil {
+				c.close()
+				return
+			}
+			continue
+		default:
+		}
+		break
+	}
+	b, _ := json.Marshal(ServerMsg{Type: MsgClosing, V: ProtocolVersion, Seq: c.seq.Add(1), Payload: map[string]string{"reason": reason}})
+	c.ws.WriteMessage(websocket.TextMessage, b)
+	c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"), deadline)
+	c.close()
 }
 
 // reply queues a message. If the client is so slow that the buffer stays
@@ -511,7 +540,9 @@ func (c *wsConn) step(cmd Command) {
 	}
 }
 
-// shutdown tells every client the server is closing and closes them.
+// shutdownSessions stops every run, sends each client a closing event after
+// the events already queued, and closes the connections (≤ 2 s each, in
+// parallel).
 func (s *Server) shutdownSessions() {
 	s.hub.closing.Store(true)
 	s.hub.mu.Lock()
@@ -521,20 +552,20 @@ func (s *Server) shutdownSessions() {
 	}
 	s.hub.mu.Unlock()
 	for _, c := range conns {
-		c.reply(0, MsgClosing, map[string]string{"reason": "the server is shutting down; reload the page in a moment"})
 		c.mu.Lock()
 		if c.cancelRun != nil {
 			c.cancelRun()
 		}
 		c.mu.Unlock()
+		c.shutdownOnce.Do(func() { c.shutdown <- "the server is shutting down; reload the page in a moment" })
 	}
-	deadline := time.Now().Add(time.Second)
+	timeout := time.After(3 * time.Second)
 	for _, c := range conns {
-		for len(c.send) > 0 && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
+		select {
+		case <-c.done:
+		case <-timeout:
+			c.close()
 		}
-		c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"), time.Now().Add(time.Second))
-		c.close()
 	}
 }
 
