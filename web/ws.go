@@ -202,7 +202,7 @@ type wsConn struct {
 	// shutdown asks the writer to flush, send the closing event and close.
 	shutdown     chan string
 	shutdownOnce sync.Once
-	seq  atomic.Int64
+	seq          atomic.Int64
 
 	mu        sync.Mutex
 	cancelRun context.CancelFunc
