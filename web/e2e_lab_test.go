@@ -18,7 +18,7 @@ import (
 	"github.com/inferscope/inferscope/web"
 )
 
-func labServer(t *testing.T) (*httptest.Server, *engine.Model) {
+func labServer(t testing.TB) (*httptest.Server, *engine.Model) {
 	t.Helper()
 	m, err := models.Default()
 	if err != nil {

@@ -26,7 +26,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defaultName := fs.String("default", "", "name of the model the lab starts with (default: the embedded model, or the first --model)")
 	var origins multiFlag
 	fs.Var(&origins, "allow-origin", "extra websocket origin to accept, e.g. https://class.example.org (repeatable)")
-	maxSessions := fs.Int("max-sessions", web.DefaultLimits().MaxSessions, "concurrent lab sessions (websocket connections)")
+	dl := web.DefaultLimits()
+	maxSessions := fs.Int("max-sessions", dl.MaxSessions, "concurrent lab sessions (websocket connections); one more gets \"server full, try again\"")
+	readLimit := fs.Int64("read-limit", dl.ReadLimit, "largest websocket message a client may send, bytes")
+	rate := fs.Float64("rate", dl.MsgsPerSecond, "websocket messages per second per connection")
+	burst := fs.Int("burst", dl.Burst, "websocket message burst per connection")
+	maxKV := fs.Int64("max-kv-bytes", dl.MaxKVBytes, "KV cache memory across all sessions, bytes")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -36,7 +41,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	card := cat.Models()[0]
-	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, Puller: newServerPuller(ctx, cat, lg), Limits: web.Limits{MaxSessions: *maxSessions},
+	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, Puller: newServerPuller(ctx, cat, lg), Limits: web.Limits{MaxSessions: *maxSessions, ReadLimit: *readLimit, MsgsPerSecond: *rate, Burst: *burst, MaxKVBytes: *maxKV},
 		ModelName: card.Name, ModelCard: fmt.Sprintf("(%s, %d layers, %s parameters)", card.Arch, card.Layers, humanCount(card.Params)),
 	})
 	if err != nil {
