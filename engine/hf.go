@@ -265,15 +265,8 @@ func LoadHF(fsys fs.FS, dir string) (*Model, error) {
 func loadHFLlama(s *tensorSource, c Config) (Weights, error) {
 	d, hd, qd, kvd, V := c.Dim, c.HiddenDim, c.QDim(), c.KVDim(), c.VocabSize
 	var w Weights
-	var err error
-	first := func(name string, shape ...int) []float32 {
-		if err != nil {
-			return nil
-		}
-		var v []float32
-		v, err = s.get(name, shape...)
-		return v
-	}
+	g := &getter{src: s}
+	first := g.get
 	w.TokenEmbed = first("model.embed_tokens.weight", V, d)
 	w.Layers = make([]LayerWeights, c.NLayers)
 	for l := range w.Layers {
@@ -295,7 +288,7 @@ func loadHFLlama(s *tensorSource, c Config) (Weights, error) {
 	} else {
 		w.Head = first("lm_head.weight", V, d)
 	}
-	return w, err
+	return w, g.err
 }
 
 func loadHFGPT2(s *tensorSource, c *Config) (Weights, error) {
@@ -304,15 +297,8 @@ func loadHFGPT2(s *tensorSource, c *Config) (Weights, error) {
 	}
 	d, hd, V := c.Dim, c.HiddenDim, c.VocabSize
 	var w Weights
-	var err error
-	first := func(name string, shape ...int) []float32 {
-		if err != nil {
-			return nil
-		}
-		var v []float32
-		v, err = s.get(name, shape...)
-		return v
-	}
+	g := &getter{src: s}
+	first := g.get
 	w.TokenEmbed = first("wte.weight", V, d)
 	w.PosEmbed = first("wpe.weight", c.SeqLen, d)
 	w.Layers = make([]LayerWeights, c.NLayers)
@@ -331,8 +317,8 @@ func loadHFGPT2(s *tensorSource, c *Config) (Weights, error) {
 		lw.BUp = first(p+"mlp.c_fc.bias", hd)
 		fcp := first(p+"mlp.c_proj.weight", hd, d)
 		lw.BDown = first(p+"mlp.c_proj.bias", d)
-		if err != nil {
-			return w, err
+		if g.err != nil {
+			return w, g.err
 		}
 		qkv := transpose(cattn, d, 3*d) // [3d][d]: rows 0..d-1 are q, then k, then v
 		lw.Wq, lw.Wk, lw.Wv = qkv[:d*d:d*d], qkv[d*d:2*d*d:2*d*d], qkv[2*d*d:]
@@ -344,14 +330,27 @@ func loadHFGPT2(s *tensorSource, c *Config) (Weights, error) {
 	w.FinalNorm = first("ln_f.weight", d)
 	w.FinalNormBias = first("ln_f.bias", d)
 	w.Head = w.TokenEmbed
-	if err == nil && s.has("lm_head.weight") {
-		// Some exports write the tied head out; it must equal wte.
-		var head []float32
-		head, err = s.get("lm_head.weight", V, d)
-		if err == nil {
+	if g.err == nil && s.has("lm_head.weight") {
+		// Some exports write the head out separately; use it as stored.
+		if head := first("lm_head.weight", V, d); g.err == nil {
 			w.Head = head
 			c.TiedHead = false
 		}
 	}
-	return w, err
+	return w, g.err
+}
+
+// getter fetches tensors until the first error, which it keeps.
+type getter struct {
+	src *tensorSource
+	err error
+}
+
+func (g *getter) get(name string, shape ...int) []float32 {
+	if g.err != nil {
+		return nil
+	}
+	var v []float32
+	v, g.err = g.src.get(name, shape...)
+	return v
 }

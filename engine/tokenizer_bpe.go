@@ -64,7 +64,7 @@ func newByteLevel(vocab map[string]int, merges [][2]string, kind string) (*ByteL
 		return nil, fmt.Errorf("vocabulary ids reach %d, beyond the limit %d", size, 1<<22)
 	}
 	tk := &ByteLevelBPE{pieces: make([]string, size), raw: make([][]byte, size), ids: vocab,
-		rank: make(map[[2]int]int, len(merges)), special: map[int]bool{}, bos: -1, eos: -1, kind: kind, cache: map[string][]int{}}
+		special: map[int]bool{}, bos: -1, eos: -1, kind: kind, cache: map[string][]int{}}
 	for p, id := range vocab {
 		tk.pieces[id] = p
 		var b []byte
@@ -85,19 +85,11 @@ func newByteLevel(vocab map[string]int, merges [][2]string, kind string) (*ByteL
 		}
 		tk.byteID[b] = id
 	}
-	for i, m := range merges {
-		a, okA := vocab[m[0]]
-		b, okB := vocab[m[1]]
-		if !okA || !okB {
-			return nil, fmt.Errorf("merge %d %q %q: piece not in the vocabulary", i+1, m[0], m[1])
-		}
-		if _, ok := vocab[m[0]+m[1]]; !ok {
-			return nil, fmt.Errorf("merge %d %q %q: merged piece not in the vocabulary", i+1, m[0], m[1])
-		}
-		if _, dup := tk.rank[[2]int{a, b}]; !dup {
-			tk.rank[[2]int{a, b}] = i
-		}
+	rank, err := mergeRanks(vocab, merges)
+	if err != nil {
+		return nil, err
 	}
+	tk.rank = rank
 	if id, ok := vocab["<|endoftext|>"]; ok {
 		tk.addSpecial("<|endoftext|>", id)
 		tk.bos, tk.eos = id, id
@@ -360,4 +352,24 @@ func gpt2Split(s string, splitDigits bool) [][2]int {
 		i += sz
 	}
 	return out
+}
+
+// mergeRanks maps each merge pair (by ids) to its priority: earlier lines
+// merge first. Every piece and every merged piece must be in the vocabulary.
+func mergeRanks(vocab map[string]int, merges [][2]string) (map[[2]int]int, error) {
+	rank := make(map[[2]int]int, len(merges))
+	for i, m := range merges {
+		a, okA := vocab[m[0]]
+		b, okB := vocab[m[1]]
+		if !okA || !okB {
+			return nil, fmt.Errorf("merge %d %q %q: piece not in the vocabulary", i+1, m[0], m[1])
+		}
+		if _, ok := vocab[m[0]+m[1]]; !ok {
+			return nil, fmt.Errorf("merge %d %q %q: merged piece not in the vocabulary", i+1, m[0], m[1])
+		}
+		if _, dup := rank[[2]int{a, b}]; !dup {
+			rank[[2]int{a, b}] = i
+		}
+	}
+	return rank, nil
 }

@@ -221,23 +221,15 @@ func newSentencePieceJSON(vocab map[string]int, merges [][2]string, tj tokenizer
 		return nil, fmt.Errorf("vocabulary ids reach %d, beyond the limit %d", size, 1<<22)
 	}
 	tk := &SentencePiece{pieces: make([]string, size), scores: make([]float32, size), ids: vocab, special: map[int]bool{},
-		mergeRank: map[[2]int]int{}, dummyPrefix: prefix, spaceRune: space, kind: "SentencePiece BPE (tokenizer.json)", bos: -1, eos: -1}
+		dummyPrefix: prefix, spaceRune: space, kind: "SentencePiece BPE (tokenizer.json)", bos: -1, eos: -1}
 	for p, id := range vocab {
 		tk.pieces[id] = p
 	}
-	for i, m := range merges {
-		a, okA := vocab[m[0]]
-		b, okB := vocab[m[1]]
-		if !okA || !okB {
-			return nil, fmt.Errorf("merge %d %q %q: piece not in the vocabulary", i+1, m[0], m[1])
-		}
-		if _, ok := vocab[m[0]+m[1]]; !ok {
-			return nil, fmt.Errorf("merge %d %q %q: merged piece not in the vocabulary", i+1, m[0], m[1])
-		}
-		if _, dup := tk.mergeRank[[2]int{a, b}]; !dup {
-			tk.mergeRank[[2]int{a, b}] = i
-		}
+	rank, err := mergeRanks(vocab, merges)
+	if err != nil {
+		return nil, err
 	}
+	tk.mergeRank = rank
 	tk.finish()
 	for _, a := range tj.AddedTokens {
 		if a.Special {
