@@ -407,11 +407,20 @@
       ctx.restore();
     }
   };
+  // chart draws or updates a Chart.js chart (updating in place is much
+  // cheaper than rebuilding it at every step).
   function chart(id, type, dataObj, opts) {
     if (!window.Chart) return;
-    if (charts[id]) charts[id].destroy();
     var options = Object.assign({ responsive: true, plugins: {} }, opts || {});
     options.plugins = Object.assign({ legend: { display: dataObj.datasets.length > 1 } }, options.plugins || {});
+    var c = charts[id];
+    if (c && c.config.type === type) {
+      c.data = dataObj;
+      c.options = options;
+      c.update("none");
+      return;
+    }
+    if (c) c.destroy();
     charts[id] = new Chart($(id), { type: type, data: dataObj, options: options, plugins: [cutoffPlugin, drawPlugin] });
   }
 
