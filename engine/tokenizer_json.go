@@ -132,8 +132,12 @@ func ParseTokenizerJSON(b []byte) (Tokenizer, error) {
 		case "Digits":
 			digits = c.Individual
 		case "Split":
-			// The ByteLevel step that follows carries GPT-2's pattern; SmolLM's
-			// Split is that same pattern, so it is accepted as such.
+			// Accepted only when it is GPT-2's own pattern (which gpt2Split
+			// implements); other patterns (Llama 3, Qwen) would silently cut
+			// text differently, so they are refused.
+			if pat := splitPattern(c.Pattern); pat != gpt2Pattern {
+				return nil, fmt.Errorf("pre_tokenizer Split with pattern %q is not supported (only GPT-2's pattern)", pat)
+			}
 		default:
 			return nil, fmt.Errorf("pre_tokenizer %q is not supported", c.Type)
 		}
@@ -245,4 +249,17 @@ func newSentencePieceJSON(vocab map[string]int, merges [][2]string, tj tokenizer
 		tk.eos = id
 	}
 	return tk, nil
+}
+
+const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+
+func splitPattern(p any) string {
+	if m, ok := p.(map[string]any); ok {
+		for _, k := range []string{"Regex", "String"} {
+			if s, ok := m[k].(string); ok {
+				return s
+			}
+		}
+	}
+	return fmt.Sprint(p)
 }

@@ -167,6 +167,7 @@ func TestMalformedTokenizerFiles(t *testing.T) {
 		{"bad merge", `{"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":0},"merges":["a"]}}`, `model.merges[0] "a" is not two`},
 		{"missing bytes", `{"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":0},"merges":[]}}`, "lacks the byte-level piece"},
 		{"unknown pre", `{"pre_tokenizer":{"type":"BertPreTokenizer"},"model":{"type":"BPE","vocab":{"a":0},"merges":[]}}`, `pre_tokenizer "BertPreTokenizer" is not supported`},
+		{"llama3 split", `{"pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":"(?i:'s|'t)|\\p{N}{1,3}"}},{"type":"ByteLevel"}]},"model":{"type":"BPE","vocab":{"a":0},"merges":[]}}`, "Split with pattern"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -349,4 +350,29 @@ func fmtByte(b int) string { return "<0x" + strings.ToUpper(hex2(b)) + ">" }
 func hex2(b int) string {
 	const d = "0123456789abcdef"
 	return string([]byte{d[b>>4], d[b&15]})
+}
+
+// TestSplitWithGPT2PatternAccepted: a tokenizer.json that spells GPT-2's
+// pattern as an explicit Split step loads and encodes like GPT-2.
+func TestSplitWithGPT2PatternAccepted(t *testing.T) {
+	dir := testenv.SharedDir(t, "models/tiny-gpt2")
+	b, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tj map[string]any
+	json.Unmarshal(b, &tj)
+	tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
+		map[string]any{"type": "Split", "pattern": map[string]any{"Regex": gpt2Pattern}, "behavior": "Isolated"},
+		map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": false},
+	}}
+	b, _ = json.Marshal(tj)
+	tk, err := ParseTokenizerJSON(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks, _ := tk.Encode("Hello world", EncodeOptions{})
+	if ids := tokenIDs(toks); !equalInts(ids, []int{15496, 995}) {
+		t.Errorf("ids %v", ids)
+	}
 }

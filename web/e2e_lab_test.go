@@ -237,3 +237,47 @@ func TestBrowserCompare(t *testing.T) {
 	b.Screenshot(t, "compare")
 	b.AssertNoJSErrors(t)
 }
+
+// TestBrowserLabReconnect: when the connection drops mid-run, the lab
+// reconnects and replays the run, so the student loses nothing.
+func TestBrowserLabReconnect(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test: skipped with -short (CI runs it)")
+	}
+	ts, m := labServer(t)
+	b := browsertest.New(t)
+	ctx := b.Ctx
+	_, want := engineRun(t, m, engine.SessionConfig{Prompt: "The President said", Sampling: engine.DefaultSampling(), MaxNewTokens: 8})
+	var wantGen []int
+	for _, e := range want {
+		if e.Append != nil {
+			wantGen = append(wantGen, e.Append.ID)
+		}
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			b.Screenshot(t, "reconnect-failure")
+			t.Fatal(err)
+		}
+	}
+	must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lab?prompt=The%20President%20said&n=8&t=0.8&p=0.9&seed=42")))
+	must(waitJS(ctx, `!document.getElementById("btn-token").disabled`))
+	for i := 1; i <= 3; i++ {
+		must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-token"]`))))
+		must(waitJS(ctx, fmt.Sprintf(`document.querySelectorAll('[data-testid="gen-tok"]').length === %d && document.body.dataset.busy === "0"`, i)))
+	}
+	// drop the connection
+	must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.ISClients[0].ws.close()`)))
+	must(waitJS(ctx, `document.body.dataset.restored === "1" && document.body.dataset.busy === "0"`))
+	gen := evalJS[[]int](t, ctx, `[...document.querySelectorAll('[data-testid="gen-tok"]')].map(c => +c.dataset.id)`)
+	if fmt.Sprint(gen) != fmt.Sprint(wantGen[:3]) {
+		t.Fatalf("after reconnect the page shows %v, want %v", gen, wantGen[:3])
+	}
+	must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-token"]`))))
+	must(waitJS(ctx, `document.querySelectorAll('[data-testid="gen-tok"]').length === 4 && document.body.dataset.busy === "0"`))
+	if got := evalJS[int](t, ctx, `+[...document.querySelectorAll('[data-testid="gen-tok"]')].pop().dataset.id`); got != wantGen[3] {
+		t.Errorf("the run continued with %d, the engine's next token is %d", got, wantGen[3])
+	}
+	b.AssertNoJSErrors(t)
+}

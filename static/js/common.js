@@ -16,6 +16,7 @@
     this.nextID = 1;
     this.ws = null;
     this.ready = null;
+    (window.ISClients = window.ISClients || []).push(this); // for tests and debugging
   }
   Client.prototype.connect = function () {
     var self = this;

@@ -10,10 +10,39 @@
 
   var state = resetState();
   var charts = {};
+  // A dropped connection loses nothing: the engine is deterministic, so
+  // replaying this run's commands (start, steps, forces, rewinds) on a new
+  // connection rebuilds exactly the same state and panels.
+  var history = [], replay = null, retries = 0;
   var client = new IS.Client(onMessage, function () {
-    setStatus("Disconnected from the server. Press Start to reconnect.", true);
     setButtons(false);
+    if (state.closing || !state.model) {
+      setStatus("Disconnected from the server. Press Start to reconnect.", true);
+      return;
+    }
+    setStatus("Connection lost; reconnecting…", true);
+    setTimeout(reconnect, Math.min(5000, 250 * Math.pow(2, retries++)));
   });
+  function reconnect() {
+    client.connect().then(function () {
+      retries = 0;
+      replay = history.slice();
+      history = [];
+      replayNext();
+    }).catch(function () { /* onClose schedules the next try */ });
+  }
+  function replayNext() {
+    if (!replay) return;
+    var cmd = replay.shift();
+    if (!cmd) {
+      replay = null;
+      setStatus("Reconnected: your run was restored.");
+      document.body.setAttribute("data-restored", "1");
+      return;
+    }
+    if (cmd.type === "start") { history.push(cmd); client.send("start", cmd.payload); return; }
+    send(cmd.type, cmd.payload);
+  }
 
   function resetState() {
     return { model: null, next: null, tokens: [], prompt: null, embed: null, selected: -1, gen: [], logitsByStep: {},
@@ -84,7 +113,10 @@
     setStatus("Connecting…");
     client.connect().then(function () {
       state.pending = null;
-      client.send("start", startPayload(s));
+      var p = startPayload(s);
+      history = [{ type: "start", payload: p }];
+      replay = null;
+      client.send("start", p);
     }).catch(function () { setStatus("Cannot reach the server.", true); });
   }
 
@@ -93,6 +125,8 @@
   // run after the stop.
   function send(type, payload) {
     if (state.pending && type !== "cancel") return;
+    if (type === "reset") history = history.filter(function (c) { return c.type === "start"; });
+    else if (type !== "cancel" && type !== "get_logits") history.push({ type: type, payload: payload });
     state.pending = { step: "step", rewind: "step", step_token: "token", force: "token", run: "run", reset: "reset" }[type] || null;
     client.send(type, payload);
     setButtons(true);
@@ -129,6 +163,7 @@
         setButtons(true);
         markTimeline(null, p.next);
         setStatus("Ready. Press “Next stage” (→ or space) to tokenize the prompt.");
+        if (replay) replayNext();
         break;
       case "event":
         onEvent(p);
@@ -137,8 +172,10 @@
         state.pending = null;
         setButtons(!!state.model);
         setStatus(p.message + " [" + p.code + "]", true);
+        if (replay) setTimeout(replayNext, 0);
         break;
       case "closing":
+        state.closing = true;
         setStatus("The server is shutting down: " + p.reason, true);
         break;
     }
@@ -155,7 +192,10 @@
     if (ev.append) onAppend(ev.append);
     if (ev.stop) onStop(ev.stop);
     var p = state.pending;
-    if (p === "step" || (p === "token" && (ev.stage === "append" || ev.stage === "stop")) || ev.stage === "stop" || p === "reset") state.pending = null;
+    if (p === "step" || (p === "token" && (ev.stage === "append" || ev.stage === "stop")) || ev.stage === "stop" || p === "reset") {
+      state.pending = null;
+      if (replay) setTimeout(replayNext, 0);
+    }
     setButtons(true);
     var nextLabel = { tokenize: "tokenize the prompt", embed: "look up embeddings", prefill: "run prefill", logits: "compute the logits",
       sample: "choose a token", append: "append it and grow the KV cache", stop: "finish" }[ev.next] || ev.next;
