@@ -137,4 +137,3 @@ func (h *FakeHub) serveCDN(w http.ResponseWriter, r *http.Request, name string) 
 	h.mu.Unlock()
 	w.Write(body)
 }
-
