@@ -221,7 +221,7 @@ type SampleInfo struct {
 	Draw     float64    `json:"draw"` // uniform random number in [0,1); -1 when none was drawn
 	Forced   bool       `json:"forced"`
 	Chosen   TokenProb  `json:"chosen"`
-	CDF      []CDFPoint `json:"cdf"` // first ≤ 64 kept candidates
+	CDF      []CDFPoint `json:"cdf"` // the first 64 kept candidates, or up to the chosen one
 	Step     int        `json:"step"`
 	Duration float64    `json:"duration_ms"`
 }
@@ -669,7 +669,8 @@ func (s *Session) sample() *SampleInfo {
 	s.chosen = d.Sorted[rank].ID
 	info.Chosen = s.tokenProb(d.Sorted[rank], rank)
 	var cum float64
-	for i := 0; i < d.Kept && i < 64; i++ {
+	// the first 64 kept candidates, extended to include the chosen one
+	for i := 0; i < d.Kept && i < max(64, rank+1); i++ {
 		cum += d.Sorted[i].ProbKept
 		id := d.Sorted[i].ID
 		info.CDF = append(info.CDF, CDFPoint{ID: id, Piece: s.m.Tokenizer.Piece(id), Text: string(s.m.Tokenizer.TokenBytes(id)), Cum: float32(cum)})

@@ -352,3 +352,29 @@ func TestSessionNoCacheSameTokens(t *testing.T) {
 		t.Errorf("cache on %v\ncache off %v", a.Generated(), b.Generated())
 	}
 }
+
+// TestSampleCDFReachesChosen: the cumulative distribution sent with a
+// sample always includes the chosen candidate, and its cumulative value
+// brackets the draw.
+func TestSampleCDFReachesChosen(t *testing.T) {
+	m := loadStories(t)
+	p := SamplingParams{Temperature: 2, TopP: 1, Seed: 3}
+	s := newSession(t, m, SessionConfig{Prompt: "Once", Sampling: p, MaxNewTokens: 30})
+	for _, ev := range runAll(t, s) {
+		if ev.Sample == nil {
+			continue
+		}
+		sm := ev.Sample
+		r := sm.Chosen.Rank
+		if len(sm.CDF) <= r || sm.CDF[r].ID != sm.Chosen.ID {
+			t.Fatalf("CDF of %d points lacks the chosen rank %d", len(sm.CDF), r)
+		}
+		lo := float32(0)
+		if r > 0 {
+			lo = sm.CDF[r-1].Cum
+		}
+		if float32(sm.Draw) < lo-1e-6 || float32(sm.Draw) >= sm.CDF[r].Cum+1e-6 {
+			t.Errorf("draw %v outside [%v, %v)", sm.Draw, lo, sm.CDF[r].Cum)
+		}
+	}
+}
