@@ -14,6 +14,7 @@ import (
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/internal/browsertest"
 	"github.com/inferscope/inferscope/internal/catalog"
+	"github.com/inferscope/inferscope/internal/testenv"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
 )
@@ -278,6 +279,48 @@ func TestBrowserLabReconnect(t *testing.T) {
 	must(waitJS(ctx, `document.querySelectorAll('[data-testid="gen-tok"]').length === 4 && document.body.dataset.busy === "0"`))
 	if got := evalJS[int](t, ctx, `+[...document.querySelectorAll('[data-testid="gen-tok"]')].pop().dataset.id`); got != wantGen[3] {
 		t.Errorf("the run continued with %d, the engine's next token is %d", got, wantGen[3])
+	}
+	b.AssertNoJSErrors(t)
+}
+
+// TestBrowserLabGPT2: a GPT-2-family model shows its learned position
+// vectors in the embeddings panel (the default model uses RoPE instead).
+func TestBrowserLabGPT2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test: skipped with -short (CI runs it)")
+	}
+	gm, err := engine.LoadModel(testenv.SharedDir(t, "models/tiny-gpt2"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dm, _ := models.Default()
+	cat := catalog.New()
+	cat.Add(dm, "", true)
+	cat.Add(gm, "", false)
+	srv, _ := web.New(web.Options{Catalog: cat})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	b := browsertest.New(t)
+	ctx := b.Ctx
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lab?model=tiny-gpt2&prompt=Hello%20world&n=3")); err != nil {
+		t.Fatal(err)
+	}
+	for seq := 1; seq <= 2; seq++ {
+		if err := waitJS(ctx, `!document.getElementById("btn-step").disabled`); err != nil {
+			t.Fatal(err)
+		}
+		chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-step"]`)))
+		if err := waitJS(ctx, fmt.Sprintf(`document.body.dataset.seq === "%d"`, seq)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	labels := evalJS[[]string](t, ctx, `[...document.querySelectorAll('#embed-view .strip-label')].map(e => e.textContent)`)
+	if len(labels) != 3 || !strings.Contains(labels[1], "position vector") {
+		t.Errorf("GPT-2 embedding strips %q", labels)
+	}
+	ids := evalJS[[]int](t, ctx, `[...document.querySelectorAll('[data-testid="chip"]')].map(c => +c.dataset.id)`)
+	if fmt.Sprint(ids) != "[50256 15496 995]" {
+		t.Errorf("GPT-2 chips %v", ids)
 	}
 	b.AssertNoJSErrors(t)
 }
