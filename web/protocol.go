@@ -64,6 +64,7 @@ type StartPayload struct {
 	MaxNewTokens int                  `json:"max_new_tokens"`
 	StopStrings  []string             `json:"stop_strings"`
 	AddBOS       *bool                `json:"add_bos"`
+	StopAtEOS    *bool                `json:"stop_at_eos"`
 	TopN         int                  `json:"top_n"`
 	AllAttention bool                 `json:"all_attention"`
 	NoCache      bool                 `json:"no_cache"`
@@ -99,7 +100,7 @@ func (p *StartPayload) SessionConfig() engine.SessionConfig {
 		}
 	}
 	return engine.SessionConfig{Prompt: p.Prompt, Chat: p.Chat, Sampling: s, MaxNewTokens: p.MaxNewTokens,
-		StopStrings: p.StopStrings, AddBOS: p.AddBOS, TopN: p.TopN, AllAttention: p.AllAttention, NoCache: p.NoCache}
+		StopStrings: p.StopStrings, AddBOS: p.AddBOS, StopAtEOS: p.StopAtEOS, TopN: p.TopN, AllAttention: p.AllAttention, NoCache: p.NoCache}
 }
 
 // ProtocolError is a bad message: Code is machine-readable, the message says
