@@ -49,7 +49,7 @@ for p in t["curve"]:
 if samples:
     lines += ["", "## Samples (inferscope's engine, this checkpoint)", ""]
     for s in samples:
-        lines.append(f"- {s['setting']}: \"{s['text']}\"")
+        lines.append(f"- {s['setting']}: \"{s['text'].replace(chr(10), ' ⏎ ')}\"")
 lines += ["", "## Checks", "",
           "`golden.json` holds the training script's float32 logits for a few prompts; `go test ./models` checks",
           "that inferscope's engine reproduces them to 1e-4 and that its tokenizer gives the same ids.", ""]
