@@ -209,7 +209,6 @@ func TestBrowserCompare(t *testing.T) {
 	prompt := "The President said that"
 	p := engine.DefaultSampling()
 	p.Seed = 3
-	_, _ = engineRun, m
 	g, _ := engineRun(t, m, engine.SessionConfig{Prompt: prompt, Sampling: engine.SamplingParams{Temperature: 0, TopP: 1}, MaxNewTokens: 16})
 	s, _ := engineRun(t, m, engine.SessionConfig{Prompt: prompt, Sampling: p, MaxNewTokens: 16})
 	first := -1

@@ -361,8 +361,7 @@
     state.lastLogits = l;
     state.logitsByStep[state.gen.length] = l;
     if (l.recomputed) {
-      var removed = state.gen.pop();
-      void removed;
+      state.gen.pop();
       state.cacheLen = l.pos + 1;
       drawGen();
       drawKV();

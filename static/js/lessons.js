@@ -5,7 +5,7 @@
   var IS = window.IS, $ = function (id) { return document.getElementById(id); };
   var data = JSON.parse($("lesson-data").textContent);
   var sections = document.querySelectorAll(".lesson-section");
-  var current = 0, live = [];
+  var current = 0;
 
   // Run is a promise-based wrapper around one websocket session.
   function Run() {
@@ -349,6 +349,5 @@
     if (e.key === "ArrowRight") show(current + 1);
     if (e.key === "ArrowLeft") show(current - 1);
   });
-  void live;
   show((parseInt(new URLSearchParams(location.search).get("s"), 10) || 1) - 1);
 })();
