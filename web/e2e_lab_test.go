@@ -279,6 +279,21 @@ func TestBrowserLabReconnect(t *testing.T) {
 	if got := evalJS[int](t, ctx, `+[...document.querySelectorAll('[data-testid="gen-tok"]')].pop().dataset.id`); got != wantGen[3] {
 		t.Errorf("the run continued with %d, the engine's next token is %d", got, wantGen[3])
 	}
+
+	// a cancelled run is restored to the token where it was cancelled
+	must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lab?prompt=The%20President%20said&n=250&t=0.8&p=0.9&seed=42")))
+	must(waitJS(ctx, `!document.getElementById("btn-run").disabled`))
+	must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("btn-run").click(); setTimeout(() => document.getElementById("btn-cancel").click(), 15)`)))
+	must(waitJS(ctx, `document.getElementById("stop-text").dataset.reason !== undefined && document.body.dataset.busy === "0"`))
+	reason := evalJS[string](t, ctx, `document.getElementById("stop-text").dataset.reason`)
+	before := evalJS[[]int](t, ctx, `[...document.querySelectorAll('[data-testid="gen-tok"]')].map(c => +c.dataset.id)`)
+	must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.body.dataset.restored = ""; window.ISClients[0].ws.close()`)))
+	must(waitJS(ctx, `document.body.dataset.restored === "1" && document.body.dataset.busy === "0"`))
+	after := evalJS[[]int](t, ctx, `[...document.querySelectorAll('[data-testid="gen-tok"]')].map(c => +c.dataset.id)`)
+	if fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("run stopped (%s) at %d tokens; after reconnect %d tokens", reason, len(before), len(after))
+	}
+	t.Logf("run stopped by %s after %d tokens, restored %d", reason, len(before), len(after))
 	b.AssertNoJSErrors(t)
 }
 

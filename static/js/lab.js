@@ -41,6 +41,7 @@
       return;
     }
     if (cmd.type === "start") { history.push(cmd); client.send("start", cmd.payload); return; }
+    if (cmd.type === "cancel") { history.push(cmd); state.pending = "step"; client.send("cancel"); return; }
     send(cmd.type, cmd.payload);
   }
 
@@ -128,6 +129,7 @@
     if (type === "reset") history = history.filter(function (c) { return c.type === "start"; });
     else if (type !== "cancel" && type !== "get_logits") history.push({ type: type, payload: payload });
     state.pending = { step: "step", rewind: "step", step_token: "token", force: "token", run: "run", reset: "reset" }[type] || null;
+    if (type === "run") state.runEvents = 0;
     client.send(type, payload);
     setButtons(true);
   }
@@ -192,6 +194,7 @@
     if (ev.append) onAppend(ev.append);
     if (ev.stop) onStop(ev.stop);
     var p = state.pending;
+    if (p === "run") state.runEvents = (state.runEvents || 0) + 1;
     if (p === "step" || (p === "token" && (ev.stage === "append" || ev.stage === "stop")) || ev.stage === "stop" || p === "reset") {
       state.pending = null;
       if (replay) setTimeout(replayNext, 0);
@@ -585,6 +588,19 @@
   // ---------- 7 timing + stop + 9 checksum ----------
   function onStop(s) {
     state.stopped = true;
+    // A cancelled run is recorded as the stages it really ran plus the
+    // cancel, so a replay after a reconnect stops at the same token.
+    if (s.reason === "cancelled" && !replay) {
+      for (var i = history.length - 1; i >= 0; i--) {
+        if (history[i].type !== "run") continue;
+        var steps = [];
+        for (var k = 0; k < (state.runEvents || 0); k++) steps.push({ type: "step" });
+        steps.push({ type: "cancel" });
+        history.splice.apply(history, [i, 1].concat(steps));
+        break;
+      }
+    }
+    state.runEvents = 0;
     state.timings = s.timings;
     drawTiming();
     var reasons = { eos: "the model emitted its end-of-sequence token", stop_string: "a stop string appeared", max_new_tokens: "the max new tokens limit was reached",
