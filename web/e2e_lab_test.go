@@ -152,6 +152,9 @@ func TestBrowserLab(t *testing.T) {
 	if got := evalJS[string](t, ctx, `document.getElementById("sample-text").dataset.chosen`); got != strconv.Itoa(stage(engine.StageSample, 0).Sample.Chosen.ID) {
 		t.Errorf("sampled %s, engine %d", got, stage(engine.StageSample, 0).Sample.Chosen.ID)
 	}
+	if got := evalJS[string](t, ctx, `document.querySelector('[data-testid="chosen-rank"]').textContent`); !strings.HasSuffix(got, fmt.Sprintf("at rank %d", stage(engine.StageSample, 0).Sample.Chosen.Rank)) {
+		t.Errorf("logits panel shows %q, engine rank %d", got, stage(engine.StageSample, 0).Sample.Chosen.Rank)
+	}
 	// 6 append: KV cache grows by one
 	step(6)
 	if got := evalJS[string](t, ctx, `document.getElementById("kv-grid").dataset.cacheLen`); got != strconv.Itoa(stage(engine.StageAppend, 0).Append.CacheLen) {

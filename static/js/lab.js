@@ -481,6 +481,12 @@
       ", p = " + IS.fmt(s.chosen.prob_kept, 4) + ").";
     $("sample-text").setAttribute("data-chosen", s.chosen.id);
     state.lastSample = s;
+    // show the choice in the logits panel too: its rank and its row
+    var old = document.querySelector('#logit-stats [data-stat="chosen"]');
+    if (old) old.remove();
+    $("logit-stats").appendChild(IS.el("span", { class: "stat", "data-stat": "chosen", "data-testid": "chosen-rank" },
+      [IS.el("b", { text: "chosen " }), JSON.stringify(s.chosen.text) + " at rank " + s.chosen.rank]));
+    document.querySelectorAll('#cands tr[data-id]').forEach(function (tr) { tr.classList.toggle("chosen", +tr.dataset.id === s.chosen.id); });
   }
 
   // ---------- 6 KV cache ----------
