@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -185,7 +186,7 @@ func (s *tensorSource) get(name string, shape ...int) ([]float32, error) {
 		return nil, fmt.Errorf("%s: missing tensor %q", strings.Join(where, ","), full)
 	}
 	ti := f.Tensors[full]
-	if !equalShape(ti.Shape, shape) {
+	if !slices.Equal(ti.Shape, shape) {
 		return nil, fmt.Errorf("%s: tensor %q has shape %v, the config needs %v", f.Path, full, ti.Shape, shape)
 	}
 	s.used[full] = true
@@ -194,18 +195,6 @@ func (s *tensorSource) get(name string, shape ...int) ([]float32, error) {
 }
 
 func (s *tensorSource) has(name string) bool { _, ok := s.files[s.prefix+name]; return ok }
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // transpose turns a row-major [r][c] matrix into [c][r].
 func transpose(m []float32, r, c int) []float32 {

@@ -14,30 +14,21 @@ func LoadModel(path, tokenizerPath string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load model: %w", err)
 	}
+	var m *Model
 	if st.IsDir() {
-		m, err := LoadHFDir(path)
-		if err != nil {
-			return nil, err
-		}
-		if tokenizerPath != "" {
-			tk, err := LoadTokenizerFile(tokenizerPath, m.Config.VocabSize)
-			if err != nil {
-				return nil, err
+		m, err = LoadHFDir(path)
+	} else {
+		m, err = LoadLlama2c(path)
+		if tokenizerPath == "" {
+			if p := filepath.Join(filepath.Dir(path), "tokenizer.bin"); fileExists(p) {
+				tokenizerPath = p
 			}
-			m.Tokenizer = tk
 		}
-		return m, nil
 	}
-	m, err := LoadLlama2c(path)
 	if err != nil {
 		return nil, err
 	}
-	if tokenizerPath == "" {
-		if p := filepath.Join(filepath.Dir(path), "tokenizer.bin"); fileExists(p) {
-			tokenizerPath = p
-		}
-	}
-	if tokenizerPath != "" {
+	if tokenizerPath != "" { // an explicit tokenizer replaces the directory's own
 		tk, err := LoadTokenizerFile(tokenizerPath, m.Config.VocabSize)
 		if err != nil {
 			return nil, err

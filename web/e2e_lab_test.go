@@ -70,9 +70,6 @@ func engineRun(t *testing.T, m *engine.Model, cfg engine.SessionConfig) (*engine
 }
 
 func TestBrowserLab(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test: skipped with -short (CI runs it)")
-	}
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -204,9 +201,6 @@ func TestBrowserLab(t *testing.T) {
 }
 
 func TestBrowserCompare(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test: skipped with -short (CI runs it)")
-	}
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	prompt := "The President said that"
@@ -244,9 +238,6 @@ func TestBrowserCompare(t *testing.T) {
 // TestBrowserLabReconnect: when the connection drops mid-run, the lab
 // reconnects and replays the run, so the student loses nothing.
 func TestBrowserLabReconnect(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test: skipped with -short (CI runs it)")
-	}
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -303,9 +294,6 @@ func TestBrowserLabReconnect(t *testing.T) {
 // TestBrowserLabGPT2: a GPT-2-family model shows its learned position
 // vectors in the embeddings panel (the default model uses RoPE instead).
 func TestBrowserLabGPT2(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test: skipped with -short (CI runs it)")
-	}
 	gm, err := engine.LoadModel(testenv.SharedDir(t, "models/tiny-gpt2"), "")
 	if err != nil {
 		t.Fatal(err)

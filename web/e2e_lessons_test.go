@@ -16,9 +16,6 @@ import (
 // each embedded panel ran on the engine (no error), that live values were
 // filled in, and that a tokens panel shows the engine's own token ids.
 func TestBrowserLessons(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test: skipped with -short (CI runs it)")
-	}
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx

@@ -11,9 +11,6 @@ import (
 )
 
 func TestBrowserHome(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test: skipped with -short (CI runs it)")
-	}
 	ts := httptest.NewServer(newTestServer(t))
 	defer ts.Close()
 	b := browsertest.New(t)

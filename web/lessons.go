@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"github.com/inferscope/inferscope/internal/human"
 	"net/http"
 	"strconv"
 
@@ -17,8 +18,8 @@ func LessonValues(m ModelCard) lessons.Values {
 	mha := 2 * int64(m.Layers) * int64(m.Heads) * int64(m.HeadDim) * 4
 	return lessons.Values{
 		"model.name":                   m.Name,
-		"model.params":                 humanCount(m.Params),
-		"model.weights":                humanBytes(m.WeightsBytes),
+		"model.params":                 human.Count(m.Params),
+		"model.weights":                human.Bytes(m.WeightsBytes),
 		"model.vocab":                  strconv.Itoa(m.Vocab),
 		"model.dim":                    strconv.Itoa(m.Dim),
 		"model.layers":                 strconv.Itoa(m.Layers),
@@ -27,35 +28,11 @@ func LessonValues(m ModelCard) lessons.Values {
 		"model.head_dim":               strconv.Itoa(m.HeadDim),
 		"model.q_per_kv":               strconv.Itoa(m.Heads / max(m.KVHeads, 1)),
 		"model.context":                strconv.Itoa(m.Context),
-		"model.kv_bytes_per_token":     humanBytes(m.KVBytesPerToken),
-		"model.kv_bytes_per_token_mha": humanBytes(mha),
+		"model.kv_bytes_per_token":     human.Bytes(m.KVBytesPerToken),
+		"model.kv_bytes_per_token_mha": human.Bytes(mha),
 		"model.kv_formula":             fmt.Sprintf("2 × %d layers × %d heads × %d × 4 bytes", m.Layers, m.KVHeads, m.HeadDim),
-		"model.kv_bytes_full_context":  humanBytes(m.KVBytesPerToken * int64(m.Context)),
+		"model.kv_bytes_full_context":  human.Bytes(m.KVBytesPerToken * int64(m.Context)),
 	}
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
-func humanCount(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.2f billion", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.2f million", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f thousand", float64(n)/1e3)
-	}
-	return strconv.FormatInt(n, 10)
 }
 
 // loadLessons parses the lessons with the default model's numbers.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/inferscope/inferscope/internal/human"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -34,7 +35,7 @@ func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "model\tdownload\tabout")
 		for _, p := range hub.Presets {
-			fmt.Fprintf(tw, "%s\t~%s\t%s\n", p.Repo, humanBytes(p.Bytes), p.About)
+			fmt.Fprintf(tw, "%s\t~%s\t%s\n", p.Repo, human.Bytes(p.Bytes), p.About)
 		}
 		tw.Flush()
 		fmt.Fprintf(stdout, "\ncache: %s\n", c.CacheDir)
@@ -88,7 +89,7 @@ func newProgressBar(w io.Writer) *progressBar { return &progressBar{w: w} }
 
 func (b *progressBar) update(p hub.Progress) {
 	if p.Cached {
-		fmt.Fprintf(b.w, "\r%-28s already in the cache (%s)\n", p.File, humanBytes(p.Total))
+		fmt.Fprintf(b.w, "\r%-28s already in the cache (%s)\n", p.File, human.Bytes(p.Total))
 		return
 	}
 	if p.File != b.file && b.file != "" {
@@ -106,23 +107,11 @@ func (b *progressBar) update(p hub.Progress) {
 	if p.ETA > 0 {
 		eta = time.Duration(p.ETA * float64(time.Second)).Round(time.Second).String()
 	}
-	fmt.Fprintf(b.w, "\r%-28s [%s] %s/%s %s/s ETA %s   ", p.File, bar, humanBytes(p.Done), humanBytes(p.Total), humanBytes(int64(p.Rate)), eta)
+	fmt.Fprintf(b.w, "\r%-28s [%s] %s/%s %s/s ETA %s   ", p.File, bar, human.Bytes(p.Done), human.Bytes(p.Total), human.Bytes(int64(p.Rate)), eta)
 }
 
 func (b *progressBar) finish() {
 	if b.file != "" {
 		fmt.Fprintln(b.w)
 	}
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

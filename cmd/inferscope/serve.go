@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/inferscope/inferscope/internal/human"
 	"io"
 	"log/slog"
 	"net"
@@ -42,7 +43,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	card := cat.Models()[0]
 	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, Puller: newServerPuller(ctx, cat, lg), Limits: web.Limits{MaxSessions: *maxSessions, ReadLimit: *readLimit, MsgsPerSecond: *rate, Burst: *burst, MaxKVBytes: *maxKV},
-		ModelName: card.Name, ModelCard: fmt.Sprintf("(%s, %d layers, %s parameters)", card.Arch, card.Layers, humanCount(card.Params)),
+		ModelName: card.Name, ModelCard: fmt.Sprintf("(%s, %d layers, %s parameters)", card.Arch, card.Layers, human.Count(card.Params)),
 	})
 	if err != nil {
 		return err
@@ -99,16 +100,4 @@ func buildCatalog(paths []string, tokenizer, deflt string, lg *slog.Logger) (*ca
 		}
 	}
 	return cat, nil
-}
-
-func humanCount(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1fB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1fK", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
 }
