@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/inferscope/inferscope/engine/tokenizer"
 )
 
 // hfConfig is the subset of a Hugging Face config.json the engine reads.
@@ -240,7 +242,7 @@ func LoadHF(fsys fs.FS, dir string) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{Name: filepath.Base(filepath.Clean(dir)), Source: dir, Config: c, Weights: w}
-	tok, err := loadTokenizerFS(fsys, dir)
+	tok, err := tokenizer.LoadFS(fsys, dir)
 	if err != nil {
 		return nil, err
 	}

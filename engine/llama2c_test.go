@@ -1,15 +1,11 @@
 package engine
 
 import (
-	"bufio"
-	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/inferscope/inferscope/engine/tokenizer"
 	"github.com/inferscope/inferscope/internal/testenv"
 )
 
@@ -17,7 +13,7 @@ func loadStories(t *testing.T) *Model { return loadStoriesTB(t) }
 
 func loadStoriesTB(t testing.TB) *Model {
 	t.Helper()
-	dir := testenv.SharedDir(t, "models/stories260K")
+	dir := testenv.Stories260K()
 	m, err := LoadModel(filepath.Join(dir, "stories260K.bin"), filepath.Join(dir, "tok512.bin"))
 	if err != nil {
 		t.Fatal(err)
@@ -25,58 +21,9 @@ func loadStoriesTB(t testing.TB) *Model {
 	return m
 }
 
-type expectedTop struct {
-	pos, token, argmax int
-	top                [][2]float64
-}
-
-// parseExpected reads expected-greedy.md: the texts of each prompt and the
-// top-5 table.
-func parseExpected(t *testing.T) (texts map[string]string, rows []expectedTop) {
-	t.Helper()
-	dir := testenv.SharedDir(t, "models/stories260K")
-	f, err := os.Open(filepath.Join(dir, "expected-greedy.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	texts = map[string]string{}
-	sc := bufio.NewScanner(f)
-	var cur string
-	var in bool
-	var buf []string
-	pair := regexp.MustCompile(`\((\d+), (-?[\d.]+)\)`)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "## \"") && !strings.Contains(line, "Top-5"):
-			cur = strings.Trim(strings.TrimPrefix(line, "## "), `"`)
-		case line == "```" && cur != "" && !in:
-			in, buf = true, nil
-		case line == "```" && in:
-			in = false
-			texts[cur] = strings.Join(buf, "\n")
-			cur = ""
-		case in:
-			buf = append(buf, line)
-		case strings.HasPrefix(line, "| ") && pair.MatchString(line):
-			cells := strings.Split(line, "|")
-			var r expectedTop
-			r.pos, _ = strconv.Atoi(strings.TrimSpace(cells[1]))
-			r.token, _ = strconv.Atoi(strings.TrimSpace(cells[2]))
-			r.argmax, _ = strconv.Atoi(strings.TrimSpace(cells[3]))
-			for _, m := range pair.FindAllStringSubmatch(cells[4], -1) {
-				id, _ := strconv.Atoi(m[1])
-				v, _ := strconv.ParseFloat(m[2], 64)
-				r.top = append(r.top, [2]float64{float64(id), v})
-			}
-			rows = append(rows, r)
-		}
-	}
-	if len(texts) < 2 || len(rows) < 10 {
-		t.Fatalf("parsed %d texts and %d rows from expected-greedy.md", len(texts), len(rows))
-	}
-	return texts, rows
+// parseExpected reads expected-greedy.md (internal/testenv).
+func parseExpected(t *testing.T) (map[string]string, []testenv.ExpectedTop) {
+	return testenv.Stories260KExpected(t)
 }
 
 func argmax(v []float32) int {
@@ -92,7 +39,7 @@ func argmax(v []float32) int {
 func TestStories260KTop5Logits(t *testing.T) {
 	m := loadStories(t)
 	_, rows := parseExpected(t)
-	toks, err := m.Tokenizer.Encode("Once upon a time", EncodeOptions{AddBOS: true})
+	toks, err := m.Tokenizer.Encode("Once upon a time", tokenizer.EncodeOptions{AddBOS: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,21 +52,21 @@ func TestStories260KTop5Logits(t *testing.T) {
 	kv, _ := NewKVCache(m.Config, m.Config.SeqLen)
 	var worst float64
 	for _, r := range rows {
-		logits, err := m.Forward(st, kv, []int{r.token}, nil)
+		logits, err := m.Forward(st, kv, []int{r.Token}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := argmax(logits); got != r.argmax {
-			t.Errorf("pos %d: argmax %d, want %d", r.pos, got, r.argmax)
+		if got := argmax(logits); got != r.Argmax {
+			t.Errorf("pos %d: argmax %d, want %d", r.Pos, got, r.Argmax)
 		}
-		for _, p := range r.top {
+		for _, p := range r.Top {
 			d := float64(logits[int(p[0])]) - p[1]
 			if d < 0 {
 				d = -d
 			}
 			worst = max(worst, d)
 			if d > 1e-4 {
-				t.Errorf("pos %d token %d: logit %.6f, want %.6f (diff %.2g)", r.pos, int(p[0]), logits[int(p[0])], p[1], d)
+				t.Errorf("pos %d token %d: logit %.6f, want %.6f (diff %.2g)", r.Pos, int(p[0]), logits[int(p[0])], p[1], d)
 			}
 		}
 	}
@@ -142,7 +89,7 @@ func TestStories260KGreedyText(t *testing.T) {
 // greedyLlama2c reproduces run.c's loop: steps counts positions including
 // BOS and the prompt; output is every token after BOS.
 func greedyLlama2c(t *testing.T, m *Model, prompt string, steps int) string {
-	toks, err := m.Tokenizer.Encode(prompt, EncodeOptions{AddBOS: true})
+	toks, err := m.Tokenizer.Encode(prompt, tokenizer.EncodeOptions{AddBOS: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,10 +113,10 @@ func greedyLlama2c(t *testing.T, m *Model, prompt string, steps int) string {
 		out = append(out, next)
 		tok = next
 	}
-	return Decode(m.Tokenizer, out)
+	return tokenizer.Decode(m.Tokenizer, out)
 }
 
-func tokenIDs(toks []Token) []int {
+func tokenIDs(toks []tokenizer.Token) []int {
 	ids := make([]int, len(toks))
 	for i, t := range toks {
 		ids[i] = t.ID

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/inferscope/inferscope/engine/tokenizer"
 )
 
 // LoadModel loads a model from a Hugging Face directory or a llama2.c .bin
@@ -29,7 +31,7 @@ func LoadModel(path, tokenizerPath string) (*Model, error) {
 		return nil, err
 	}
 	if tokenizerPath != "" { // an explicit tokenizer replaces the directory's own
-		tk, err := LoadTokenizerFile(tokenizerPath, m.Config.VocabSize)
+		tk, err := tokenizer.LoadTokenizerFile(tokenizerPath, m.Config.VocabSize)
 		if err != nil {
 			return nil, err
 		}
@@ -38,22 +40,7 @@ func LoadModel(path, tokenizerPath string) (*Model, error) {
 	return m, nil
 }
 
-// LoadTokenizerFile loads a tokenizer from a file: tokenizer.json, a
-// directory's files, or llama2.c's tokenizer.bin (which needs vocabSize).
-func LoadTokenizerFile(path string, vocabSize int) (Tokenizer, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("load tokenizer: %w", err)
-	}
-	if st.IsDir() {
-		tk, err := LoadTokenizerDir(path)
-		if err == nil && tk == nil {
-			err = fmt.Errorf("%s: no tokenizer.json or vocab.json + merges.txt", path)
-		}
-		return tk, err
-	}
-	if filepath.Ext(path) == ".json" {
-		return LoadTokenizerJSON(path)
-	}
-	return LoadLlama2cTokenizer(path, vocabSize)
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferscope/inferscope/engine/tokenizer"
 	"github.com/inferscope/inferscope/internal/testenv"
 )
 
@@ -28,7 +29,7 @@ func TestTinyGPT2Loads(t *testing.T) {
 	if m.Tokenizer == nil || m.Tokenizer.VocabSize() != 50257 {
 		t.Fatalf("tokenizer not loaded")
 	}
-	toks, err := m.Tokenizer.Encode("Hello world", EncodeOptions{})
+	toks, err := m.Tokenizer.Encode("Hello world", tokenizer.EncodeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/inferscope/inferscope/engine/tokenizer"
+
 // Model is a loaded checkpoint: its shape, its read-only weights and, when
 // the files carry one, its tokenizer. Safe for concurrent use by many
 // Sessions, each with its own State and KVCache.
@@ -8,7 +10,9 @@ type Model struct {
 	Source    string // file or directory it was loaded from
 	Config    Config
 	Weights   Weights
-	Tokenizer Tokenizer // nil when loaded without one
+	Tokenizer tokenizer.Tokenizer // nil when loaded without one
+
+	checksum checksum // of Weights, computed on first use (checksum.go)
 }
 
 // State holds one run's scratch buffers, sized for up to cap positions per

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/engine/tokenizer"
 )
 
 // TestDefaultModelMatchesTrainingGoldens: the engine reproduces the logits
@@ -39,7 +40,7 @@ func TestDefaultModelMatchesTrainingGoldens(t *testing.T) {
 		t.Fatal("no golden prompts")
 	}
 	for _, p := range g.Prompts {
-		toks, err := m.Tokenizer.Encode(p.Prompt, engine.EncodeOptions{})
+		toks, err := m.Tokenizer.Encode(p.Prompt, tokenizer.EncodeOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

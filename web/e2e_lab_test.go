@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/engine/session"
 	"github.com/inferscope/inferscope/internal/browsertest"
 	"github.com/inferscope/inferscope/internal/catalog"
 	"github.com/inferscope/inferscope/internal/testenv"
@@ -56,13 +57,13 @@ func evalJS[T any](t *testing.T, ctx context.Context, expr string) T {
 }
 
 // engineRun mirrors what the lab does, through the engine directly.
-func engineRun(t *testing.T, m *engine.Model, cfg engine.SessionConfig) (*engine.Session, []*engine.Event) {
+func engineRun(t *testing.T, m *engine.Model, cfg session.Config) (*session.Session, []*session.Event) {
 	t.Helper()
-	s, err := engine.NewSession(m, cfg)
+	s, err := session.New(m, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := s.Run(context.Background())
+	evs, err := s.Advance(context.Background(), session.UntilStop, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,9 +75,9 @@ func TestBrowserLab(t *testing.T) {
 	b := browsertest.New(t)
 	ctx := b.Ctx
 	prompt := "The President said that"
-	cfg := engine.SessionConfig{Prompt: prompt, Sampling: engine.DefaultSampling(), MaxNewTokens: 12}
+	cfg := session.Config{Prompt: prompt, Sampling: session.DefaultSampling(), MaxNewTokens: 12}
 	_, want := engineRun(t, m, cfg)
-	stage := func(s engine.Stage, i int) *engine.Event {
+	stage := func(s session.Stage, i int) *session.Event {
 		n := 0
 		for _, e := range want {
 			if e.Stage == s {
@@ -115,7 +116,7 @@ func TestBrowserLab(t *testing.T) {
 	step(1)
 	ids := evalJS[[]int](t, ctx, `[...document.querySelectorAll('[data-testid="chip"]')].map(c => +c.dataset.id)`)
 	var wantIDs []int
-	for _, tk := range stage(engine.StageTokenize, 0).Tokenize.Tokens {
+	for _, tk := range stage(session.StageTokenize, 0).Tokenize.Tokens {
 		wantIDs = append(wantIDs, tk.ID)
 	}
 	if fmt.Sprint(ids) != fmt.Sprint(wantIDs) {
@@ -139,22 +140,22 @@ func TestBrowserLab(t *testing.T) {
 	}
 	// 4 logits: top candidate and its raw logit equal the engine's
 	step(4)
-	lg := stage(engine.StageLogits, 0).Logits
+	lg := stage(session.StageLogits, 0).Logits
 	top := evalJS[[]string](t, ctx, `[...document.querySelector('[data-testid="cand-row"]').children].map(td => td.textContent)`)
 	if top[2] != strconv.Itoa(lg.Top[0].ID) || top[3] != fmt.Sprintf("%.4f", lg.Top[0].Logit) {
 		t.Errorf("top candidate row %v, engine id %d logit %.4f", top, lg.Top[0].ID, lg.Top[0].Logit)
 	}
 	// 5 sample
 	step(5)
-	if got := evalJS[string](t, ctx, `document.getElementById("sample-text").dataset.chosen`); got != strconv.Itoa(stage(engine.StageSample, 0).Sample.Chosen.ID) {
-		t.Errorf("sampled %s, engine %d", got, stage(engine.StageSample, 0).Sample.Chosen.ID)
+	if got := evalJS[string](t, ctx, `document.getElementById("sample-text").dataset.chosen`); got != strconv.Itoa(stage(session.StageSample, 0).Sample.Chosen.ID) {
+		t.Errorf("sampled %s, engine %d", got, stage(session.StageSample, 0).Sample.Chosen.ID)
 	}
-	if got := evalJS[string](t, ctx, `document.querySelector('[data-testid="chosen-rank"]').textContent`); !strings.HasSuffix(got, fmt.Sprintf("at rank %d", stage(engine.StageSample, 0).Sample.Chosen.Rank)) {
-		t.Errorf("logits panel shows %q, engine rank %d", got, stage(engine.StageSample, 0).Sample.Chosen.Rank)
+	if got := evalJS[string](t, ctx, `document.querySelector('[data-testid="chosen-rank"]').textContent`); !strings.HasSuffix(got, fmt.Sprintf("at rank %d", stage(session.StageSample, 0).Sample.Chosen.Rank)) {
+		t.Errorf("logits panel shows %q, engine rank %d", got, stage(session.StageSample, 0).Sample.Chosen.Rank)
 	}
 	// 6 append: KV cache grows by one
 	step(6)
-	if got := evalJS[string](t, ctx, `document.getElementById("kv-grid").dataset.cacheLen`); got != strconv.Itoa(stage(engine.StageAppend, 0).Append.CacheLen) {
+	if got := evalJS[string](t, ctx, `document.getElementById("kv-grid").dataset.cacheLen`); got != strconv.Itoa(stage(session.StageAppend, 0).Append.CacheLen) {
 		t.Errorf("kv grid cache len %s", got)
 	}
 	b.Screenshot(t, "lab-first-token")
@@ -204,10 +205,10 @@ func TestBrowserCompare(t *testing.T) {
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	prompt := "The President said that"
-	p := engine.DefaultSampling()
+	p := session.DefaultSampling()
 	p.Seed = 3
-	g, _ := engineRun(t, m, engine.SessionConfig{Prompt: prompt, Sampling: engine.SamplingParams{Temperature: 0, TopP: 1}, MaxNewTokens: 16})
-	s, _ := engineRun(t, m, engine.SessionConfig{Prompt: prompt, Sampling: p, MaxNewTokens: 16})
+	g, _ := engineRun(t, m, session.Config{Prompt: prompt, Sampling: session.SamplingParams{Temperature: 0, TopP: 1}, MaxNewTokens: 16})
+	s, _ := engineRun(t, m, session.Config{Prompt: prompt, Sampling: p, MaxNewTokens: 16})
 	first := -1
 	gg, sg := g.Generated(), s.Generated()
 	for i := 0; i < max(len(gg), len(sg)); i++ {
@@ -241,7 +242,7 @@ func TestBrowserLabReconnect(t *testing.T) {
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
-	_, want := engineRun(t, m, engine.SessionConfig{Prompt: "The President said", Sampling: engine.DefaultSampling(), MaxNewTokens: 8})
+	_, want := engineRun(t, m, session.Config{Prompt: "The President said", Sampling: session.DefaultSampling(), MaxNewTokens: 8})
 	var wantGen []int
 	for _, e := range want {
 		if e.Append != nil {

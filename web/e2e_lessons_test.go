@@ -8,7 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/engine/tokenizer"
 	"github.com/inferscope/inferscope/internal/browsertest"
 )
 
@@ -49,7 +49,7 @@ func TestBrowserLessons(t *testing.T) {
 			}
 			if slug == "after-send" && s == 2 {
 				ids := evalJS[[]int](t, ctx, `[...document.querySelectorAll('#section-2 .chip')].map(c => +c.dataset.id)`)
-				toks, _ := m.Tokenizer.Encode("The capital of France is", engine.EncodeOptions{AddBOS: true})
+				toks, _ := m.Tokenizer.Encode("The capital of France is", tokenizer.EncodeOptions{AddBOS: true})
 				var want []int
 				for _, tk := range toks {
 					want = append(want, tk.ID)

@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/engine/session"
 )
 
 // metrics are the server's counters, exported on /metrics in Prometheus
@@ -50,7 +50,7 @@ func newMetrics(kvBytes func() float64) *metrics {
 	return m
 }
 
-func (m *metrics) observeStep(ev *engine.Event, d time.Duration) {
+func (m *metrics) observeStep(ev *session.Event, d time.Duration) {
 	st := string(ev.Stage)
 	m.steps.WithLabelValues(st).Inc()
 	m.stepTime.WithLabelValues(st).Observe(d.Seconds())

@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/engine/session"
 	"github.com/inferscope/inferscope/web/views"
 )
 
@@ -17,12 +17,12 @@ func (s *Server) models() []ModelCard {
 }
 
 func (s *Server) pageData() views.LabData {
-	d := engine.DefaultSampling()
+	d := session.DefaultSampling()
 	return views.LabData{
 		Models: s.models(),
 		Defaults: views.LabDefaults{Prompt: "The President said", Temperature: d.Temperature, TopK: d.TopK, TopP: d.TopP, MinP: d.MinP,
 			Seed: d.Seed, MaxNewTokens: 32},
-		Limits: views.LabLimits{MaxPromptBytes: engine.MaxPromptBytes, MaxStopStrings: engine.MaxStopStrings, MaxSampleN: engine.MaxSampleMany},
+		Limits: views.LabLimits{MaxPromptBytes: session.MaxPromptBytes, MaxStopStrings: session.MaxStopStrings, MaxSampleN: session.MaxSampleMany},
 	}
 }
 

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/engine/session"
+	"github.com/inferscope/inferscope/engine/tokenizer"
 )
 
 // ProtocolVersion is the websocket protocol's version. Every server message
@@ -57,20 +58,20 @@ type Command struct {
 
 // StartPayload sets up a run.
 type StartPayload struct {
-	Model        string               `json:"model"`
-	Prompt       string               `json:"prompt"`
-	Chat         []engine.ChatMessage `json:"chat"`
-	Sampling     *SamplingPayload     `json:"sampling"`
-	MaxNewTokens int                  `json:"max_new_tokens"`
-	StopStrings  []string             `json:"stop_strings"`
-	AddBOS       *bool                `json:"add_bos"`
-	StopAtEOS    *bool                `json:"stop_at_eos"`
-	TopN         int                  `json:"top_n"`
-	AllAttention bool                 `json:"all_attention"`
-	NoCache      bool                 `json:"no_cache"`
+	Model        string                  `json:"model"`
+	Prompt       string                  `json:"prompt"`
+	Chat         []tokenizer.ChatMessage `json:"chat"`
+	Sampling     *SamplingPayload        `json:"sampling"`
+	MaxNewTokens int                     `json:"max_new_tokens"`
+	StopStrings  []string                `json:"stop_strings"`
+	AddBOS       *bool                   `json:"add_bos"`
+	StopAtEOS    *bool                   `json:"stop_at_eos"`
+	TopN         int                     `json:"top_n"`
+	AllAttention bool                    `json:"all_attention"`
+	NoCache      bool                    `json:"no_cache"`
 }
 
-// SamplingPayload mirrors engine.SamplingParams; absent fields take defaults.
+// SamplingPayload mirrors session.SamplingParams; absent fields take defaults.
 type SamplingPayload struct {
 	Temperature *float64 `json:"temperature"`
 	TopK        *int     `json:"top_k"`
@@ -80,8 +81,8 @@ type SamplingPayload struct {
 }
 
 // SessionConfig turns a start payload into the engine's settings.
-func (p *StartPayload) SessionConfig() engine.SessionConfig {
-	s := engine.DefaultSampling()
+func (p *StartPayload) SessionConfig() session.Config {
+	s := session.DefaultSampling()
 	if sp := p.Sampling; sp != nil {
 		if sp.Temperature != nil {
 			s.Temperature = *sp.Temperature
@@ -99,7 +100,7 @@ func (p *StartPayload) SessionConfig() engine.SessionConfig {
 			s.Seed = *sp.Seed
 		}
 	}
-	return engine.SessionConfig{Prompt: p.Prompt, Chat: p.Chat, Sampling: s, MaxNewTokens: p.MaxNewTokens,
+	return session.Config{Prompt: p.Prompt, Chat: p.Chat, Sampling: s, MaxNewTokens: p.MaxNewTokens,
 		StopStrings: p.StopStrings, AddBOS: p.AddBOS, StopAtEOS: p.StopAtEOS, TopN: p.TopN, AllAttention: p.AllAttention, NoCache: p.NoCache}
 }
 

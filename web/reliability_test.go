@@ -18,7 +18,7 @@ import (
 	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 
-	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/engine/session"
 	"github.com/inferscope/inferscope/internal/catalog"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
@@ -170,10 +170,10 @@ type panicCatalog struct{ web.Catalog }
 
 type panicRunner struct{ web.Runner }
 
-func (panicRunner) Step(context.Context) (*engine.Event, error) { panic("boom") }
-func (panicRunner) Done() bool                                  { return false }
+func (panicRunner) Step(context.Context) (*session.Event, error) { panic("boom") }
+func (panicRunner) Done() bool                                   { return false }
 
-func (p panicCatalog) NewRun(model string, cfg engine.SessionConfig) (web.Runner, error) {
+func (p panicCatalog) NewRun(model string, cfg session.Config) (web.Runner, error) {
 	r, err := p.Catalog.NewRun(model, cfg)
 	if cfg.Prompt == "panic" {
 		return panicRunner{r}, err

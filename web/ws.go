@@ -16,18 +16,19 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/engine/session"
 )
 
-// Runner is one step-through run; *engine.Session implements it.
+// Runner is one step-through run; *session.Session implements it.
 type Runner interface {
-	Step(ctx context.Context) (*engine.Event, error)
-	Rewind(n int) (*engine.Event, error)
+	Step(ctx context.Context) (*session.Event, error)
+	Rewind(n int) (*session.Event, error)
 	Force(id int) error
-	Cancel() (*engine.Event, error)
+	Cancel() (*session.Event, error)
 	Done() bool
-	Next() engine.Stage
+	Next() session.Stage
 	CurrentLogits() []float32
-	SampleMany(n int) ([]engine.TokenCount, error)
+	SampleMany(n int) ([]session.TokenCount, error)
 }
 
 // ModelCard describes a model the server offers.
@@ -57,7 +58,7 @@ type ModelCard struct {
 // Catalog is the set of models runs can use.
 type Catalog interface {
 	Models() []ModelCard
-	NewRun(model string, cfg engine.SessionConfig) (Runner, error)
+	NewRun(model string, cfg session.Config) (Runner, error)
 }
 
 // Limits bound what one server and one connection may use. Zero fields
@@ -529,7 +530,7 @@ func (c *wsConn) step(cmd Command) {
 		switch {
 		case cmd.Type == CmdStep, c.runner.Done():
 			return
-		case cmd.Type == CmdStepToken && (ev.Stage == engine.StageAppend || ev.Stage == engine.StageStop):
+		case cmd.Type == CmdStepToken && (ev.Stage == session.StageAppend || ev.Stage == session.StageStop):
 			return
 		}
 		select {
@@ -572,6 +573,6 @@ func (s *Server) shutdownSessions() {
 func (s *Server) welcome() map[string]any {
 	return map[string]any{"protocol": ProtocolVersion, "models": s.opts.Catalog.Models(), "limits": map[string]any{
 		"max_sessions": s.limits.MaxSessions, "read_limit_bytes": s.limits.ReadLimit, "messages_per_second": s.limits.MsgsPerSecond,
-		"max_prompt_bytes": engine.MaxPromptBytes, "max_stop_strings": engine.MaxStopStrings, "max_sample_n": engine.MaxSampleMany,
+		"max_prompt_bytes": session.MaxPromptBytes, "max_stop_strings": session.MaxStopStrings, "max_sample_n": session.MaxSampleMany,
 	}}
 }

@@ -69,19 +69,24 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *promptN < 1 || *genN < 1 {
 		return fmt.Errorf("--prompt-tokens and --gen-tokens must be at least 1")
 	}
+	var shapeNames []string
+	if *shapes != "" {
+		shapeNames = strings.Split(*shapes, ",")
+	}
+	for _, n := range shapeNames { // check every flag before the slow probe
+		if _, ok := engine.Shapes[n]; !ok {
+			return fmt.Errorf("unknown shape %q (known: %s)", n, strings.Join(names, ", "))
+		}
+	}
 	var rep benchReport
 	rep.Machine.CPUs = runtimeCPUs()
 	rep.Machine.BandwidthProbeSize = 512 << 20
 	bw := engine.MeasureReadBandwidth(rep.Machine.BandwidthProbeSize)
 	rep.Machine.ReadBandwidthGBps = round(bw/1e9, 2)
 	var todo []*engine.Model
-	if *shapes != "" {
-		for _, n := range strings.Split(*shapes, ",") {
-			c, ok := engine.Shapes[n]
-			if !ok {
-				return fmt.Errorf("unknown shape %q (known: %s)", n, strings.Join(names, ", "))
-			}
-			m, err := engine.RandomModel(n, c, 1)
+	if len(shapeNames) > 0 {
+		for _, n := range shapeNames {
+			m, err := engine.RandomModel(n, engine.Shapes[n], 1)
 			if err != nil {
 				return err
 			}

@@ -8,7 +8,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/engine/session"
+	"github.com/inferscope/inferscope/engine/tokenizer"
 )
 
 func init() {
@@ -33,7 +34,7 @@ type sessionFlags struct {
 }
 
 func addSessionFlags(fs *flag.FlagSet) sessionFlags {
-	d := engine.DefaultSampling()
+	d := session.DefaultSampling()
 	return sessionFlags{
 		model:       addModelFlags(fs),
 		prompt:      fs.String("prompt", "", "the prompt (the user message with --chat)"),
@@ -50,15 +51,15 @@ func addSessionFlags(fs *flag.FlagSet) sessionFlags {
 	}
 }
 
-func (f sessionFlags) session() (*engine.Session, error) {
+func (f sessionFlags) session() (*session.Session, error) {
 	m, err := f.model.load()
 	if err != nil {
 		return nil, err
 	}
-	cfg := engine.SessionConfig{
+	cfg := session.Config{
 		Prompt:       *f.prompt,
 		MaxNewTokens: *f.maxTokens,
-		Sampling:     engine.SamplingParams{Temperature: *f.temperature, TopK: *f.topK, TopP: *f.topP, MinP: *f.minP, Seed: *f.seed},
+		Sampling:     session.SamplingParams{Temperature: *f.temperature, TopK: *f.topK, TopP: *f.topP, MinP: *f.minP, Seed: *f.seed},
 	}
 	if *f.stops != "" {
 		cfg.StopStrings = strings.Split(*f.stops, "|")
@@ -69,11 +70,11 @@ func (f sessionFlags) session() (*engine.Session, error) {
 	}
 	if *f.chat || *f.system != "" {
 		if *f.system != "" {
-			cfg.Chat = append(cfg.Chat, engine.ChatMessage{Role: "system", Content: *f.system})
+			cfg.Chat = append(cfg.Chat, tokenizer.ChatMessage{Role: "system", Content: *f.system})
 		}
-		cfg.Chat = append(cfg.Chat, engine.ChatMessage{Role: "user", Content: *f.prompt})
+		cfg.Chat = append(cfg.Chat, tokenizer.ChatMessage{Role: "user", Content: *f.prompt})
 	}
-	return engine.NewSession(m, cfg)
+	return session.New(m, cfg)
 }
 
 func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -86,7 +87,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	var stop *engine.StopInfo
+	var stop *session.StopInfo
 	for !s.Done() {
 		ev, err := s.Step(ctx)
 		if err != nil {
@@ -109,7 +110,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 // visiblePrompt is the prompt as the model saw it, without BOS/EOS markers.
-func visiblePrompt(t *engine.TokenizeInfo) string {
+func visiblePrompt(t *session.TokenizeInfo) string {
 	return t.Text
 }
 
@@ -147,12 +148,12 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 type traceLine struct {
-	*engine.Event
+	*session.Event
 	Pos        int       `json:"pos"`
 	FullLogits []float32 `json:"full_logits,omitempty"`
 }
 
-func eventPos(ev *engine.Event) int {
+func eventPos(ev *session.Event) int {
 	switch {
 	case ev.Logits != nil:
 		return ev.Logits.Pos

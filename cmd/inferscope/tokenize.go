@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/engine/tokenizer"
 )
 
 func init() {
@@ -41,13 +41,13 @@ func runTokenize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	toks, err := m.Tokenizer.Encode(*text, engine.EncodeOptions{AddBOS: *bos, AllowSpecial: *special})
+	toks, err := m.Tokenizer.Encode(*text, tokenizer.EncodeOptions{AddBOS: *bos, AllowSpecial: *special})
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		if toks == nil {
-			toks = []engine.Token{}
+			toks = []tokenizer.Token{}
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

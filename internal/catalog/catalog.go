@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/engine/session"
+	"github.com/inferscope/inferscope/engine/tokenizer"
 	"github.com/inferscope/inferscope/web"
 )
 
@@ -64,7 +66,7 @@ func Card(m *engine.Model) web.ModelCard {
 	return web.ModelCard{Name: m.Name, Arch: string(cf.Arch), Source: m.Source, Params: m.Weights.NumParams(), WeightsBytes: m.Weights.Bytes(),
 		Layers: cf.NLayers, Dim: cf.Dim, Heads: cf.NHeads, KVHeads: cf.NKVHeads, HeadDim: cf.HeadDim, HiddenDim: cf.HiddenDim,
 		Vocab: cf.VocabSize, Context: cf.SeqLen, KVBytesPerToken: cf.KVBytesPerToken(), Tokenizer: m.Tokenizer.Kind(),
-		Position: pos, Checksum: m.WeightsChecksum(), Chat: string(engine.ChatStyleFor(m.Tokenizer))}
+		Position: pos, Checksum: m.WeightsChecksum(), Chat: string(tokenizer.ChatStyleFor(m.Tokenizer))}
 }
 
 // Models implements web.Catalog: the default first, then in load order.
@@ -98,10 +100,10 @@ func (c *Catalog) Model(name string) (*engine.Model, error) {
 }
 
 // NewRun implements web.Catalog.
-func (c *Catalog) NewRun(name string, cfg engine.SessionConfig) (web.Runner, error) {
+func (c *Catalog) NewRun(name string, cfg session.Config) (web.Runner, error) {
 	m, err := c.Model(name)
 	if err != nil {
 		return nil, err
 	}
-	return engine.NewSession(m, cfg)
+	return session.New(m, cfg)
 }

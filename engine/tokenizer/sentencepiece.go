@@ -1,4 +1,4 @@
-package engine
+package tokenizer
 
 import (
 	"encoding/binary"
@@ -16,19 +16,12 @@ import (
 // while the vocabulary allows. llama2.c's tokenizer.bin ranks a merge by the
 // merged piece's score; HF tokenizer.json ranks it by the merges list.
 type SentencePiece struct {
-	pieces      []string
-	bytes       [][]byte
+	vocabulary
 	scores      []float32
-	ids         map[string]int
 	mergeRank   map[[2]int]int // HF: pair → rank; nil for llama2.c (score mode)
-	byteID      [256]int
-	bos, eos    int
-	special     map[int]bool
-	specials    []string // special-token strings, longest first
 	dummyPrefix bool
 	spaceRune   string // how the vocabulary spells a space: " " or "▁"
 	maxLen      int
-	kind        string
 }
 
 // LoadLlama2cTokenizer reads llama2.c's tokenizer.bin for a model with
@@ -58,8 +51,8 @@ func ParseLlama2cTokenizer(b []byte, vocabSize int) (*SentencePiece, error) {
 	if maxLen <= 0 || maxLen > 1<<16 {
 		return nil, fmt.Errorf("max_token_length %d out of range 1..65536", maxLen)
 	}
-	tk := &SentencePiece{ids: map[string]int{}, special: map[int]bool{}, dummyPrefix: true, spaceRune: " ",
-		maxLen: maxLen, kind: "SentencePiece BPE (llama2.c tokenizer.bin)", bos: 1, eos: 2}
+	tk := &SentencePiece{vocabulary: vocabulary{ids: map[string]int{}, special: map[int]bool{}, kind: "SentencePiece BPE (llama2.c tokenizer.bin)", bos: 1, eos: 2},
+		dummyPrefix: true, spaceRune: " ", maxLen: maxLen}
 	off := 4
 	for i := 0; i < vocabSize; i++ {
 		if off+8 > len(b) {
@@ -102,43 +95,21 @@ func (tk *SentencePiece) finish() {
 	for i := range tk.byteID {
 		tk.byteID[i] = -1
 	}
-	tk.bytes = make([][]byte, len(tk.pieces))
+	tk.raw = make([][]byte, len(tk.pieces))
 	for i, p := range tk.pieces {
 		if len(p) == 6 && strings.HasPrefix(p, "<0x") && p[5] == '>' {
 			var v byte
 			if _, err := fmt.Sscanf(p, "<0x%02X>", &v); err == nil {
 				tk.byteID[v] = i
-				tk.bytes[i] = []byte{v}
+				tk.raw[i] = []byte{v}
 				continue
 			}
 		}
 		if tk.spaceRune != " " {
 			p = strings.ReplaceAll(p, tk.spaceRune, " ")
 		}
-		tk.bytes[i] = []byte(p)
+		tk.raw[i] = []byte(p)
 	}
-}
-
-func (tk *SentencePiece) VocabSize() int       { return len(tk.pieces) }
-func (tk *SentencePiece) BOS() int             { return tk.bos }
-func (tk *SentencePiece) EOS() int             { return tk.eos }
-func (tk *SentencePiece) Kind() string         { return tk.kind }
-func (tk *SentencePiece) IsSpecial(i int) bool { return tk.special[i] }
-func (tk *SentencePiece) Piece(id int) string {
-	if id < 0 || id >= len(tk.pieces) {
-		return ""
-	}
-	return tk.pieces[id]
-}
-func (tk *SentencePiece) Lookup(p string) (int, bool) { id, ok := tk.ids[p]; return id, ok }
-func (tk *SentencePiece) TokenBytes(id int) []byte {
-	if id < 0 || id >= len(tk.bytes) {
-		return nil
-	}
-	if tk.special[id] {
-		return []byte(tk.pieces[id])
-	}
-	return tk.bytes[id]
 }
 
 func (tk *SentencePiece) score(a, b int) (int, float64, bool) {
@@ -198,7 +169,7 @@ func (tk *SentencePiece) Encode(text string, opts EncodeOptions) ([]Token, error
 			}
 		}
 		for _, s := range mergeSymbols(syms, tk.score) {
-			out = append(out, Token{ID: s.id, Piece: tk.pieces[s.id], Text: string(tk.bytes[s.id]), Start: s.start, End: s.end, Added: s.inserted})
+			out = append(out, Token{ID: s.id, Piece: tk.pieces[s.id], Text: string(tk.raw[s.id]), Start: s.start, End: s.end, Added: s.inserted})
 		}
 	}
 	markPartial(text, out)

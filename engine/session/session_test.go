@@ -1,28 +1,33 @@
-package engine
+package session
 
 import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/engine/tokenizer"
+	"github.com/inferscope/inferscope/internal/testenv"
 )
 
 func greedy() SamplingParams { return SamplingParams{Temperature: 0, TopP: 1} }
 
 func runAll(t *testing.T, s *Session) []*Event {
 	t.Helper()
-	evs, err := s.Run(context.Background())
+	evs, err := s.Advance(context.Background(), UntilStop, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return evs
 }
 
-func newSession(t *testing.T, m *Model, cfg SessionConfig) *Session {
+func newSession(t *testing.T, m *engine.Model, cfg Config) *Session {
 	t.Helper()
-	s, err := NewSession(m, cfg)
+	s, err := New(m, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +39,7 @@ func TestSessionGreedyMatchesLlama2c(t *testing.T) {
 	texts, _ := parseExpected(t)
 	for prompt, want := range texts {
 		t.Run(prompt, func(t *testing.T) {
-			s := newSession(t, m, SessionConfig{Prompt: prompt, Sampling: greedy(), MaxNewTokens: 64})
+			s := newSession(t, m, Config{Prompt: prompt, Sampling: greedy(), MaxNewTokens: 64})
 			// run.c -n 64 counts positions including BOS: 64 - prompt tokens generated
 			s.cfg.MaxNewTokens = 64 - (s.nPrompt - 1)
 			evs := runAll(t, s)
@@ -51,7 +56,7 @@ func TestSessionGreedyMatchesLlama2c(t *testing.T) {
 
 func TestSessionStagesInOrder(t *testing.T) {
 	m := loadStories(t)
-	s := newSession(t, m, SessionConfig{Prompt: "Once upon a time", Sampling: greedy(), MaxNewTokens: 3})
+	s := newSession(t, m, Config{Prompt: "Once upon a time", Sampling: greedy(), MaxNewTokens: 3})
 	var stages []string
 	for !s.Done() {
 		ev, err := s.Step(context.Background())
@@ -71,7 +76,7 @@ func TestSessionStagesInOrder(t *testing.T) {
 
 func TestSessionEventsCarryRealValues(t *testing.T) {
 	m := loadStories(t)
-	s := newSession(t, m, SessionConfig{Prompt: "Once upon a time", Sampling: DefaultSampling(), MaxNewTokens: 2})
+	s := newSession(t, m, Config{Prompt: "Once upon a time", Sampling: DefaultSampling(), MaxNewTokens: 2})
 	evs := runAll(t, s)
 	byStage := map[Stage][]*Event{}
 	for _, e := range evs {
@@ -117,7 +122,7 @@ func TestSessionDeterminism(t *testing.T) {
 	gen := func(seed uint64) []int {
 		p := DefaultSampling()
 		p.Seed = seed
-		s := newSession(t, m, SessionConfig{Prompt: "The little girl", Sampling: p, MaxNewTokens: 30})
+		s := newSession(t, m, Config{Prompt: "The little girl", Sampling: p, MaxNewTokens: 30})
 		runAll(t, s)
 		return s.Generated()
 	}
@@ -132,7 +137,7 @@ func TestSessionDeterminism(t *testing.T) {
 
 func TestSessionRewindEqualsFreshRun(t *testing.T) {
 	m := loadStories(t)
-	cfg := SessionConfig{Prompt: "Once upon a time", Sampling: DefaultSampling(), MaxNewTokens: 20}
+	cfg := Config{Prompt: "Once upon a time", Sampling: DefaultSampling(), MaxNewTokens: 20}
 	fresh := newSession(t, m, cfg)
 	runAll(t, fresh)
 
@@ -158,7 +163,7 @@ func TestSessionRewindEqualsFreshRun(t *testing.T) {
 
 func TestSessionForcedToken(t *testing.T) {
 	m := loadStories(t)
-	s := newSession(t, m, SessionConfig{Prompt: "Once upon a time", Sampling: greedy(), MaxNewTokens: 5})
+	s := newSession(t, m, Config{Prompt: "Once upon a time", Sampling: greedy(), MaxNewTokens: 5})
 	ctx := context.Background()
 	for s.Next() != StageSample {
 		if _, err := s.Step(ctx); err != nil {
@@ -176,8 +181,8 @@ func TestSessionForcedToken(t *testing.T) {
 	s.Step(ctx) // append: forward the forced token
 	got := s.CurrentLogits()
 	// reference: a fresh pass over prompt + forced token
-	st := NewState(m.Config)
-	kv, _ := NewKVCache(m.Config, 64)
+	st := engine.NewState(m.Config)
+	kv, _ := engine.NewKVCache(m.Config, 64)
 	want, _ := m.Forward(st, kv, append(s.PromptIDs(), forced), nil)
 	for i := range want {
 		if d := got[i] - want[i]; d > 1e-5 || d < -1e-5 {
@@ -193,7 +198,7 @@ func TestSessionStopString(t *testing.T) {
 	m := loadStories(t)
 	// greedy continues "Once upon a time" with ", there was a little girl named Lily."
 	// " Lily" is split across tokens by this vocabulary.
-	base := newSession(t, m, SessionConfig{Prompt: "Once upon a time", Sampling: greedy(), MaxNewTokens: 30})
+	base := newSession(t, m, Config{Prompt: "Once upon a time", Sampling: greedy(), MaxNewTokens: 30})
 	runAll(t, base)
 	text := base.stopped.Text
 	stop := "named Li"
@@ -215,7 +220,7 @@ func TestSessionStopString(t *testing.T) {
 	if !spans {
 		t.Fatalf("stop string inside one token: %q", pieces)
 	}
-	s := newSession(t, m, SessionConfig{Prompt: "Once upon a time", Sampling: greedy(), MaxNewTokens: 30, StopStrings: []string{stop}})
+	s := newSession(t, m, Config{Prompt: "Once upon a time", Sampling: greedy(), MaxNewTokens: 30, StopStrings: []string{stop}})
 	evs := runAll(t, s)
 	st := evs[len(evs)-1].Stop
 	if st.Reason != StopString || !strings.HasSuffix(st.Text, stop) && !strings.Contains(st.Text[max(0, len(st.Text)-12):], stop) {
@@ -231,13 +236,13 @@ func TestSessionStopConditions(t *testing.T) {
 	no := false
 	tests := []struct {
 		name   string
-		cfg    SessionConfig
+		cfg    Config
 		reason string
 	}{
-		{"max tokens", SessionConfig{Prompt: "Hi", Sampling: greedy(), MaxNewTokens: 4}, StopMaxTokens},
-		{"context full", SessionConfig{Prompt: "Hi", Sampling: greedy(), MaxNewTokens: 512}, StopContextFull},
-		{"eos when forced", SessionConfig{Prompt: "Hi", Sampling: greedy(), MaxNewTokens: 10}, StopEOS},
-		{"eos ignored", SessionConfig{Prompt: "Hi", Sampling: greedy(), MaxNewTokens: 3, StopAtEOS: &no}, StopMaxTokens},
+		{"max tokens", Config{Prompt: "Hi", Sampling: greedy(), MaxNewTokens: 4}, StopMaxTokens},
+		{"context full", Config{Prompt: "Hi", Sampling: greedy(), MaxNewTokens: 512}, StopContextFull},
+		{"eos when forced", Config{Prompt: "Hi", Sampling: greedy(), MaxNewTokens: 10}, StopEOS},
+		{"eos ignored", Config{Prompt: "Hi", Sampling: greedy(), MaxNewTokens: 3, StopAtEOS: &no}, StopMaxTokens},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -255,7 +260,7 @@ func TestSessionStopConditions(t *testing.T) {
 		})
 	}
 	// cancellation
-	s := newSession(t, m, SessionConfig{Prompt: "Hi", Sampling: greedy(), MaxNewTokens: 50})
+	s := newSession(t, m, Config{Prompt: "Hi", Sampling: greedy(), MaxNewTokens: 50})
 	ctx, cancel := context.WithCancel(context.Background())
 	s.Step(ctx)
 	cancel()
@@ -268,44 +273,26 @@ func TestSessionStopConditions(t *testing.T) {
 func TestSessionBadConfig(t *testing.T) {
 	m := loadStories(t)
 	tests := []struct {
-		cfg  SessionConfig
+		cfg  Config
 		want string
 	}{
-		{SessionConfig{Prompt: "x", Sampling: SamplingParams{Temperature: -1, TopP: 1}, MaxNewTokens: 5}, "temperature -1"},
-		{SessionConfig{Prompt: "x", Sampling: greedy(), MaxNewTokens: 0}, "max_new_tokens 0 out of range: allowed 1 to 512"},
-		{SessionConfig{Prompt: "x", Sampling: greedy(), MaxNewTokens: 513}, "max_new_tokens 513"},
-		{SessionConfig{Prompt: strings.Repeat("a", MaxPromptBytes+1), Sampling: greedy(), MaxNewTokens: 5}, "the limit is 16384"},
-		{SessionConfig{Prompt: strings.Repeat("zq ", 600), Sampling: greedy(), MaxNewTokens: 5}, "leaves no room to generate"},
-		{SessionConfig{Prompt: "bad \xff", Sampling: greedy(), MaxNewTokens: 5}, "not valid UTF-8"},
-		{SessionConfig{Prompt: "x", Sampling: greedy(), MaxNewTokens: 5, StopStrings: []string{""}}, "stop string"},
-		{SessionConfig{Chat: []ChatMessage{{Role: "robot", Content: "x"}}, Sampling: greedy(), MaxNewTokens: 5}, `role "robot"`},
+		{Config{Prompt: "x", Sampling: SamplingParams{Temperature: -1, TopP: 1}, MaxNewTokens: 5}, "temperature -1"},
+		{Config{Prompt: "x", Sampling: greedy(), MaxNewTokens: 0}, "max_new_tokens 0 out of range: allowed 1 to 512"},
+		{Config{Prompt: "x", Sampling: greedy(), MaxNewTokens: 513}, "max_new_tokens 513"},
+		{Config{Prompt: strings.Repeat("a", MaxPromptBytes+1), Sampling: greedy(), MaxNewTokens: 5}, "the limit is 16384"},
+		{Config{Prompt: strings.Repeat("zq ", 600), Sampling: greedy(), MaxNewTokens: 5}, "leaves no room to generate"},
+		{Config{Prompt: "bad \xff", Sampling: greedy(), MaxNewTokens: 5}, "not valid UTF-8"},
+		{Config{Prompt: "x", Sampling: greedy(), MaxNewTokens: 5, StopStrings: []string{""}}, "stop string"},
+		{Config{Chat: []tokenizer.ChatMessage{{Role: "robot", Content: "x"}}, Sampling: greedy(), MaxNewTokens: 5}, `role "robot"`},
 	}
 	for _, tt := range tests {
-		_, err := NewSession(m, tt.cfg)
+		_, err := New(m, tt.cfg)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("err %v, want %q", err, tt.want)
 		}
 	}
 }
 
-func TestKVBytesMatchAllocation(t *testing.T) {
-	for _, name := range []string{"llama-gqa-untied-bf16", "gpt2-small-f32"} {
-		m, _ := loadReference(t, filepath.Join("testdata/reference", name))
-		c := m.Config
-		kv, _ := NewKVCache(c, 10)
-		if got, want := kv.BytesAllocated(), int64(2*c.NLayers*c.NKVHeads*c.HeadDim*10*4); got != want {
-			t.Errorf("%s: allocated %d, formula %d", name, got, want)
-		}
-		st := NewState(c)
-		m.Forward(st, kv, []int{1, 2, 3}, nil)
-		if got := kv.BytesUsed(c); got != 3*c.KVBytesPerToken() || got != int64(2*c.NLayers*c.NKVHeads*c.HeadDim*3*4) {
-			t.Errorf("%s: used %d", name, got)
-		}
-	}
-}
-
-// TestManySessionsShareOneModel runs sessions concurrently on one model
-// (run with -race: the weights are only read).
 func TestManySessionsShareOneModel(t *testing.T) {
 	m := loadStories(t)
 	sum := m.WeightsChecksum()
@@ -317,12 +304,12 @@ func TestManySessionsShareOneModel(t *testing.T) {
 			defer wg.Done()
 			p := DefaultSampling()
 			p.Seed = uint64(i % 2)
-			s, err := NewSession(m, SessionConfig{Prompt: fmt.Sprintf("Once upon a time %d", i%2), Sampling: p, MaxNewTokens: 20})
+			s, err := New(m, Config{Prompt: fmt.Sprintf("Once upon a time %d", i%2), Sampling: p, MaxNewTokens: 20})
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			if _, err := s.Run(context.Background()); err != nil {
+			if _, err := s.Advance(context.Background(), UntilStop, nil); err != nil {
 				t.Error(err)
 			}
 			results[i] = s.Generated()
@@ -344,8 +331,8 @@ func TestManySessionsShareOneModel(t *testing.T) {
 // same tokens as using the KV cache.
 func TestSessionNoCacheSameTokens(t *testing.T) {
 	m := loadStories(t)
-	a := newSession(t, m, SessionConfig{Prompt: "Once upon a time", Sampling: DefaultSampling(), MaxNewTokens: 15})
-	b := newSession(t, m, SessionConfig{Prompt: "Once upon a time", Sampling: DefaultSampling(), MaxNewTokens: 15, NoCache: true})
+	a := newSession(t, m, Config{Prompt: "Once upon a time", Sampling: DefaultSampling(), MaxNewTokens: 15})
+	b := newSession(t, m, Config{Prompt: "Once upon a time", Sampling: DefaultSampling(), MaxNewTokens: 15, NoCache: true})
 	runAll(t, a)
 	runAll(t, b)
 	if !equalInts(a.Generated(), b.Generated()) {
@@ -359,7 +346,7 @@ func TestSessionNoCacheSameTokens(t *testing.T) {
 func TestSampleCDFReachesChosen(t *testing.T) {
 	m := loadStories(t)
 	p := SamplingParams{Temperature: 2, TopP: 1, Seed: 3}
-	s := newSession(t, m, SessionConfig{Prompt: "Once", Sampling: p, MaxNewTokens: 30})
+	s := newSession(t, m, Config{Prompt: "Once", Sampling: p, MaxNewTokens: 30})
 	for _, ev := range runAll(t, s) {
 		if ev.Sample == nil {
 			continue
@@ -378,3 +365,19 @@ func TestSampleCDFReachesChosen(t *testing.T) {
 		}
 	}
 }
+
+func loadStories(t *testing.T) *engine.Model {
+	t.Helper()
+	dir := testenv.Stories260K()
+	m, err := engine.LoadModel(filepath.Join(dir, "stories260K.bin"), filepath.Join(dir, "tok512.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func parseExpected(t *testing.T) (map[string]string, []testenv.ExpectedTop) {
+	return testenv.Stories260KExpected(t)
+}
+
+func equalInts(a, b []int) bool { return slices.Equal(a, b) }

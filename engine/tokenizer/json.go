@@ -1,4 +1,4 @@
-package engine
+package tokenizer
 
 import (
 	"encoding/json"
@@ -224,8 +224,8 @@ func newSentencePieceJSON(vocab map[string]int, merges [][2]string, tj tokenizer
 	if size > 1<<22 {
 		return nil, fmt.Errorf("vocabulary ids reach %d, beyond the limit %d", size, 1<<22)
 	}
-	tk := &SentencePiece{pieces: make([]string, size), scores: make([]float32, size), ids: vocab, special: map[int]bool{},
-		dummyPrefix: prefix, spaceRune: space, kind: "SentencePiece BPE (tokenizer.json)", bos: -1, eos: -1}
+	tk := &SentencePiece{vocabulary: vocabulary{pieces: make([]string, size), ids: vocab, special: map[int]bool{},
+		kind: "SentencePiece BPE (tokenizer.json)", bos: -1, eos: -1}, scores: make([]float32, size), dummyPrefix: prefix, spaceRune: space}
 	for p, id := range vocab {
 		tk.pieces[id] = p
 	}

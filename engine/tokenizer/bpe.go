@@ -1,4 +1,4 @@
-package engine
+package tokenizer
 
 import (
 	"bufio"
@@ -17,16 +17,9 @@ import (
 // bytes are mapped to printable characters (space → "Ġ"), and merges apply
 // lowest rank first within each piece.
 type ByteLevelBPE struct {
-	pieces      []string
-	raw         [][]byte
-	ids         map[string]int
+	vocabulary
 	rank        map[[2]int]int
-	byteID      [256]int // id of each single-byte piece
-	special     map[int]bool
-	specials    []string
-	bos, eos    int
 	splitDigits bool // SmolLM-style: every digit is its own pre-token
-	kind        string
 
 	mu    sync.Mutex
 	cache map[string][]int // pre-token → ids
@@ -63,8 +56,8 @@ func newByteLevel(vocab map[string]int, merges [][2]string, kind string) (*ByteL
 	if size > 1<<22 {
 		return nil, fmt.Errorf("vocabulary ids reach %d, beyond the limit %d", size, 1<<22)
 	}
-	tk := &ByteLevelBPE{pieces: make([]string, size), raw: make([][]byte, size), ids: vocab,
-		special: map[int]bool{}, bos: -1, eos: -1, kind: kind, cache: map[string][]int{}}
+	tk := &ByteLevelBPE{vocabulary: vocabulary{pieces: make([]string, size), raw: make([][]byte, size), ids: vocab,
+		special: map[int]bool{}, bos: -1, eos: -1, kind: kind}, cache: map[string][]int{}}
 	for p, id := range vocab {
 		tk.pieces[id] = p
 		var b []byte
@@ -159,25 +152,6 @@ func parseMerges(b []byte) ([][2]string, error) {
 		out = append(out, [2]string{a, b})
 	}
 	return out, sc.Err()
-}
-
-func (tk *ByteLevelBPE) VocabSize() int       { return len(tk.pieces) }
-func (tk *ByteLevelBPE) BOS() int             { return tk.bos }
-func (tk *ByteLevelBPE) EOS() int             { return tk.eos }
-func (tk *ByteLevelBPE) Kind() string         { return tk.kind }
-func (tk *ByteLevelBPE) IsSpecial(i int) bool { return tk.special[i] }
-func (tk *ByteLevelBPE) Piece(id int) string {
-	if id < 0 || id >= len(tk.pieces) {
-		return ""
-	}
-	return tk.pieces[id]
-}
-func (tk *ByteLevelBPE) Lookup(p string) (int, bool) { id, ok := tk.ids[p]; return id, ok }
-func (tk *ByteLevelBPE) TokenBytes(id int) []byte {
-	if id < 0 || id >= len(tk.raw) {
-		return nil
-	}
-	return tk.raw[id]
 }
 
 func (tk *ByteLevelBPE) score(a, b int) (int, float64, bool) {

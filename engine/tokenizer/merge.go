@@ -1,4 +1,4 @@
-package engine
+package tokenizer
 
 import "container/heap"
 

@@ -1,4 +1,4 @@
-package engine
+package tokenizer
 
 import (
 	"errors"
@@ -112,8 +112,8 @@ func (d *StreamDecoder) Add(id int) string {
 	return out
 }
 
-// pendingString is the held-back bytes as text (for matching, not display).
-func (d *StreamDecoder) pendingString() string { return string(d.pending) }
+// Pending is the held-back bytes as text (for matching, not display).
+func (d *StreamDecoder) Pending() string { return string(d.pending) }
 
 // Flush returns what is left (an incomplete character becomes U+FFFD).
 func (d *StreamDecoder) Flush() string {
@@ -184,10 +184,11 @@ func markPartial(text string, toks []Token) {
 // or vocab.json + merges.txt, or tokenizer.bin (llama2.c). It returns nil
 // and no error when the directory has none of them.
 func LoadTokenizerDir(dir string) (Tokenizer, error) {
-	return loadTokenizerFS(os.DirFS(dir), dir)
+	return LoadFS(os.DirFS(dir), dir)
 }
 
-func loadTokenizerFS(fsys fs.FS, dir string) (Tokenizer, error) {
+// LoadFS is LoadTokenizerDir over a file system (dir names it in errors).
+func LoadFS(fsys fs.FS, dir string) (Tokenizer, error) {
 	read := func(name string) ([]byte, bool, error) {
 		b, err := fs.ReadFile(fsys, name)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -219,7 +220,22 @@ func loadTokenizerFS(fsys fs.FS, dir string) (Tokenizer, error) {
 	return nil, nil
 }
 
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir()
+// LoadTokenizerFile loads a tokenizer from a file: tokenizer.json, a
+// directory's files, or llama2.c's tokenizer.bin (which needs vocabSize).
+func LoadTokenizerFile(path string, vocabSize int) (Tokenizer, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("load tokenizer: %w", err)
+	}
+	if st.IsDir() {
+		tk, err := LoadTokenizerDir(path)
+		if err == nil && tk == nil {
+			err = fmt.Errorf("%s: no tokenizer.json or vocab.json + merges.txt", path)
+		}
+		return tk, err
+	}
+	if filepath.Ext(path) == ".json" {
+		return LoadTokenizerJSON(path)
+	}
+	return LoadLlama2cTokenizer(path, vocabSize)
 }

@@ -1,10 +1,12 @@
-package engine
+package tokenizer
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -18,24 +20,40 @@ type tokGolden struct {
 	} `json:"cases"`
 }
 
+var gpt2Cache struct {
+	once sync.Once
+	tks  map[string]Tokenizer
+	err  error
+}
+
+// gpt2Tokenizers loads the GPT-2 tokenizer both ways once per test binary
+// (loading takes about a second; tests only read them).
 func gpt2Tokenizers(t testing.TB) map[string]Tokenizer {
 	t.Helper()
 	dir := testenv.SharedDir(t, "models/tiny-gpt2")
-	fromJSON, err := LoadTokenizerJSON(filepath.Join(dir, "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
+	gpt2Cache.once.Do(func() {
+		fromJSON, err := LoadTokenizerJSON(filepath.Join(dir, "tokenizer.json"))
+		if err != nil {
+			gpt2Cache.err = err
+			return
+		}
+		fromFiles, err := LoadGPT2VocabMerges(filepath.Join(dir, "vocab.json"), filepath.Join(dir, "merges.txt"))
+		if err != nil {
+			gpt2Cache.err = err
+			return
+		}
+		gpt2Cache.tks = map[string]Tokenizer{"tokenizer.json": fromJSON, "vocab.json+merges.txt": fromFiles}
+	})
+	if gpt2Cache.err != nil {
+		t.Fatal(gpt2Cache.err)
 	}
-	fromFiles, err := LoadGPT2VocabMerges(filepath.Join(dir, "vocab.json"), filepath.Join(dir, "merges.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return map[string]Tokenizer{"tokenizer.json": fromJSON, "vocab.json+merges.txt": fromFiles}
+	return gpt2Cache.tks
 }
 
 // TestGPT2Golden: ids for tricky inputs equal those of js-tiktoken and
-// gpt-3-encoder (testdata/tokenizer/gpt2_golden.json, from scripts/tokgolden).
+// gpt-3-encoder (testdata/gpt2_golden.json, from scripts/tokgolden).
 func TestGPT2Golden(t *testing.T) {
-	b, err := os.ReadFile("testdata/tokenizer/gpt2_golden.json")
+	b, err := os.ReadFile("testdata/gpt2_golden.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +117,7 @@ func TestGPT2SpecialTokens(t *testing.T) {
 }
 
 func TestStories260KTokenizer(t *testing.T) {
-	m := loadStories(t)
+	sp := loadTok512(t)
 	tests := []struct {
 		text string
 		want []int
@@ -108,7 +126,7 @@ func TestStories260KTokenizer(t *testing.T) {
 		{"", []int{1}},
 	}
 	for _, tt := range tests {
-		toks, err := m.Tokenizer.Encode(tt.text, EncodeOptions{AddBOS: true})
+		toks, err := sp.Encode(tt.text, EncodeOptions{AddBOS: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +135,7 @@ func TestStories260KTokenizer(t *testing.T) {
 		}
 	}
 	// byte fallback: a character not in the 512-token vocabulary
-	toks, _ := m.Tokenizer.Encode("日", EncodeOptions{})
+	toks, _ := sp.Encode("日", EncodeOptions{})
 	var ids []int
 	for _, tk := range toks {
 		ids = append(ids, tk.ID)
@@ -128,7 +146,7 @@ func TestStories260KTokenizer(t *testing.T) {
 	if !strings.Contains(toks[len(toks)-1].Piece, "<0x") {
 		t.Errorf("日 should fall back to bytes, got %v", ids)
 	}
-	if got := Decode(m.Tokenizer, append([]int{1}, ids...)); got != "日" {
+	if got := Decode(sp, append([]int{1}, ids...)); got != "日" {
 		t.Errorf("decode = %q", got)
 	}
 }
@@ -240,9 +258,9 @@ func FuzzLlama2cTokenizerRoundTrip(f *testing.F) {
 	for _, s := range []string{"", "Once upon a time", " spaced  out ", "é\n日本"} {
 		f.Add(s)
 	}
-	m := loadStoriesTB(f)
+	sp := loadTok512(f)
 	f.Fuzz(func(t *testing.T, s string) {
-		toks, err := m.Tokenizer.Encode(s, EncodeOptions{AddBOS: true})
+		toks, err := sp.Encode(s, EncodeOptions{AddBOS: true})
 		if !utf8.ValidString(s) {
 			if err == nil {
 				t.Fatalf("invalid UTF-8 %q accepted", s)
@@ -252,7 +270,7 @@ func FuzzLlama2cTokenizerRoundTrip(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := Decode(m.Tokenizer, tokenIDs(toks)); d != s {
+		if d := Decode(sp, tokenIDs(toks)); d != s {
 			t.Fatalf("round trip %q → %q", s, d)
 		}
 	})
@@ -376,3 +394,24 @@ func TestSplitWithGPT2PatternAccepted(t *testing.T) {
 		t.Errorf("ids %v", ids)
 	}
 }
+
+// loadTok512 is stories260K's 512-token SentencePiece vocabulary
+// (engine/testdata/stories260K, present in every clone).
+func loadTok512(t testing.TB) *SentencePiece {
+	t.Helper()
+	sp, err := LoadLlama2cTokenizer(filepath.Join(testenv.Stories260K(), "tok512.bin"), 512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+func tokenIDs(toks []Token) []int {
+	var ids []int
+	for _, t := range toks {
+		ids = append(ids, t.ID)
+	}
+	return ids
+}
+
+func equalInts(a, b []int) bool { return slices.Equal(a, b) }

@@ -1,0 +1,72 @@
+package session
+
+// config.go: what a student sets up before pressing send, the limits a
+// session enforces, and the check of both.
+
+import (
+	"fmt"
+
+	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/engine/tokenizer"
+)
+
+// Limits a session enforces (documented in the README).
+const (
+	MaxPromptBytes   = 16 << 10 // prompt text, bytes
+	MaxStopStrings   = 8
+	MaxStopStringLen = 64
+	DefaultTopN      = 20 // candidates listed per step
+)
+
+// MaxSampleMany bounds SampleMany's n.
+const MaxSampleMany = 10000
+
+// Config is what a student sets up before pressing send.
+type Config struct {
+	Prompt string                  `json:"prompt"`
+	Chat   []tokenizer.ChatMessage `json:"chat,omitempty"` // if set, rendered with the model's chat template instead of Prompt
+	// AddBOS prepends the model's BOS token (nil: yes when it has one).
+	AddBOS       *bool          `json:"add_bos,omitempty"`
+	Sampling     SamplingParams `json:"sampling"`
+	MaxNewTokens int            `json:"max_new_tokens"`
+	StopStrings  []string       `json:"stop_strings,omitempty"`
+	// StopAtEOS ends the run when the model emits its EOS token (nil: yes).
+	StopAtEOS *bool `json:"stop_at_eos,omitempty"`
+	// TopN is how many candidates each logits event lists (default 20).
+	TopN int `json:"top_n,omitempty"`
+	// AllAttention records every prompt position's attention in prefill.
+	AllAttention bool `json:"all_attention,omitempty"`
+	// NoCache recomputes the whole sequence at every decode step instead of
+	// reusing cached keys and values: same logits, more time (a lesson).
+	NoCache bool `json:"no_cache,omitempty"`
+}
+
+// Validate checks everything that can be checked before tokenizing, for
+// model m.
+func (cfg Config) Validate(m *engine.Model) error {
+	if len(cfg.Prompt) > MaxPromptBytes {
+		return fmt.Errorf("prompt is %d bytes; the limit is %d", len(cfg.Prompt), MaxPromptBytes)
+	}
+	total := 0
+	for _, c := range cfg.Chat {
+		total += len(c.Content)
+	}
+	if total > MaxPromptBytes {
+		return fmt.Errorf("chat messages are %d bytes; the limit is %d", total, MaxPromptBytes)
+	}
+	if cfg.MaxNewTokens < 1 || cfg.MaxNewTokens > m.Config.SeqLen {
+		return fmt.Errorf("max_new_tokens %d out of range: allowed 1 to %d (the model's context)", cfg.MaxNewTokens, m.Config.SeqLen)
+	}
+	if len(cfg.StopStrings) > MaxStopStrings {
+		return fmt.Errorf("%d stop strings; the limit is %d", len(cfg.StopStrings), MaxStopStrings)
+	}
+	for _, s := range cfg.StopStrings {
+		if s == "" || len(s) > MaxStopStringLen {
+			return fmt.Errorf("stop string %q must be 1 to %d bytes", s, MaxStopStringLen)
+		}
+	}
+	if cfg.TopN < 0 || cfg.TopN > 200 {
+		return fmt.Errorf("top_n %d out of range: allowed 0 (default %d) to 200", cfg.TopN, DefaultTopN)
+	}
+	return cfg.Sampling.Validate(m.Config.VocabSize)
+}

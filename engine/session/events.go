@@ -1,0 +1,275 @@
+package session
+
+// events.go: what a session tells its watcher — the stages, the stop
+// reasons and the event each stage produces, field by field (the websocket
+// protocol sends these as they are).
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/inferscope/inferscope/engine/tokenizer"
+)
+
+// Stage is one step of inference as the lab shows it.
+type Stage string
+
+const (
+	StageTokenize Stage = "tokenize"
+	StageEmbed    Stage = "embed"
+	StagePrefill  Stage = "prefill"
+	StageLogits   Stage = "logits"
+	StageSample   Stage = "sample"
+	StageAppend   Stage = "append"
+	StageStop     Stage = "stop"
+)
+
+// Stop reasons.
+const (
+	StopEOS         = "eos"
+	StopString      = "stop_string"
+	StopMaxTokens   = "max_new_tokens"
+	StopContextFull = "context_full"
+	StopCancelled   = "cancelled"
+)
+
+// TokenizeInfo: the prompt as tokens.
+type TokenizeInfo struct {
+	Text         string            `json:"text"` // what was tokenized (the rendered chat, in chat mode)
+	Tokens       []tokenizer.Token `json:"tokens"`
+	Count        int               `json:"count"`
+	AddedByApp   int               `json:"added_by_app"` // BOS and chat-template tokens
+	ContextUsed  int               `json:"context_used"`
+	ContextLimit int               `json:"context_limit"`
+	Chat         bool              `json:"chat"`
+	ChatStyle    string            `json:"chat_style,omitempty"`
+}
+
+// EmbedPosition is what enters layer 0 at one position.
+type EmbedPosition struct {
+	Pos       int       `json:"pos"`
+	ID        int       `json:"id"`
+	Piece     string    `json:"piece"`
+	TokenVec  []float32 `json:"token_vec"`
+	PosVec    []float32 `json:"pos_vec,omitempty"` // GPT-2 learned position vector
+	Sum       []float32 `json:"sum"`
+	TokenNorm float32   `json:"token_norm"`
+	PosNorm   float32   `json:"pos_norm,omitempty"`
+	SumNorm   float32   `json:"sum_norm"`
+}
+
+// EmbedInfoStage is the Embed stage's view of the prompt.
+type EmbedInfoStage struct {
+	Dim       int             `json:"dim"`
+	Positions []EmbedPosition `json:"positions"`
+	Method    string          `json:"method"` // how position enters: learned vector or RoPE
+}
+
+// LayerTrace is one block's output for the positions of one pass.
+type LayerTrace struct {
+	Layer        int         `json:"layer"`
+	ResidualNorm []float32   `json:"residual_norm"` // per position in the pass
+	Attn         []Compact   `json:"attn"`          // [head][key position] for the pass's last position
+	AttnAll      [][]Compact `json:"attn_all,omitempty"`
+}
+
+// Compact is a float vector that marshals to JSON with 4 decimals (trailing
+// zeros dropped): attention weights lie in [0,1] and are drawn as colors,
+// and full precision would more than double the bytes of every decode
+// event (measured: see the README's protocol section).
+type Compact []float32
+
+// MarshalJSON implements json.Marshaler.
+func (c Compact) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 2+7*len(c))
+	b = append(b, '[')
+	for i, v := range c {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			b = append(b, "null"...)
+			continue
+		}
+		n := len(b)
+		b = strconv.AppendFloat(b, float64(v), 'f', 4, 32)
+		for len(b) > n+1 && b[len(b)-1] == '0' {
+			b = b[:len(b)-1]
+		}
+		if b[len(b)-1] == '.' {
+			b = b[:len(b)-1]
+		}
+		if string(b[n:]) == "-0" {
+			b = append(b[:n], '0')
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// PrefillInfo: the whole prompt through every layer in one batched pass.
+type PrefillInfo struct {
+	Positions    int          `json:"positions"`
+	Layers       []LayerTrace `json:"layers"`
+	DurationMs   float64      `json:"duration_ms"`
+	TokensPerSec float64      `json:"tokens_per_s"`
+}
+
+// TokenProb is one candidate token with its numbers.
+type TokenProb struct {
+	ID       int     `json:"id"`
+	Piece    string  `json:"token"` // the vocabulary's spelling
+	Text     string  `json:"text"`
+	Logit    float32 `json:"logit"`
+	Prob     float32 `json:"prob"`      // softmax at T=1
+	ProbT    float32 `json:"prob_t"`    // after temperature
+	ProbKept float32 `json:"prob_kept"` // renormalized over the kept set, 0 if cut
+	Kept     bool    `json:"kept"`
+	Rank     int     `json:"rank"`
+}
+
+// LogitsInfo: the scores at the last position and what sampling makes of them.
+type LogitsInfo struct {
+	Pos         int            `json:"pos"` // the position whose output these are
+	Vocab       int            `json:"vocab"`
+	Top         []TokenProb    `json:"top"`
+	Params      SamplingParams `json:"params"`
+	AfterTopK   int            `json:"after_top_k"`
+	AfterTopP   int            `json:"after_top_p"`
+	Kept        int            `json:"kept"`
+	KeptMass    float64        `json:"kept_mass"`
+	Entropy1    float64        `json:"entropy"`
+	EntropyT    float64        `json:"entropy_t"`
+	Min         float32        `json:"min"`
+	Max         float32        `json:"max"`
+	Mean        float32        `json:"mean"`
+	Histogram   Histogram      `json:"histogram"`
+	Full        []float32      `json:"-"` // the raw logits (sent only on request)
+	DurationMs  float64        `json:"duration_ms"`
+	Recomputed  bool           `json:"recomputed,omitempty"` // after a rewind
+	FromPrefill bool           `json:"from_prefill"`
+}
+
+// Histogram counts values in equal-width bins from Lo to Hi.
+type Histogram struct {
+	Lo     float32 `json:"lo"`
+	Hi     float32 `json:"hi"`
+	Counts []int   `json:"counts"`
+}
+
+// NewHistogram bins every value of v into n bins over [min, max].
+func NewHistogram(v []float32, n int) Histogram {
+	h := Histogram{Counts: make([]int, n)}
+	if len(v) == 0 {
+		return h
+	}
+	h.Lo, h.Hi = v[0], v[0]
+	for _, x := range v {
+		h.Lo, h.Hi = min(h.Lo, x), max(h.Hi, x)
+	}
+	w := (h.Hi - h.Lo) / float32(n)
+	for _, x := range v {
+		b := n - 1
+		if w > 0 {
+			b = min(int((x-h.Lo)/w), n-1)
+		}
+		h.Counts[b]++
+	}
+	return h
+}
+
+// CDFPoint is one kept candidate on the cumulative distribution.
+type CDFPoint struct {
+	ID    int     `json:"id"`
+	Piece string  `json:"token"`
+	Text  string  `json:"text"`
+	Cum   float32 `json:"cum"`
+}
+
+// SampleInfo: which token was chosen and why.
+type SampleInfo struct {
+	Rule     string     `json:"rule"`
+	Draw     float64    `json:"draw"` // uniform random number in [0,1); -1 when none was drawn
+	Forced   bool       `json:"forced"`
+	Chosen   TokenProb  `json:"chosen"`
+	CDF      []CDFPoint `json:"cdf"` // the first 64 kept candidates, or up to the chosen one
+	Step     int        `json:"step"`
+	Duration float64    `json:"duration_ms"`
+}
+
+// MemoryBudget is what the run holds in memory, in bytes.
+type MemoryBudget struct {
+	Weights     int64 `json:"weights"`
+	KVAllocated int64 `json:"kv_allocated"`
+	KVUsed      int64 `json:"kv_used"`
+	Scratch     int64 `json:"scratch"`
+	Total       int64 `json:"total"`
+}
+
+// AppendInfo: the chosen token joins the sequence; the KV cache grows.
+type AppendInfo struct {
+	ID            int          `json:"id"`
+	Piece         string       `json:"piece"`
+	Text          string       `json:"text"` // complete characters released by this token
+	Step          int          `json:"step"` // 0-based index among generated tokens
+	Pos           int          `json:"pos"`  // position of the new token
+	Forwarded     bool         `json:"forwarded"`
+	CacheLen      int          `json:"cache_len"`
+	CacheCap      int          `json:"cache_cap"`
+	Layers        int          `json:"layers"`
+	KVHeads       int          `json:"kv_heads"`
+	HeadDim       int          `json:"head_dim"`
+	BytesPerToken int64        `json:"bytes_per_token"`
+	BytesUsed     int64        `json:"bytes_used"`
+	Memory        MemoryBudget `json:"memory"`
+	LayerTraces   []LayerTrace `json:"layer_traces,omitempty"`
+	DurationMs    float64      `json:"duration_ms"`
+}
+
+// Timings summarizes compute time per stage (time spent waiting for a
+// student to press "next" is not counted).
+type Timings struct {
+	TokenizeMs     float64   `json:"tokenize_ms"`
+	EmbedMs        float64   `json:"embed_ms"`
+	PrefillMs      float64   `json:"prefill_ms"`
+	FirstDecodeMs  float64   `json:"first_decode_ms"` // logits + sample of the first token
+	TTFTMs         float64   `json:"ttft_ms"`
+	ITLMs          []float64 `json:"itl_ms"` // per later token: append (forward) + logits + sample
+	ITLp50Ms       float64   `json:"itl_p50_ms"`
+	PrefillTokPerS float64   `json:"prefill_tokens_per_s"`
+	OutputTokPerS  float64   `json:"output_tokens_per_s"`
+}
+
+// StopInfo: why the run ended, and proof the weights did not change.
+type StopInfo struct {
+	Reason           string  `json:"reason"`
+	Detail           string  `json:"detail"`
+	Generated        int     `json:"generated"`
+	Text             string  `json:"text"` // the generated text
+	Timings          Timings `json:"timings"`
+	ChecksumBefore   string  `json:"checksum_before"`
+	ChecksumAfter    string  `json:"checksum_after"`
+	WeightsUnchanged bool    `json:"weights_unchanged"`
+}
+
+// Event is what one Step produced.
+type Event struct {
+	Seq      int             `json:"seq"`
+	Stage    Stage           `json:"stage"`
+	Next     Stage           `json:"next"`
+	Tokenize *TokenizeInfo   `json:"tokenize,omitempty"`
+	Embed    *EmbedInfoStage `json:"embed,omitempty"`
+	Prefill  *PrefillInfo    `json:"prefill,omitempty"`
+	Logits   *LogitsInfo     `json:"logits,omitempty"`
+	Sample   *SampleInfo     `json:"sample,omitempty"`
+	Append   *AppendInfo     `json:"append,omitempty"`
+	Stop     *StopInfo       `json:"stop,omitempty"`
+}
+
+// TokenCount is how often a token was drawn.
+type TokenCount struct {
+	ID    int     `json:"id"`
+	Piece string  `json:"token"`
+	Text  string  `json:"text"`
+	Count int     `json:"count"`
+	Prob  float32 `json:"prob_kept"` // its sampling probability, for comparison
+}

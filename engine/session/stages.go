@@ -1,0 +1,265 @@
+package session
+
+// stages.go: the stage builders — each turns the engine's numbers for one
+// stage (embedding rows, a forward pass, logits, a draw, an append) into
+// that stage's event.
+
+import (
+	"encoding/hex"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/inferscope/inferscope/engine"
+)
+
+func (s *Session) isEOS(id int) bool {
+	return id >= 0 && id == s.m.Tokenizer.EOS()
+}
+
+// embedInfo reads each prompt position's input vectors from the weights,
+// exactly as the forward pass's embedding step forms them.
+func (s *Session) embedInfo() *EmbedInfoStage {
+	c := s.m.Config
+	d := c.Dim
+	w := &s.m.Weights
+	info := &EmbedInfoStage{Dim: d, Method: positionMethod(w.PosEmbed != nil)}
+	for p, id := range s.ids[:s.nPrompt] {
+		e := EmbedPosition{Pos: p, ID: id, Piece: s.m.Tokenizer.Piece(id)}
+		e.TokenVec = append([]float32(nil), w.TokenEmbed[id*d:(id+1)*d]...)
+		e.Sum = append([]float32(nil), e.TokenVec...)
+		if w.PosEmbed != nil {
+			e.PosVec = append([]float32(nil), w.PosEmbed[p*d:(p+1)*d]...)
+			for i := range e.Sum {
+				e.Sum[i] += e.PosVec[i]
+			}
+			e.PosNorm = norm(e.PosVec)
+		}
+		e.TokenNorm, e.SumNorm = norm(e.TokenVec), norm(e.Sum)
+		info.Positions = append(info.Positions, e)
+	}
+	return info
+}
+
+// traceHooks records per-layer traces of one forward pass.
+func (s *Session) traceHooks(all bool, out *[]LayerTrace) *engine.Hooks {
+	return &engine.Hooks{AllAttention: all, LayerDone: func(l engine.LayerInfo) {
+		lt := LayerTrace{Layer: l.Layer, ResidualNorm: make([]float32, len(l.Hidden)), Attn: make([]Compact, len(l.Attn))}
+		for i, h := range l.Hidden {
+			lt.ResidualNorm[i] = norm(h)
+		}
+		for h, a := range l.Attn {
+			lt.Attn[h] = append([]float32(nil), a...)
+		}
+		if l.AttnAll != nil {
+			lt.AttnAll = make([][]Compact, len(l.AttnAll))
+			for t, heads := range l.AttnAll {
+				lt.AttnAll[t] = make([]Compact, len(heads))
+				for h, a := range heads {
+					lt.AttnAll[t][h] = append([]float32(nil), a...)
+				}
+			}
+		}
+		*out = append(*out, lt)
+	}}
+}
+
+func (s *Session) prefill() (*PrefillInfo, error) {
+	info := &PrefillInfo{Positions: s.nPrompt}
+	start := time.Now()
+	logits, err := s.m.Forward(s.st, s.kv, s.ids[:s.nPrompt], s.traceHooks(s.cfg.AllAttention, &info.Layers))
+	if err != nil {
+		return nil, err
+	}
+	el := time.Since(start)
+	s.logits = append(s.logits[:0], logits...)
+	s.logitPos = s.nPrompt - 1
+	info.DurationMs = msf(el)
+	info.TokensPerSec = float64(s.nPrompt) / el.Seconds()
+	s.timings.PrefillMs = info.DurationMs
+	s.timings.PrefillTokPerS = info.TokensPerSec
+	return info, nil
+}
+
+func (s *Session) tokenProb(c Candidate, rank int) TokenProb {
+	return TokenProb{ID: c.ID, Piece: s.m.Tokenizer.Piece(c.ID), Text: string(s.m.Tokenizer.TokenBytes(c.ID)),
+		Logit: c.Logit, Prob: float32(c.Prob1), ProbT: float32(c.ProbT), ProbKept: float32(c.ProbKept), Kept: rank < s.dist.Kept, Rank: rank}
+}
+
+func (s *Session) logitsStage(recomputed bool) *LogitsInfo {
+	start := time.Now()
+	s.dist = NewDistribution(s.logits, s.cfg.Sampling)
+	d := s.dist
+	info := &LogitsInfo{Pos: s.logitPos, Vocab: len(s.logits), Params: s.cfg.Sampling, AfterTopK: d.AfterK, AfterTopP: d.AfterP,
+		Kept: d.Kept, KeptMass: d.KeptMass, Entropy1: d.Entropy1, EntropyT: d.EntropyT, Full: append([]float32(nil), s.logits...),
+		Recomputed: recomputed, FromPrefill: s.logitPos == s.nPrompt-1}
+	info.Min, info.Max = s.logits[0], s.logits[0]
+	var sum float64
+	for _, v := range s.logits {
+		info.Min, info.Max = min(info.Min, v), max(info.Max, v)
+		sum += float64(v)
+	}
+	info.Mean = float32(sum / float64(len(s.logits)))
+	info.Histogram = NewHistogram(s.logits, 40)
+	n := min(s.cfg.TopN, len(d.Sorted))
+	for r := 0; r < n; r++ {
+		info.Top = append(info.Top, s.tokenProb(d.Sorted[r], r))
+	}
+	info.DurationMs = msf(time.Since(start))
+	s.stepMs += info.DurationMs
+	return info
+}
+
+// drawFor is the uniform number for generated token `step`: a pure function
+// of the seed and the step, so the same seed, settings and prompt give the
+// same tokens on every machine, and a rewound run repeats itself.
+func drawFor(seed uint64, step int) float64 {
+	r := rand.New(rand.NewPCG(seed, uint64(step)+0x5eed))
+	return r.Float64()
+}
+
+func (s *Session) sample() *SampleInfo {
+	start := time.Now()
+	if s.dist == nil {
+		s.logitsStage(false)
+	}
+	d := s.dist
+	step := len(s.gen)
+	info := &SampleInfo{Draw: -1, Step: step}
+	p := s.cfg.Sampling
+	info.Rule = samplingRule(p)
+	var rank int
+	if s.forced >= 0 {
+		rank = d.Rank(s.forced)
+		info.Forced = true
+		info.Rule = forcedRule(info.Rule)
+		s.forced = -1
+	} else {
+		if !p.Greedy() {
+			info.Draw = drawFor(p.Seed, step)
+		}
+		rank = d.Pick(info.Draw)
+	}
+	s.chosen = d.Sorted[rank].ID
+	info.Chosen = s.tokenProb(d.Sorted[rank], rank)
+	var cum float64
+	// the first 64 kept candidates, extended to include the chosen one
+	for i := 0; i < d.Kept && i < max(64, rank+1); i++ {
+		cum += d.Sorted[i].ProbKept
+		id := d.Sorted[i].ID
+		info.CDF = append(info.CDF, CDFPoint{ID: id, Piece: s.m.Tokenizer.Piece(id), Text: string(s.m.Tokenizer.TokenBytes(id)), Cum: float32(cum)})
+	}
+	info.Duration = msf(time.Since(start))
+	s.stepMs += info.Duration
+	if step == 0 {
+		s.timings.FirstDecodeMs = s.stepMs
+		s.timings.TTFTMs = s.timings.TokenizeMs + s.timings.EmbedMs + s.timings.PrefillMs + s.stepMs
+	} else {
+		s.timings.ITLMs = append(s.timings.ITLMs, s.stepMs)
+	}
+	s.stepMs = 0
+	return info
+}
+
+func (s *Session) memory() MemoryBudget {
+	mb := MemoryBudget{Weights: s.m.Weights.Bytes(), KVAllocated: s.kv.BytesAllocated(), KVUsed: s.kv.BytesUsed(s.m.Config), Scratch: s.st.Bytes()}
+	mb.Total = mb.Weights + mb.KVAllocated + mb.Scratch
+	return mb
+}
+
+func (s *Session) appendToken() (*AppendInfo, error) {
+	c := s.m.Config
+	id := s.chosen
+	s.gen = append(s.gen, id)
+	s.ids = append(s.ids, id)
+	piece := s.dec.Add(id)
+	s.text.WriteString(piece)
+	info := &AppendInfo{ID: id, Piece: s.m.Tokenizer.Piece(id), Text: piece, Step: len(s.gen) - 1, Pos: len(s.ids) - 1,
+		CacheCap: s.kv.Cap, Layers: c.NLayers, KVHeads: c.NKVHeads, HeadDim: c.HeadDim, BytesPerToken: c.KVBytesPerToken()}
+	// stop conditions that end the run before the new token is processed
+	gen := s.text.String() + s.dec.Pending()
+	for _, stop := range s.cfg.StopStrings {
+		// checked after every token, so the first match is always new; it may
+		// span several tokens
+		if strings.Contains(gen, stop) {
+			s.pending = pendingStop{StopString, stopStringDetail(stop)}
+			break
+		}
+	}
+	if s.pending.reason == "" && len(s.gen) >= s.cfg.MaxNewTokens {
+		s.pending = pendingStop{StopMaxTokens, maxTokensDetail(s.cfg.MaxNewTokens)}
+	}
+	if s.pending.reason == "" && s.kv.Len >= s.kv.Cap {
+		s.pending = pendingStop{StopContextFull, contextFullDetail(s.kv.Cap)}
+	}
+	if s.pending.reason != "" {
+		s.next = StageStop
+	} else {
+		start := time.Now()
+		feed := []int{id}
+		if s.cfg.NoCache { // throw the cache away and recompute every position
+			s.kv.Truncate(0)
+			feed = s.ids
+		}
+		var traces []LayerTrace
+		logits, err := s.m.Forward(s.st, s.kv, feed, s.traceHooks(false, &traces))
+		if err != nil {
+			return nil, err
+		}
+		for _, lt := range traces { // report the new position only
+			lt.ResidualNorm = lt.ResidualNorm[len(lt.ResidualNorm)-1:]
+			info.LayerTraces = append(info.LayerTraces, lt)
+		}
+		el := time.Since(start)
+		s.logits = append(s.logits[:0], logits...)
+		s.logitPos = len(s.ids) - 1
+		s.dist = nil
+		info.Forwarded = true
+		info.DurationMs = msf(el)
+		s.stepMs += info.DurationMs
+		s.next = StageLogits
+	}
+	info.CacheLen = s.kv.Len
+	info.BytesUsed = s.kv.BytesUsed(c)
+	info.Memory = s.memory()
+	return info, nil
+}
+
+func (s *Session) stop(reason, detail string) *Event {
+	t := s.timings
+	if len(t.ITLMs) > 0 {
+		sorted := append([]float64(nil), t.ITLMs...)
+		sort.Float64s(sorted)
+		t.ITLp50Ms = sorted[len(sorted)/2]
+		var sum float64
+		for _, v := range t.ITLMs {
+			sum += v
+		}
+		t.OutputTokPerS = float64(len(t.ITLMs)+1) / ((sum + t.FirstDecodeMs) / 1000)
+	} else if t.FirstDecodeMs > 0 {
+		t.OutputTokPerS = 1 / (t.FirstDecodeMs / 1000)
+	}
+	if math.IsInf(t.OutputTokPerS, 0) || math.IsNaN(t.OutputTokPerS) {
+		t.OutputTokPerS = 0
+	}
+	after := s.m.Weights.Checksum()
+	afterHex := hex.EncodeToString(after[:])
+	s.stopped = &StopInfo{Reason: reason, Detail: detail, Generated: len(s.gen), Text: s.text.String() + s.dec.Pending(),
+		Timings: t, ChecksumBefore: s.before, ChecksumAfter: afterHex, WeightsUnchanged: afterHex == s.before}
+	s.next = StageStop
+	s.seq++
+	return &Event{Seq: s.seq, Stage: StageStop, Next: StageStop, Stop: s.stopped}
+}
+
+func msf(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+// norm is the Euclidean norm of v, accumulated in float64.
+func norm(v []float32) float32 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	return float32(math.Sqrt(s))
+}

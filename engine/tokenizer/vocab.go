@@ -1,0 +1,46 @@
+package tokenizer
+
+// vocab.go: the vocabulary both tokenizer families share — pieces, the bytes
+// each stands for, special tokens — and the Tokenizer accessors over it.
+
+// vocabulary is a tokenizer's table of pieces. ByteLevelBPE and SentencePiece
+// embed it and add their own merge rules.
+type vocabulary struct {
+	pieces   []string       // id → the vocabulary's spelling ("Ġthe", "▁the", "<0x0A>")
+	raw      [][]byte       // id → the bytes the piece stands for
+	ids      map[string]int // spelling → id
+	byteID   [256]int       // id of each single-byte piece (byte fallback)
+	special  map[int]bool
+	specials []string // special-token strings, longest first
+	bos, eos int      // -1 if none
+	kind     string
+}
+
+func (v *vocabulary) VocabSize() int       { return len(v.pieces) }
+func (v *vocabulary) BOS() int             { return v.bos }
+func (v *vocabulary) EOS() int             { return v.eos }
+func (v *vocabulary) Kind() string         { return v.kind }
+func (v *vocabulary) IsSpecial(i int) bool { return v.special[i] }
+
+// Piece returns the vocabulary's spelling of id ("" when out of range).
+func (v *vocabulary) Piece(id int) string {
+	if id < 0 || id >= len(v.pieces) {
+		return ""
+	}
+	return v.pieces[id]
+}
+
+// Lookup finds the id of a vocabulary piece.
+func (v *vocabulary) Lookup(p string) (int, bool) { id, ok := v.ids[p]; return id, ok }
+
+// TokenBytes returns the bytes id stands for; a special token stands for
+// its own text.
+func (v *vocabulary) TokenBytes(id int) []byte {
+	if id < 0 || id >= len(v.raw) {
+		return nil
+	}
+	if v.special[id] {
+		return []byte(v.pieces[id])
+	}
+	return v.raw[id]
+}
