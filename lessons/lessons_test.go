@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferscope/inferscope/internal/catalog"
 	"github.com/inferscope/inferscope/lessons"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
@@ -17,7 +16,7 @@ func load(t *testing.T) []*lessons.Lesson {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := lessons.Load(web.LessonValues(catalog.Card(m)))
+	ls, err := lessons.Load(web.LessonValues(web.ModelCardFor(m)))
 	if err != nil {
 		t.Fatal(err)
 	}

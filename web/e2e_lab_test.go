@@ -14,7 +14,6 @@ import (
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/engine/session"
 	"github.com/inferscope/inferscope/internal/browsertest"
-	"github.com/inferscope/inferscope/internal/catalog"
 	"github.com/inferscope/inferscope/internal/testenv"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
@@ -26,7 +25,7 @@ func labServer(t testing.TB) (*httptest.Server, *engine.Model) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := catalog.New()
+	cat := web.NewEngineCatalog()
 	if err := cat.Add(m, "", true); err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +236,8 @@ func TestBrowserCompare(t *testing.T) {
 }
 
 // TestBrowserLabReconnect: when the connection drops mid-run, the lab
-// reconnects and replays the run, so the student loses nothing.
+// reconnects and restores the run with one resume message, so the student
+// loses nothing.
 func TestBrowserLabReconnect(t *testing.T) {
 	ts, m := labServer(t)
 	b := browsertest.New(t)
@@ -262,9 +262,15 @@ func TestBrowserLabReconnect(t *testing.T) {
 		must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-token"]`))))
 		must(waitJS(ctx, fmt.Sprintf(`document.querySelectorAll('[data-testid="gen-tok"]').length === %d && document.body.dataset.busy === "0"`, i)))
 	}
-	// drop the connection
-	must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.ISClients[0].ws.close()`)))
+	// drop the connection, recording every message the page sends after it
+	must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.sentTypes = [];
+		const send = WebSocket.prototype.send;
+		WebSocket.prototype.send = function (d) { window.sentTypes.push(JSON.parse(d).type); return send.call(this, d); };
+		window.ISClients[0].ws.close()`)))
 	must(waitJS(ctx, `document.body.dataset.restored === "1" && document.body.dataset.busy === "0"`))
+	if sent := evalJS[[]string](t, ctx, `window.sentTypes`); fmt.Sprint(sent) != "[resume]" {
+		t.Errorf("after the drop the page sent %v, want exactly one resume", sent)
+	}
 	gen := evalJS[[]int](t, ctx, `[...document.querySelectorAll('[data-testid="gen-tok"]')].map(c => +c.dataset.id)`)
 	if fmt.Sprint(gen) != fmt.Sprint(wantGen[:3]) {
 		t.Fatalf("after reconnect the page shows %v, want %v", gen, wantGen[:3])
@@ -300,7 +306,7 @@ func TestBrowserLabGPT2(t *testing.T) {
 		t.Fatal(err)
 	}
 	dm, _ := models.Default()
-	cat := catalog.New()
+	cat := web.NewEngineCatalog()
 	cat.Add(dm, "", true)
 	cat.Add(gm, "", false)
 	srv, _ := web.New(web.Options{Catalog: cat})

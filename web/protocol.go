@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -31,7 +32,11 @@ const (
 	CmdLogits    = "get_logits" // the full logit vector of the current step
 	CmdSampleN   = "sample_n"   // {n}: histogram of n draws at the current step
 	CmdPing      = "ping"
+	CmdResume    = "resume" // ResumePayload: rebuild a run after a reconnect
 )
+
+// MaxResumeLog bounds a resume message's command log.
+const MaxResumeLog = 4096
 
 // Server → client message types.
 const (
@@ -43,6 +48,7 @@ const (
 	MsgError   = "error"   // {code, message}: the connection stays usable
 	MsgPong    = "pong"
 	MsgClosing = "closing" // the server is shutting down
+	MsgResumed = "resumed" // a resume's answer: started's fields plus the events to redraw
 )
 
 // Command is a decoded client message.
@@ -51,9 +57,10 @@ type Command struct {
 	ID      int64           `json:"id,omitempty"` // echoed in replies, optional
 	Payload json.RawMessage `json:"payload,omitempty"`
 
-	Start *StartPayload `json:"-"`
-	N     int           `json:"-"` // rewind / sample_n
-	Token int           `json:"-"` // force
+	Start  *StartPayload  `json:"-"`
+	Resume *ResumePayload `json:"-"`
+	N      int            `json:"-"` // rewind / sample_n
+	Token  int            `json:"-"` // force
 }
 
 // StartPayload sets up a run.
@@ -69,6 +76,52 @@ type StartPayload struct {
 	TopN         int                     `json:"top_n"`
 	AllAttention bool                    `json:"all_attention"`
 	NoCache      bool                    `json:"no_cache"`
+}
+
+// ResumePayload rebuilds a run on a new connection: the start settings and
+// every command that moved the run since, in order.
+type ResumePayload struct {
+	Start StartPayload `json:"start"`
+	Log   []LogEntry   `json:"log"`
+}
+
+// LogEntry is one logged command, written compactly as a string:
+// "step", "step_token", "run", "cancel", "reset", "rewind N" or "force ID".
+type LogEntry struct {
+	Type string
+	Arg  int // rewind's n, force's token id
+}
+
+func (e LogEntry) String() string {
+	if e.Type == CmdRewind || e.Type == CmdForce {
+		return fmt.Sprintf("%s %d", e.Type, e.Arg)
+	}
+	return e.Type
+}
+
+// UnmarshalJSON reads the string form.
+func (e *LogEntry) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("a log entry is a string such as \"step\" or \"rewind 1\", not %s", b)
+	}
+	typ, arg, hasArg := strings.Cut(s, " ")
+	switch typ {
+	case CmdStep, CmdStepToken, CmdRun, CmdCancel, CmdReset:
+		if hasArg {
+			return fmt.Errorf("log entry %q: %s takes no argument", s, typ)
+		}
+	case CmdRewind, CmdForce:
+		n, err := strconv.Atoi(arg)
+		if !hasArg || err != nil {
+			return fmt.Errorf("log entry %q: %s needs an integer, as in %q", s, typ, typ+" 1")
+		}
+		e.Arg = n
+	default:
+		return fmt.Errorf("log entry %q: %q cannot be resumed (allowed: step, step_token, run, cancel, reset, rewind N, force ID)", s, typ)
+	}
+	e.Type = typ
+	return nil
 }
 
 // SamplingPayload mirrors session.SamplingParams; absent fields take defaults.
@@ -117,7 +170,7 @@ func protoErr(code, format string, args ...any) error {
 	return &ProtocolError{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
-var commandTypes = []string{CmdHello, CmdStart, CmdStep, CmdStepToken, CmdRun, CmdCancel, CmdRewind, CmdForce, CmdReset, CmdLogits, CmdSampleN, CmdPing}
+var commandTypes = []string{CmdHello, CmdStart, CmdResume, CmdStep, CmdStepToken, CmdRun, CmdCancel, CmdRewind, CmdForce, CmdReset, CmdLogits, CmdSampleN, CmdPing}
 
 // DecodeCommand parses and checks one client message. Unknown types,
 // unknown fields, wrong field types and invalid UTF-8 are errors that say
@@ -158,6 +211,30 @@ func DecodeCommand(b []byte) (Command, error) {
 			return c, protoErr("bad_payload", "start payload: %s", describeJSONError(err))
 		}
 		c.Start = &p
+	case CmdResume:
+		var raw struct {
+			Start *json.RawMessage  `json:"start"`
+			Log   []json.RawMessage `json:"log"`
+		}
+		if err := strictUnmarshal(payload, &raw); err != nil {
+			return c, protoErr("bad_payload", "resume payload: %s", describeJSONError(err))
+		}
+		if raw.Start == nil {
+			return c, protoErr("bad_payload", "resume payload needs start (the start settings of the run to rebuild)")
+		}
+		if len(raw.Log) > MaxResumeLog {
+			return c, protoErr("bad_payload", "resume log has %d entries; the limit is %d: start a new run instead", len(raw.Log), MaxResumeLog)
+		}
+		p := &ResumePayload{Log: make([]LogEntry, len(raw.Log))}
+		if err := strictUnmarshal(*raw.Start, &p.Start); err != nil {
+			return c, protoErr("bad_payload", "resume start: %s", describeJSONError(err))
+		}
+		for i, e := range raw.Log {
+			if err := p.Log[i].UnmarshalJSON(e); err != nil {
+				return c, protoErr("bad_payload", "resume log entry %d: %v", i, err)
+			}
+		}
+		c.Resume = p
 	case CmdRewind, CmdSampleN:
 		var p struct {
 			N *int `json:"n"`

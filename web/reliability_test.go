@@ -19,7 +19,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/inferscope/inferscope/engine/session"
-	"github.com/inferscope/inferscope/internal/catalog"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
 )
@@ -164,26 +163,28 @@ func TestBadFramesKeepSessionUsable(t *testing.T) {
 	runToEnd(t, w, "The", 4)
 }
 
-// panicCatalog's runner panics on Step, to prove a panic costs one error
+// panicCatalog's runner panics on Advance, to prove a panic costs one error
 // message, not the server or the connection.
 type panicCatalog struct{ web.Catalog }
 
 type panicRunner struct{ web.Runner }
 
-func (panicRunner) Step(context.Context) (*session.Event, error) { panic("boom") }
-func (panicRunner) Done() bool                                   { return false }
+func (panicRunner) Advance(context.Context, session.Until, func(*session.Event) bool) ([]*session.Event, error) {
+	panic("boom")
+}
+func (panicRunner) Done() bool { return false }
 
-func (p panicCatalog) NewRun(model string, cfg session.Config) (web.Runner, error) {
+func (p panicCatalog) NewRun(model string, cfg session.Config) (web.Run, error) {
 	r, err := p.Catalog.NewRun(model, cfg)
 	if cfg.Prompt == "panic" {
-		return panicRunner{r}, err
+		r.Runner = panicRunner{r.Runner}
 	}
 	return r, err
 }
 
 func TestPanicIsContained(t *testing.T) {
 	m, _ := models.Default()
-	cat := catalog.New()
+	cat := web.NewEngineCatalog()
 	cat.Add(m, "", true)
 	srv, _ := web.New(web.Options{Catalog: panicCatalog{cat}})
 	ts := httptest.NewServer(srv)
@@ -202,7 +203,7 @@ func TestPanicIsContained(t *testing.T) {
 func TestSlowClientDoesNotBlockOthers(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	m, _ := models.Default()
-	cat := catalog.New()
+	cat := web.NewEngineCatalog()
 	cat.Add(m, "", true)
 	srv, _ := web.New(web.Options{Catalog: cat, Limits: web.Limits{SendBuffer: 2, SendTimeout: 300 * time.Millisecond}})
 	ts := httptest.NewServer(srv)
@@ -247,7 +248,7 @@ func TestSlowClientDoesNotBlockOthers(t *testing.T) {
 
 func TestGracefulShutdownSendsClosing(t *testing.T) {
 	m, _ := models.Default()
-	cat := catalog.New()
+	cat := web.NewEngineCatalog()
 	cat.Add(m, "", true)
 	srv, _ := web.New(web.Options{Catalog: cat})
 	ts := httptest.NewServer(srv)

@@ -1,6 +1,10 @@
 // Package web is inferscope's HTTP side: Echo routes, templ pages, static
-// assets and the websocket. It knows the engine only through the small
-// interfaces it declares here; cmd/inferscope wires the real types in.
+// assets and the websocket. A connection drives its run through the
+// Runner and Catalog interfaces in contract.go and sends engine/session's
+// event types as they are; EngineCatalog (catalog.go) is the adapter from
+// loaded engine models to that contract, which cmd/inferscope fills.
+//
+// server.go: the Server, its options and routes.
 package web
 
 import (
@@ -53,7 +57,7 @@ type Server struct {
 	echo    *echo.Echo
 	assets  *assetStore
 	limits  Limits
-	hub     *hub
+	conns   *connSet
 	metrics *metrics
 	lessons []*lessons.Lesson
 }
@@ -69,8 +73,8 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, log: lg, echo: echo.New(), assets: assets, limits: opts.Limits.withDefaults(),
-		hub: &hub{conns: map[*wsConn]struct{}{}}}
-	s.metrics = newMetrics(func() float64 { return float64(s.hub.kvBytes.Load()) })
+		conns: &connSet{conns: map[*wsConn]struct{}{}}}
+	s.metrics = newMetrics(func() float64 { return float64(s.conns.kvBytes.Load()) })
 	if err := s.loadLessons(); err != nil {
 		return nil, fmt.Errorf("lessons: %w", err)
 	}

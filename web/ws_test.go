@@ -11,7 +11,6 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/inferscope/inferscope/internal/catalog"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
 )
@@ -38,7 +37,7 @@ func newWSServer(t testing.TB, lim web.Limits) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := catalog.New()
+	cat := web.NewEngineCatalog()
 	if err := cat.Add(m, "", true); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/inferscope/inferscope/internal/catalog"
 	"github.com/inferscope/inferscope/models/hub"
 	"github.com/inferscope/inferscope/web"
 )
@@ -15,7 +14,7 @@ import (
 // model to the catalog when it is ready.
 type serverPuller struct {
 	ctx context.Context
-	cat *catalog.Catalog
+	cat *web.EngineCatalog
 	c   *hub.Client
 	log *slog.Logger
 
@@ -23,7 +22,7 @@ type serverPuller struct {
 	st web.PullStatus
 }
 
-func newServerPuller(ctx context.Context, cat *catalog.Catalog, lg *slog.Logger) *serverPuller {
+func newServerPuller(ctx context.Context, cat *web.EngineCatalog, lg *slog.Logger) *serverPuller {
 	return &serverPuller{ctx: ctx, cat: cat, c: hub.FromEnv(), log: lg, st: web.PullStatus{State: "idle"}}
 }
 

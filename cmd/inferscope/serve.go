@@ -9,7 +9,6 @@ import (
 	"net"
 	"time"
 
-	"github.com/inferscope/inferscope/internal/catalog"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
 )
@@ -75,8 +74,8 @@ func (m *multiFlag) String() string     { return fmt.Sprint(*m) }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // buildCatalog loads the embedded default model and any --model paths.
-func buildCatalog(paths []string, tokenizer, deflt string, lg *slog.Logger) (*catalog.Catalog, error) {
-	cat := catalog.New()
+func buildCatalog(paths []string, tokenizer, deflt string, lg *slog.Logger) (*web.EngineCatalog, error) {
+	cat := web.NewEngineCatalog()
 	m, err := models.Default()
 	if err != nil {
 		return nil, fmt.Errorf("load the embedded default model: %w", err)

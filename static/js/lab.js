@@ -10,10 +10,11 @@
 
   var state = resetState();
   var charts = {};
-  // A dropped connection loses nothing: the engine is deterministic, so
-  // replaying this run's commands (start, steps, forces, rewinds) on a new
-  // connection rebuilds exactly the same state and panels.
-  var history = [], replay = null, retries = 0;
+  // A dropped connection loses nothing: the engine is deterministic, so one
+  // "resume" message with this run's start settings and its command log
+  // ("step", "force 12", "rewind 1", …) lets the server rebuild exactly the
+  // same run; its "resumed" answer carries the events to redraw from.
+  var startP = null, log = [], resuming = false, retries = 0;
   var client = new IS.Client(onMessage, function () {
     setButtons(false);
     if (state.closing || !state.model) {
@@ -26,23 +27,17 @@
   function reconnect() {
     client.connect().then(function () {
       retries = 0;
-      replay = history.slice();
-      history = [];
-      replayNext();
+      state.pending = null;
+      resuming = true;
+      client.send("resume", { start: startP, log: log.slice() });
     }).catch(function () { /* onClose schedules the next try */ });
   }
-  function replayNext() {
-    if (!replay) return;
-    var cmd = replay.shift();
-    if (!cmd) {
-      replay = null;
-      setStatus("Reconnected: your run was restored.");
-      document.body.setAttribute("data-restored", "1");
-      return;
-    }
-    if (cmd.type === "start") { history.push(cmd); client.send("start", cmd.payload); return; }
-    if (cmd.type === "cancel") { history.push(cmd); state.pending = "step"; client.send("cancel"); return; }
-    send(cmd.type, cmd.payload);
+  // logEntry is a command's line in the resume log (null: not logged).
+  function logEntry(type, payload) {
+    if (type === "rewind") return "rewind " + payload.n;
+    if (type === "force") return "force " + payload.id;
+    if (type === "step" || type === "step_token" || type === "run") return type;
+    return null;
   }
 
   function resetState() {
@@ -115,8 +110,9 @@
     client.connect().then(function () {
       state.pending = null;
       var p = startPayload(s);
-      history = [{ type: "start", payload: p }];
-      replay = null;
+      startP = p;
+      log = [];
+      resuming = false;
       client.send("start", p);
     }).catch(function () { setStatus("Cannot reach the server.", true); });
   }
@@ -126,8 +122,8 @@
   // run after the stop.
   function send(type, payload) {
     if (state.pending && type !== "cancel") return;
-    if (type === "reset") history = history.filter(function (c) { return c.type === "start"; });
-    else if (type !== "cancel" && type !== "get_logits") history.push({ type: type, payload: payload });
+    if (type === "reset") log = [];
+    else if (logEntry(type, payload)) log.push(logEntry(type, payload));
     state.pending = { step: "step", rewind: "step", step_token: "token", force: "token", run: "run", reset: "reset" }[type] || null;
     if (type === "run") state.runEvents = 0;
     client.send(type, payload);
@@ -156,16 +152,18 @@
         if (p.models) { models = p.models; }
         break;
       case "started":
-        state = resetState();
-        state.pending = null;
-        state.model = p.model;
-        state.next = p.next;
-        state.checksumBefore = p.model.checksum;
-        resetPanels();
-        setButtons(true);
-        markTimeline(null, p.next);
+        onStarted(p);
         setStatus("Ready. Press “Next stage” (→ or space) to tokenize the prompt.");
-        if (replay) replayNext();
+        break;
+      case "resumed":
+        // the run as it was: started, then every event since, as if live
+        onStarted(p);
+        (p.events || []).forEach(function (ev) { state.pending = null; onEvent(ev); });
+        resuming = false;
+        state.pending = null;
+        setButtons(true);
+        setStatus("Reconnected: your run was restored.");
+        document.body.setAttribute("data-restored", "1");
         break;
       case "event":
         onEvent(p);
@@ -173,14 +171,25 @@
       case "error":
         state.pending = null;
         setButtons(!!state.model);
+        if (resuming) { resuming = false; p.message = "could not restore your run: " + p.message + ". Press Start"; }
         setStatus(p.message + " [" + p.code + "]", true);
-        if (replay) setTimeout(replayNext, 0);
         break;
       case "closing":
         state.closing = true;
         setStatus("The server is shutting down: " + p.reason, true);
         break;
     }
+  }
+
+  function onStarted(p) {
+    state = resetState();
+    state.pending = null;
+    state.model = p.model;
+    state.next = p.next;
+    state.checksumBefore = p.model.checksum;
+    resetPanels();
+    setButtons(true);
+    markTimeline(null, p.next);
   }
 
   function onEvent(ev) {
@@ -197,7 +206,6 @@
     if (p === "run") state.runEvents = (state.runEvents || 0) + 1;
     if (p === "step" || (p === "token" && (ev.stage === "append" || ev.stage === "stop")) || ev.stage === "stop" || p === "reset") {
       state.pending = null;
-      if (replay) setTimeout(replayNext, 0);
     }
     setButtons(true);
     var nextLabel = { tokenize: "tokenize the prompt", embed: "look up embeddings", prefill: "run prefill", logits: "compute the logits",
@@ -595,14 +603,14 @@
   function onStop(s) {
     state.stopped = true;
     // A cancelled run is recorded as the stages it really ran plus the
-    // cancel, so a replay after a reconnect stops at the same token.
-    if (s.reason === "cancelled" && !replay) {
-      for (var i = history.length - 1; i >= 0; i--) {
-        if (history[i].type !== "run") continue;
+    // cancel, so a resume after a reconnect stops at the same token.
+    if (s.reason === "cancelled" && !resuming) {
+      for (var i = log.length - 1; i >= 0; i--) {
+        if (log[i] !== "run") continue;
         var steps = [];
-        for (var k = 0; k < (state.runEvents || 0); k++) steps.push({ type: "step" });
-        steps.push({ type: "cancel" });
-        history.splice.apply(history, [i, 1].concat(steps));
+        for (var k = 0; k < (state.runEvents || 0); k++) steps.push("step");
+        steps.push("cancel");
+        log.splice.apply(log, [i, 1].concat(steps));
         break;
       }
     }

@@ -1,6 +1,8 @@
-// Package catalog is the server's set of loaded models: it turns engine
-// models into web.ModelCards and web.Runners. cmd/inferscope wires it.
-package catalog
+package web
+
+// catalog.go: the adapter from loaded engine models to the contract in
+// contract.go — EngineCatalog holds the models, describes each as a
+// ModelCard and starts session runs on them. cmd/inferscope fills it.
 
 import (
 	"fmt"
@@ -11,11 +13,11 @@ import (
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/engine/session"
 	"github.com/inferscope/inferscope/engine/tokenizer"
-	"github.com/inferscope/inferscope/web"
 )
 
-// Catalog holds loaded models; safe for concurrent use.
-type Catalog struct {
+// EngineCatalog holds loaded models and implements Catalog; safe for
+// concurrent use.
+type EngineCatalog struct {
 	mu      sync.RWMutex
 	models  map[string]*engine.Model
 	notes   map[string]string
@@ -23,14 +25,14 @@ type Catalog struct {
 	ordered []string
 }
 
-// New makes an empty catalog.
-func New() *Catalog {
-	return &Catalog{models: map[string]*engine.Model{}, notes: map[string]string{}}
+// NewEngineCatalog makes an empty catalog.
+func NewEngineCatalog() *EngineCatalog {
+	return &EngineCatalog{models: map[string]*engine.Model{}, notes: map[string]string{}}
 }
 
 // Add registers a model under its name; the first added is the default
 // unless asDefault is set later.
-func (c *Catalog) Add(m *engine.Model, note string, asDefault bool) error {
+func (c *EngineCatalog) Add(m *engine.Model, note string, asDefault bool) error {
 	if m.Tokenizer == nil {
 		return fmt.Errorf("model %s has no tokenizer; the lab needs one", m.Name)
 	}
@@ -50,34 +52,34 @@ func (c *Catalog) Add(m *engine.Model, note string, asDefault bool) error {
 }
 
 // Default is the default model's name.
-func (c *Catalog) Default() string {
+func (c *EngineCatalog) Default() string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.deflt
 }
 
-// Card describes one model.
-func Card(m *engine.Model) web.ModelCard {
+// ModelCardFor describes one model.
+func ModelCardFor(m *engine.Model) ModelCard {
 	cf := m.Config
 	pos := "learned position vectors"
 	if cf.Rope != engine.RopeNone {
 		pos = "RoPE (" + cf.Rope.String() + ")"
 	}
-	return web.ModelCard{Name: m.Name, Arch: string(cf.Arch), Source: m.Source, Params: m.Weights.NumParams(), WeightsBytes: m.Weights.Bytes(),
+	return ModelCard{Name: m.Name, Arch: string(cf.Arch), Source: m.Source, Params: m.Weights.NumParams(), WeightsBytes: m.Weights.Bytes(),
 		Layers: cf.NLayers, Dim: cf.Dim, Heads: cf.NHeads, KVHeads: cf.NKVHeads, HeadDim: cf.HeadDim, HiddenDim: cf.HiddenDim,
 		Vocab: cf.VocabSize, Context: cf.SeqLen, KVBytesPerToken: cf.KVBytesPerToken(), Tokenizer: m.Tokenizer.Kind(),
 		Position: pos, Checksum: m.WeightsChecksum(), Chat: string(tokenizer.ChatStyleFor(m.Tokenizer))}
 }
 
-// Models implements web.Catalog: the default first, then in load order.
-func (c *Catalog) Models() []web.ModelCard {
+// Models implements Catalog: the default first, then in load order.
+func (c *EngineCatalog) Models() []ModelCard {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	names := append([]string(nil), c.ordered...)
 	sort.SliceStable(names, func(i, j int) bool { return names[i] == c.deflt && names[j] != c.deflt })
-	out := make([]web.ModelCard, 0, len(names))
+	out := make([]ModelCard, 0, len(names))
 	for _, n := range names {
-		card := Card(c.models[n])
+		card := ModelCardFor(c.models[n])
 		card.Default = n == c.deflt
 		card.Note = c.notes[n]
 		out = append(out, card)
@@ -86,7 +88,7 @@ func (c *Catalog) Models() []web.ModelCard {
 }
 
 // Model returns a loaded model by name ("" = the default).
-func (c *Catalog) Model(name string) (*engine.Model, error) {
+func (c *EngineCatalog) Model(name string) (*engine.Model, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if name == "" {
@@ -99,11 +101,20 @@ func (c *Catalog) Model(name string) (*engine.Model, error) {
 	return m, nil
 }
 
-// NewRun implements web.Catalog.
-func (c *Catalog) NewRun(name string, cfg session.Config) (web.Runner, error) {
+// NewRun implements Catalog: a session on the named model, its card, and
+// the KV-cache bytes the session allocated.
+func (c *EngineCatalog) NewRun(name string, cfg session.Config) (Run, error) {
 	m, err := c.Model(name)
 	if err != nil {
-		return nil, err
+		return Run{}, err
 	}
-	return session.New(m, cfg)
+	s, err := session.New(m, cfg)
+	if err != nil {
+		return Run{}, err
+	}
+	c.mu.RLock()
+	card := ModelCardFor(m)
+	card.Default, card.Note = m.Name == c.deflt, c.notes[m.Name]
+	c.mu.RUnlock()
+	return Run{Runner: s, Model: card, KVBytes: s.KV().BytesAllocated()}, nil
 }

@@ -1,0 +1,66 @@
+package web
+
+// contract.go: what web needs from the engine side, as interfaces and
+// plain types — a Catalog of models that starts Runs, the Runner a
+// connection drives, and the ModelCard the browser shows. The event and
+// settings types are engine/session's own: web sends them as they are.
+
+import (
+	"context"
+
+	"github.com/inferscope/inferscope/engine/session"
+)
+
+// Runner is one step-through run; *session.Session implements it.
+type Runner interface {
+	// Advance runs stages up to until, handing each event to emit as it
+	// is produced (emit returning false stops early).
+	Advance(ctx context.Context, until session.Until, emit func(*session.Event) bool) ([]*session.Event, error)
+	Rewind(n int) (*session.Event, error)
+	Force(id int) error
+	Cancel() (*session.Event, error)
+	Done() bool
+	Next() session.Stage
+	CurrentLogits() []float32
+	SampleMany(n int) ([]session.TokenCount, error)
+}
+
+// Run is what Catalog.NewRun hands a connection: the runner, the card of
+// the model it runs, and the KV-cache bytes it holds (for the server-wide
+// memory limit).
+type Run struct {
+	Runner  Runner
+	Model   ModelCard
+	KVBytes int64
+}
+
+// ModelCard describes a model the server offers.
+type ModelCard struct {
+	Name            string `json:"name"`
+	Default         bool   `json:"default"`
+	Arch            string `json:"arch"`
+	Source          string `json:"source"`
+	Params          int64  `json:"params"`
+	WeightsBytes    int64  `json:"weights_bytes"`
+	Layers          int    `json:"layers"`
+	Dim             int    `json:"dim"`
+	Heads           int    `json:"heads"`
+	KVHeads         int    `json:"kv_heads"`
+	HeadDim         int    `json:"head_dim"`
+	HiddenDim       int    `json:"hidden_dim"`
+	Vocab           int    `json:"vocab"`
+	Context         int    `json:"context"`
+	KVBytesPerToken int64  `json:"kv_bytes_per_token"`
+	Tokenizer       string `json:"tokenizer"`
+	Position        string `json:"position"`
+	Checksum        string `json:"checksum"`
+	Chat            string `json:"chat_style"`
+	Note            string `json:"note,omitempty"`
+}
+
+// Catalog is the set of models runs can use.
+type Catalog interface {
+	Models() []ModelCard
+	// NewRun starts a run on the named model ("" = the default).
+	NewRun(model string, cfg session.Config) (Run, error)
+}
