@@ -1,0 +1,148 @@
+// Command gotest is the README's test command behind `task test`: it runs
+// `go test -json` with the given arguments, prints what plain `go test`
+// prints (package results, the output of failing tests, build errors), and
+// ends with one line saying how many tests skipped and why — a skip is
+// otherwise invisible without -v. Under CI=true any skip fails the run.
+//
+//	go run ./internal/gotest ./...
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// event is one line of `go test -json` (cmd/test2json).
+type event struct {
+	Action     string
+	Package    string
+	ImportPath string // build-output events
+	Test       string
+	Output     string
+}
+
+// location is the "file_test.go:12: " prefix t.Skip puts before a message.
+var location = regexp.MustCompile(`^\s*[\w./-]+\.go:\d+: `)
+
+func main() {
+	args := append([]string{"test", "-json"}, os.Args[1:]...)
+	cmd := exec.Command("go", args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gotest:", err)
+		os.Exit(2)
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "gotest:", err)
+		os.Exit(2)
+	}
+	skips := summarize(out, os.Stdout)
+	code := 0
+	if err := cmd.Wait(); err != nil {
+		code = 1
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+	}
+	fmt.Println(skipLine(skips))
+	if len(skips) > 0 && os.Getenv("CI") == "true" {
+		fmt.Println("CI=true: a test skipped; every test must run in CI")
+		code = max(code, 1)
+	}
+	os.Exit(code)
+}
+
+type skip struct{ test, reason string }
+
+// summarize copies plain go test output from the JSON stream in r to w and
+// returns the skipped tests.
+func summarize(r io.Reader, w io.Writer) []skip {
+	var skips []skip
+	buf := map[string][]string{} // package + test → its output so far
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var e event
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			fmt.Fprintln(w, sc.Text()) // not JSON: pass it through
+			continue
+		}
+		key := e.Package + " " + e.Test
+		switch {
+		case e.Action == "build-output":
+			fmt.Fprint(w, e.Output)
+		case e.Test == "" && e.Action == "output":
+			if o := e.Output; o != "PASS\n" && !strings.HasPrefix(o, "=== ") {
+				fmt.Fprint(w, o)
+			}
+		case e.Action == "output":
+			buf[key] = append(buf[key], e.Output)
+		case e.Action == "fail":
+			for _, o := range buf[key] {
+				fmt.Fprint(w, o)
+			}
+			delete(buf, key)
+		case e.Action == "skip" && e.Test != "": // (a package skips when it has no tests)
+			skips = append(skips, skip{e.Test, reason(buf[key])})
+			delete(buf, key)
+		case e.Action == "pass":
+			delete(buf, key)
+		}
+	}
+	return skips
+}
+
+// reason is a skipped test's message without the RUN/SKIP lines and the
+// file:line prefix.
+func reason(lines []string) string {
+	var msg []string
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "=== ") || strings.HasPrefix(t, "--- SKIP") {
+			continue
+		}
+		msg = append(msg, strings.TrimSpace(location.ReplaceAllString(l, "")))
+	}
+	if len(msg) == 0 {
+		return "no reason given"
+	}
+	return strings.Join(msg, " ")
+}
+
+// skipLine is the one summary line: "N tests skipped: why (k: TestA, …); …".
+func skipLine(skips []skip) string {
+	if len(skips) == 0 {
+		return "0 tests skipped"
+	}
+	byReason := map[string][]string{}
+	for _, s := range skips {
+		byReason[s.reason] = append(byReason[s.reason], s.test)
+	}
+	reasons := make([]string, 0, len(byReason))
+	for r := range byReason {
+		reasons = append(reasons, r)
+	}
+	sort.Slice(reasons, func(i, j int) bool { return len(byReason[reasons[i]]) > len(byReason[reasons[j]]) })
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		tests := byReason[r]
+		sort.Strings(tests)
+		if len(tests) > 3 {
+			tests = append(tests[:3], "…")
+		}
+		parts[i] = fmt.Sprintf("%s (%d: %s)", r, len(byReason[r]), strings.Join(tests, ", "))
+	}
+	noun := "tests"
+	if len(skips) == 1 {
+		noun = "test"
+	}
+	return fmt.Sprintf("%d %s skipped: %s", len(skips), noun, strings.Join(parts, "; "))
+}
