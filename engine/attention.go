@@ -1,5 +1,8 @@
 package engine
 
+// attention.go: attention: queries against the KV cache, softmax weights, the weighted sum of
+// values.
+
 import "math"
 
 // attention runs one layer's self-attention for T new positions pos0.. and

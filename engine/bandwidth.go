@@ -1,5 +1,7 @@
 package engine
 
+// bandwidth.go: a memory read-bandwidth probe (the bound decode speed is compared with).
+
 import "time"
 
 // MeasureReadBandwidth estimates how fast this machine streams memory into

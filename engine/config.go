@@ -1,13 +1,15 @@
 // Package engine is inferscope's pure-Go Transformer: it loads real
-// checkpoints (llama2.c .bin, Hugging Face safetensors directories), runs the
-// forward pass with a KV cache, tokenizes, samples, and steps through
-// inference one stage at a time, reporting the real intermediate values
-// through optional hooks. It knows nothing of HTTP.
+// checkpoints (llama2.c .bin, Hugging Face safetensors directories) and runs
+// the forward pass with a KV cache, reporting the real intermediate values
+// through optional hooks. It knows nothing of HTTP. Tokenizers live in
+// engine/tokenizer; the step-through run the lab drives (stages, sampling,
+// events) in engine/session.
 //
 // Layout follows llama2.c's run.c: a Config, read-only Weights shared by all
 // sessions, and per-run State (scratch buffers) plus a KVCache. One file per
-// stage: embed.go, attention.go, mlp.go, forward.go, kvcache.go, sample.go,
-// tokenizer*.go, trace.go, session.go.
+// stage: embed.go, attention.go, mlp.go, forward.go, kvcache.go, trace.go.
+//
+// config.go: the model's shape (Config) and its checks.
 package engine
 
 import "fmt"

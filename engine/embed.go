@@ -1,5 +1,7 @@
 package engine
 
+// embed.go: the embedding step: token rows (plus GPT-2 position rows) into the residual stream.
+
 import "fmt"
 
 // embed writes the vectors that enter layer 0 for tokens at positions

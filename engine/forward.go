@@ -1,5 +1,7 @@
 package engine
 
+// forward.go: the forward pass: embed, every Transformer block, final norm and logits.
+
 import "fmt"
 
 // Forward runs tokens through the model at positions kv.Len.., appends their

@@ -1,5 +1,8 @@
 package engine
 
+// hf.go: the Hugging Face directory loader: config.json, safetensors weights, the tokenizer beside
+// them.
+
 import (
 	"encoding/json"
 	"fmt"

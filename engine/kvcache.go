@@ -1,5 +1,7 @@
 package engine
 
+// kvcache.go: the KV cache: keys and values of past positions, per layer.
+
 import "fmt"
 
 // KVCache holds the keys and values of every processed position, per layer,

@@ -1,5 +1,7 @@
 package engine
 
+// llama2c.go: the llama2.c .bin checkpoint loader (and writer, for comparing with run.c).
+
 import (
 	"encoding/binary"
 	"fmt"

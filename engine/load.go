@@ -1,5 +1,7 @@
 package engine
 
+// load.go: LoadModel: a path to a model, whichever format it is.
+
 import (
 	"fmt"
 	"os"

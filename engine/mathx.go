@@ -1,5 +1,7 @@
 package engine
 
+// mathx.go: the numeric kernels: matmul, norms, softmax, activations.
+
 import (
 	"math"
 	"runtime"

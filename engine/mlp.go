@@ -1,5 +1,7 @@
 package engine
 
+// mlp.go: the MLP block: SwiGLU (Llama) or GELU (GPT-2).
+
 import "math"
 
 // mlp runs one layer's feed-forward block on the normed stream st.xb and

@@ -1,5 +1,7 @@
 package engine
 
+// model.go: Model (a loaded checkpoint) and State (one run's scratch buffers).
+
 import "github.com/inferscope/inferscope/engine/tokenizer"
 
 // Model is a loaded checkpoint: its shape, its read-only weights and, when

@@ -1,5 +1,7 @@
 package engine
 
+// random.go: named model shapes with seeded random weights, for benchmarks.
+
 import (
 	"fmt"
 	"math/rand/v2"

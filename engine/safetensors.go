@@ -1,5 +1,7 @@
 package engine
 
+// safetensors.go: the safetensors reader: header, dtypes (F32/F16/BF16), tensors as float32.
+
 import (
 	"encoding/binary"
 	"encoding/json"

@@ -1,5 +1,7 @@
 package engine
 
+// weights.go: the weights: per-layer parameter slices, checksum, parameter count.
+
 import (
 	"crypto/sha256"
 	"encoding/binary"

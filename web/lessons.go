@@ -1,5 +1,7 @@
 package web
 
+// lessons.go: the lesson pages and the live values lessons' placeholders are filled with.
+
 import (
 	"fmt"
 	"github.com/inferscope/inferscope/internal/human"

@@ -1,5 +1,7 @@
 package web
 
+// metrics.go: the Prometheus metrics the server exports.
+
 import (
 	"sync/atomic"
 	"time"

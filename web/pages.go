@@ -1,5 +1,7 @@
 package web
 
+// pages.go: the lab, compare and home pages.
+
 import (
 	"net/http"
 

@@ -1,5 +1,8 @@
 package web
 
+// protocol.go: the websocket wire contract: message types, payloads,
+// strict decoding with clear errors.
+
 import (
 	"bytes"
 	"encoding/json"

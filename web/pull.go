@@ -1,5 +1,7 @@
 package web
 
+// pull.go: POST /api/pull and its status: model downloads from the lab.
+
 import (
 	"net/http"
 

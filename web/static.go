@@ -1,5 +1,7 @@
 package web
 
+// static.go: static assets: embedded files with content hashes and cache headers.
+
 import (
 	"crypto/sha256"
 	"encoding/hex"

@@ -1,5 +1,7 @@
 package main
 
+// bench.go: the bench command: prefill/decode speed on synthetic shapes or a model, as JSON.
+
 import (
 	"context"
 	"encoding/json"

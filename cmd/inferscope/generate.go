@@ -1,5 +1,8 @@
 package main
 
+// generate.go: the generate and trace commands: a run printed as text, or as one JSON object per
+// stage event.
+
 import (
 	"context"
 	"encoding/json"

@@ -1,5 +1,8 @@
 package main
 
+// model.go: resolving a --model reference (default, HF cache repo id, directory, .bin) to a loaded
+// model.
+
 import (
 	"flag"
 	"fmt"

@@ -1,5 +1,7 @@
 package main
 
+// pull.go: the pull command: download a model from the Hugging Face hub into the HF cache.
+
 import (
 	"context"
 	"fmt"

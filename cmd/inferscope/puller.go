@@ -1,5 +1,8 @@
 package main
 
+// puller.go: the server-side puller: hub downloads started from the lab, added to the catalog when
+// done.
+
 import (
 	"context"
 	"fmt"

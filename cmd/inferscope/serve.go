@@ -1,5 +1,7 @@
 package main
 
+// serve.go: the serve command: load models into the catalog and run the web server.
+
 import (
 	"context"
 	"fmt"

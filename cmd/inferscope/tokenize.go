@@ -1,5 +1,7 @@
 package main
 
+// tokenize.go: the tokenize command: a text's tokens as a table or JSON.
+
 import (
 	"context"
 	"encoding/json"

@@ -1,5 +1,7 @@
 package main
 
+// util.go: small helpers shared by the commands.
+
 import (
 	"encoding/binary"
 	"math"

@@ -1,5 +1,7 @@
 package tokenizer
 
+// bpe.go: byte-level BPE (GPT-2 family): pre-split, byte mapping, ranked merges.
+
 import (
 	"bufio"
 	"bytes"

@@ -1,5 +1,8 @@
 package tokenizer
 
+// chat.go: chat templates: messages rendered to text and tokens, with the tokens the app adds
+// marked.
+
 import (
 	"fmt"
 	"strings"

@@ -1,5 +1,7 @@
 package tokenizer
 
+// json.go: the tokenizer.json loader: picks byte-level BPE or SentencePiece BPE from the file.
+
 import (
 	"encoding/json"
 	"fmt"

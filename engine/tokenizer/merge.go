@@ -1,5 +1,7 @@
 package tokenizer
 
+// merge.go: the merge loop both BPE families share: lowest-priority pair first, with a heap.
+
 import "container/heap"
 
 // sym is one symbol during BPE merging: a vocabulary id and the input byte

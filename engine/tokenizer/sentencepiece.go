@@ -1,5 +1,8 @@
 package tokenizer
 
+// sentencepiece.go: SentencePiece BPE (llama2.c tokenizer.bin, Llama tokenizer.json): byte
+// fallback, scored merges.
+
 import (
 	"encoding/binary"
 	"fmt"

@@ -1,3 +1,10 @@
+// Package tokenizer turns text into a model's token ids and back, exactly as
+// the model's own tokenizer does: byte-level BPE (GPT-2 family, bpe.go) and
+// SentencePiece BPE (llama2.c and Llama, sentencepiece.go) over one shared
+// vocabulary type (vocab.go), plus chat templates (chat.go).
+//
+// tokenizer.go: the Tokenizer interface, Token, decoding (whole and
+// streamed) and loading a tokenizer from a file or directory.
 package tokenizer
 
 import (
