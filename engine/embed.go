@@ -37,3 +37,15 @@ func (m *Model) embed(st *State, tokens []int, pos0 int, hooks *Hooks) error {
 	}
 	return nil
 }
+
+// Embedding forms the input vectors for tokens at positions pos0.. with the
+// same step the forward pass uses, without running any layer, and hands them
+// to fn (the info's slices are valid only during the call). The lab's embed
+// stage shows these before prefill.
+func (m *Model) Embedding(tokens []int, pos0 int, fn func(EmbedInfo)) error {
+	if pos0 < 0 || pos0+len(tokens) > m.Config.SeqLen {
+		return fmt.Errorf("positions %d..%d outside the context of %d", pos0, pos0+len(tokens)-1, m.Config.SeqLen)
+	}
+	st := &State{x: make([]float32, len(tokens)*m.Config.Dim)}
+	return m.embed(st, tokens, pos0, &Hooks{Embedded: fn})
+}

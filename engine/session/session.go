@@ -169,7 +169,7 @@ func (s *Session) Step(ctx context.Context) (*Event, error) {
 		s.next = StageEmbed
 	case StageEmbed:
 		start := time.Now()
-		ev.Embed = s.embedInfo()
+		ev.Embed, err = s.embedInfo()
 		s.timings.EmbedMs = msf(time.Since(start))
 		s.next = StagePrefill
 	case StagePrefill:

@@ -381,3 +381,44 @@ func parseExpected(t *testing.T) (map[string]string, []testenv.ExpectedTop) {
 }
 
 func equalInts(a, b []int) bool { return slices.Equal(a, b) }
+
+// The embed stage shows exactly the vectors the forward pass feeds layer 0.
+func TestEmbedStageEqualsForwardInput(t *testing.T) {
+	m := loadStories(t)
+	s := newSession(t, m, Config{Prompt: "Once upon a time", Sampling: DefaultSampling(), MaxNewTokens: 1})
+	evs, err := s.Advance(context.Background(), UntilStop, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var emb *EmbedInfoStage
+	for _, e := range evs {
+		if e.Embed != nil {
+			emb = e.Embed
+		}
+	}
+	if emb == nil {
+		t.Fatal("no embed stage")
+	}
+	ids := s.PromptIDs()
+	var fwd [][]float32
+	hooks := &engine.Hooks{Embedded: func(in engine.EmbedInfo) {
+		for _, r := range in.Sum {
+			fwd = append(fwd, append([]float32(nil), r...))
+		}
+	}}
+	kv, err := engine.NewKVCache(m.Config, len(ids))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Forward(engine.NewState(m.Config), kv, ids, hooks); err != nil {
+		t.Fatal(err)
+	}
+	if len(emb.Positions) != len(fwd) {
+		t.Fatalf("embed stage has %d positions, forward %d", len(emb.Positions), len(fwd))
+	}
+	for p, e := range emb.Positions {
+		if !slices.Equal(e.Sum, fwd[p]) || e.ID != ids[p] {
+			t.Errorf("position %d: embed stage differs from the forward pass input", p)
+		}
+	}
+}

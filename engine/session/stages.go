@@ -19,28 +19,24 @@ func (s *Session) isEOS(id int) bool {
 	return id >= 0 && id == s.m.Tokenizer.EOS()
 }
 
-// embedInfo reads each prompt position's input vectors from the weights,
-// exactly as the forward pass's embedding step forms them.
-func (s *Session) embedInfo() *EmbedInfoStage {
-	c := s.m.Config
-	d := c.Dim
-	w := &s.m.Weights
-	info := &EmbedInfoStage{Dim: d, Method: positionMethod(w.PosEmbed != nil)}
-	for p, id := range s.ids[:s.nPrompt] {
-		e := EmbedPosition{Pos: p, ID: id, Piece: s.m.Tokenizer.Piece(id)}
-		e.TokenVec = append([]float32(nil), w.TokenEmbed[id*d:(id+1)*d]...)
-		e.Sum = append([]float32(nil), e.TokenVec...)
-		if w.PosEmbed != nil {
-			e.PosVec = append([]float32(nil), w.PosEmbed[p*d:(p+1)*d]...)
-			for i := range e.Sum {
-				e.Sum[i] += e.PosVec[i]
+// embedInfo shows each prompt position's input vectors, formed by the
+// engine's own embedding step (engine.Model.Embedding).
+func (s *Session) embedInfo() (*EmbedInfoStage, error) {
+	info := &EmbedInfoStage{Dim: s.m.Config.Dim, Method: positionMethod(s.m.Weights.PosEmbed != nil)}
+	err := s.m.Embedding(s.ids[:s.nPrompt], 0, func(in engine.EmbedInfo) {
+		for t, id := range in.Tokens {
+			e := EmbedPosition{Pos: in.Pos0 + t, ID: id, Piece: s.m.Tokenizer.Piece(id)}
+			e.TokenVec = append([]float32(nil), in.Token[t]...)
+			e.Sum = append([]float32(nil), in.Sum[t]...)
+			if in.Position != nil {
+				e.PosVec = append([]float32(nil), in.Position[t]...)
+				e.PosNorm = norm(e.PosVec)
 			}
-			e.PosNorm = norm(e.PosVec)
+			e.TokenNorm, e.SumNorm = norm(e.TokenVec), norm(e.Sum)
+			info.Positions = append(info.Positions, e)
 		}
-		e.TokenNorm, e.SumNorm = norm(e.TokenVec), norm(e.Sum)
-		info.Positions = append(info.Positions, e)
-	}
-	return info
+	})
+	return info, err
 }
 
 // traceHooks records per-layer traces of one forward pass.
