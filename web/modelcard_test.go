@@ -24,13 +24,13 @@ func TestModelCardPage(t *testing.T) {
 	if err := cat.Add(m, "", true); err != nil {
 		t.Fatal(err)
 	}
-	if err := cat.AddDocs("nope", models.Docs()); err == nil {
+	if err := cat.AddDocs("nope", models.Docs(), nil); err == nil {
 		t.Error("docs for a model that is not loaded were accepted")
 	}
-	if err := cat.AddDocs(m.Name, fstest.MapFS{"x.svg": {}}); err == nil || !strings.Contains(err.Error(), "MODEL_CARD.md") {
+	if err := cat.AddDocs(m.Name, fstest.MapFS{"x.svg": {}}, nil); err == nil || !strings.Contains(err.Error(), "MODEL_CARD.md") {
 		t.Errorf("docs without MODEL_CARD.md: err %v", err)
 	}
-	if err := cat.AddDocs(m.Name, models.Docs()); err != nil {
+	if err := cat.AddDocs(m.Name, models.Docs(), &web.Training{Corpus: "test", CapitalsTotal: 3}); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := web.New(web.Options{Catalog: cat})
@@ -52,8 +52,8 @@ func TestModelCardPage(t *testing.T) {
 		t.Fatalf("/api/models: %d %v %s", code, err, body)
 	}
 	url := cards[0].CardURL
-	if url != "/models/"+m.Name+"/card" {
-		t.Fatalf("card_url %q", url)
+	if url != "/models/"+m.Name+"/card" || cards[0].Trained == nil || cards[0].Trained.CapitalsTotal != 3 {
+		t.Fatalf("card_url %q, trained %+v", url, cards[0].Trained)
 	}
 	tests := []struct {
 		path     string

@@ -85,7 +85,12 @@ func buildCatalog(paths []string, tokenizer, deflt string, lg *slog.Logger) (*we
 	if err := cat.Add(m, "trained for inferscope on public-domain text; an educational toy (see its model card)", deflt == "" || deflt == m.Name); err != nil {
 		return nil, err
 	}
-	if err := cat.AddDocs(m.Name, models.Docs()); err != nil {
+	tr, err := models.Training()
+	if err != nil {
+		return nil, err
+	}
+	if err := cat.AddDocs(m.Name, models.Docs(), &web.Training{Corpus: tr.Corpus, Tokens: tr.Tokens, Minutes: tr.Minutes,
+		Hardware: tr.Hardware, ValLoss: tr.ValLoss, CapitalsRight: tr.CapitalsRight, CapitalsTotal: tr.CapitalsTotal}); err != nil {
 		return nil, err
 	}
 	for _, p := range paths {
