@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/models/hub"
 	"github.com/inferscope/inferscope/web"
 )
@@ -20,13 +21,17 @@ type serverPuller struct {
 	cat *web.EngineCatalog
 	c   *hub.Client
 	log *slog.Logger
+	// load loads a pulled repo (loadModelRef; replaced in tests).
+	load func(repo string) (*engine.Model, error)
 
 	mu sync.Mutex
 	st web.PullStatus
 }
 
 func newServerPuller(ctx context.Context, cat *web.EngineCatalog, lg *slog.Logger) *serverPuller {
-	return &serverPuller{ctx: ctx, cat: cat, c: hub.FromEnv(), log: lg, st: web.PullStatus{State: "idle"}}
+	p := &serverPuller{ctx: ctx, cat: cat, c: hub.FromEnv(), log: lg, st: web.PullStatus{State: "idle"}}
+	p.load = p.loadPulled
+	return p
 }
 
 func (p *serverPuller) Presets() any { return hub.Presets }
@@ -59,14 +64,7 @@ func (p *serverPuller) Start(repo string) error {
 		p.mu.Unlock()
 	}
 	go func() {
-		_, err := c.Pull(p.ctx, repo, "main", nil)
-		if err == nil {
-			em, lerr := loadModelRef(repo, "")
-			if lerr == nil {
-				lerr = p.cat.Add(em, "pulled from the hub", false)
-			}
-			err = lerr
-		}
+		err := p.pullAndLoad(&c, repo)
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if err != nil {
@@ -78,4 +76,38 @@ func (p *serverPuller) Start(repo string) error {
 		p.log.Info("model downloaded and loaded", "repo", repo)
 	}()
 	return nil
+}
+
+// pullAndLoad downloads repo and adds it to the catalog. A panic anywhere in
+// the download or the loaders becomes an error: no pulled file can end the
+// server.
+func (p *serverPuller) pullAndLoad(c *hub.Client, repo string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.log.Error("panic while pulling a model", "repo", repo, "panic", r)
+			err = fmt.Errorf("%s cannot be loaded: its files are damaged or unsupported (internal error: %v)", repo, r)
+		}
+	}()
+	if _, err := c.Pull(p.ctx, repo, "main", nil); err != nil {
+		return err
+	}
+	em, err := p.load(repo)
+	if err != nil {
+		return err
+	}
+	return p.cat.Add(em, "pulled from the hub", false)
+}
+
+// loadPulled loads a repo from the puller's cache, named by its repo id.
+func (p *serverPuller) loadPulled(repo string) (*engine.Model, error) {
+	dir, err := p.c.Resolve(repo, "")
+	if err != nil {
+		return nil, err
+	}
+	m, err := engine.LoadModel(dir, "")
+	if err != nil {
+		return nil, err
+	}
+	m.Name = repo
+	return m, nil
 }
