@@ -45,6 +45,8 @@ func TestLoadersRefuseImpossibleSizes(t *testing.T) {
 			}
 			m["num_attention_heads"], m["num_key_value_heads"] = 4.0, 4.0
 		}), []string{"config.json", "needs more weights than int64 can count"}},
+		{"negative rope_theta", editConfig(func(m map[string]any) { m["rope_theta"] = -10000.0 }),
+			[]string{"config.json", "rope_theta -10000 must be a positive number"}},
 		{"negative id in a Metaspace vocab", writeTok(`{"<unk>":0,"▁":1,"a":-7}`), []string{"tokenizer.json", `"a" has id -7`}},
 		{"huge id in a Metaspace vocab", writeTok(`{"<unk>":0,"▁":9223372036854775807}`), []string{"tokenizer.json", "ids must be 0 to"}},
 		{"bos beyond the vocabulary is ignored, not indexed", editConfig(func(m map[string]any) {
