@@ -11,9 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,26 +31,6 @@ type connSet struct {
 	kvBytes atomic.Int64
 	closing atomic.Bool
 	nextID  atomic.Int64
-}
-
-func (s *Server) checkOrigin(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true // not a browser
-	}
-	u, err := url.Parse(origin)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(u.Host, r.Host) {
-		return true
-	}
-	for _, allowed := range s.opts.AllowedOrigins {
-		if strings.EqualFold(strings.TrimRight(allowed, "/"), origin) {
-			return true
-		}
-	}
-	return false
 }
 
 // handleWS upgrades /ws and serves one client's runs until it leaves.

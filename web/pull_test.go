@@ -43,7 +43,7 @@ func TestPullEndpoints(t *testing.T) {
 		{"POST", `{nope`, 400, "want a JSON body"},
 	}
 	for _, tt := range tests {
-		req := httptest.NewRequest(tt.method, "/api/pull", strings.NewReader(tt.body))
+		req := localRequest(tt.method, "/api/pull", strings.NewReader(tt.body))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, req)
@@ -56,7 +56,7 @@ func TestPullEndpoints(t *testing.T) {
 	}
 	s2, _ := New(Options{})
 	rec := httptest.NewRecorder()
-	s2.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/pull", nil))
+	s2.ServeHTTP(rec, localRequest(http.MethodGet, "/api/pull", nil))
 	if rec.Code != 404 || !strings.Contains(rec.Body.String(), "downloads are disabled") {
 		t.Errorf("no puller: %d %s", rec.Code, rec.Body.String())
 	}

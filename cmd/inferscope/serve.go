@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"time"
 
 	"github.com/inferscope/inferscope/models"
@@ -28,6 +29,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defaultName := fs.String("default", "", "name of the model the lab starts with (default: the embedded model, or the first --model)")
 	var origins multiFlag
 	fs.Var(&origins, "allow-origin", "extra websocket origin to accept, e.g. https://class.example.org (repeatable)")
+	var hosts multiFlag
+	fs.Var(&hosts, "allow-host", "extra Host name to serve, e.g. class.example.org (repeatable); localhost, IP addresses and the --addr host are always served")
 	dl := web.DefaultLimits()
 	maxSessions := fs.Int("max-sessions", dl.MaxSessions, "concurrent lab sessions (websocket connections); one more gets \"server full, try again\"")
 	readLimit := fs.Int64("read-limit", dl.ReadLimit, "largest websocket message a client may send, bytes")
@@ -43,7 +46,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	card := cat.Models()[0]
-	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, Puller: newServerPuller(ctx, cat, lg), Limits: web.Limits{MaxSessions: *maxSessions, ReadLimit: *readLimit, MsgsPerSecond: *rate, Burst: *burst, MaxKVBytes: *maxKV},
+	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, AllowedHosts: servedHosts(*addr, hosts), Puller: newServerPuller(ctx, cat, lg), Limits: web.Limits{MaxSessions: *maxSessions, ReadLimit: *readLimit, MsgsPerSecond: *rate, Burst: *burst, MaxKVBytes: *maxKV},
 		ModelName: card.Name, ModelCard: fmt.Sprintf("(%s, %d layers, %s parameters)", card.Arch, card.Layers, human.Count(card.Params)),
 	})
 	if err != nil {
@@ -101,4 +104,21 @@ func buildCatalog(paths []string, tokenizer, deflt string, lg *slog.Logger) (*we
 		}
 	}
 	return cat, nil
+}
+
+// servedHosts is the Host allowlist beyond localhost and IP literals: the
+// --addr host, the --allow-host names and, when listening on every
+// interface, this machine's host name (what classmates type).
+func servedHosts(addr string, extra []string) []string {
+	out := append([]string(nil), extra...)
+	host, _, _ := net.SplitHostPort(addr)
+	if host != "" {
+		out = append(out, host)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		if h, err := os.Hostname(); err == nil && h != "" {
+			out = append(out, h, h+".local")
+		}
+	}
+	return out
 }
