@@ -64,3 +64,19 @@ func TestStateChangeNeedsJSONAndOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestNoServerPathsInModelCards: /api/models and welcome show where a model
+// came from without the server's directories.
+func TestNoServerPathsInModelCards(t *testing.T) {
+	for src, want := range map[string]string{
+		"/root/.cache/huggingface/hub/models--org--x/snapshots/abc123": "abc123",
+		"models/stories/model.bin":                                     "model.bin",
+		"hf-cache:org/x":                                               "hf-cache:org/x",
+		"embedded:default":                                             "embedded:default",
+		"random:stories15M":                                            "random:stories15M",
+	} {
+		if got := displaySource(src); got != want {
+			t.Errorf("displaySource(%q) = %q, want %q", src, got, want)
+		}
+	}
+}

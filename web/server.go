@@ -102,6 +102,7 @@ func New(opts Options) (*Server, error) {
 	e.GET("/api/models", s.apiModels)
 	e.GET("/api/pull", s.pullStatus)
 	e.POST("/api/pull", s.pullStart, s.stateChange)
+	e.DELETE("/api/pull", s.pullCancel, s.stateChange)
 	e.GET("/lessons", s.lessonIndex)
 	e.GET("/lessons/:slug", s.lessonPage)
 	return s, nil

@@ -37,6 +37,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rate := fs.Float64("rate", dl.MsgsPerSecond, "websocket messages per second per connection")
 	burst := fs.Int("burst", dl.Burst, "websocket message burst per connection")
 	maxKV := fs.Int64("max-kv-bytes", dl.MaxKVBytes, "KV cache memory across all sessions, bytes")
+	var allowPull pullFlag
+	fs.Var(&allowPull, "allow-pull", "let visitors download models from the lab: the curated models (--allow-pull) or any hub repo (--allow-pull=any); off by default")
+	maxPull := fs.Int64("max-pull-bytes", 1<<30, "largest download --allow-pull permits, bytes (checked against the hub's listed sizes and free disk first)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -46,7 +49,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	card := cat.Models()[0]
-	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, AllowedHosts: servedHosts(*addr, hosts), Puller: newServerPuller(ctx, cat, lg), Limits: web.Limits{MaxSessions: *maxSessions, ReadLimit: *readLimit, MsgsPerSecond: *rate, Burst: *burst, MaxKVBytes: *maxKV},
+	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, AllowedHosts: servedHosts(*addr, hosts), Puller: puller(ctx, cat, lg, allowPull.mode, *maxPull), Limits: web.Limits{MaxSessions: *maxSessions, ReadLimit: *readLimit, MsgsPerSecond: *rate, Burst: *burst, MaxKVBytes: *maxKV},
 		ModelName: card.Name, ModelCard: fmt.Sprintf("(%s, %d layers, %s parameters)", card.Arch, card.Layers, human.Count(card.Params)),
 	})
 	if err != nil {
@@ -121,4 +124,14 @@ func servedHosts(addr string, extra []string) []string {
 		}
 	}
 	return out
+}
+
+// puller is the lab's downloader, or nil (downloads off) unless the
+// operator passed --allow-pull.
+func puller(ctx context.Context, cat *web.EngineCatalog, lg *slog.Logger, mode pullMode, maxBytes int64) web.Puller {
+	if mode == pullOff {
+		return nil
+	}
+	lg.Info("visitors may download models", "allowed", string(mode), "max_bytes", maxBytes)
+	return newServerPuller(ctx, cat, lg, mode, maxBytes)
 }
