@@ -116,10 +116,10 @@ func ParseHFConfig(b []byte) (Config, error) {
 	default:
 		return Config{}, fmt.Errorf("config.json: unknown architecture model_type %q (supported: llama, gpt2)", h.ModelType)
 	}
-	c.BOS, c.EOS = tokenID(h.BOS), tokenID(h.EOS)
 	if err := c.Validate(); err != nil {
 		return Config{}, fmt.Errorf("config.json: %w", err)
 	}
+	c.BOS, c.EOS = validTokenID(tokenID(h.BOS), c.VocabSize), validTokenID(tokenID(h.EOS), c.VocabSize)
 	return c, nil
 }
 
@@ -199,6 +199,19 @@ func (s *tensorSource) get(name string, shape ...int) ([]float32, error) {
 	return v, err
 }
 
+// dataBytes is the tensor data the shards hold, in bytes.
+func (s *tensorSource) dataBytes() int64 {
+	seen := map[*SafetensorsFile]bool{}
+	var n int64
+	for _, f := range s.files {
+		if !seen[f] {
+			seen[f] = true
+			n += int64(len(f.data))
+		}
+	}
+	return n
+}
+
 func (s *tensorSource) has(name string) bool { _, ok := s.files[s.prefix+name]; return ok }
 
 // transpose turns a row-major [r][c] matrix into [c][r].
@@ -221,7 +234,8 @@ func LoadHFDir(dir string) (*Model, error) {
 
 // LoadHF loads a Hugging Face model from the root of fsys (a directory, or
 // files embedded in the binary); dir names it in errors.
-func LoadHF(fsys fs.FS, dir string) (*Model, error) {
+func LoadHF(fsys fs.FS, dir string) (_ *Model, err error) {
+	defer recoverLoad("model "+dir, &err)
 	cb, err := fs.ReadFile(fsys, "config.json")
 	if err != nil {
 		return nil, fmt.Errorf("load model %s: %w", dir, err)
@@ -233,6 +247,9 @@ func LoadHF(fsys fs.FS, dir string) (*Model, error) {
 	src, err := openTensorSource(fsys, dir)
 	if err != nil {
 		return nil, err
+	}
+	if err := checkWeightBytes(c, src.dataBytes()); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	var w Weights
 	switch c.Arch {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -106,10 +107,19 @@ func ModelCardFor(m *engine.Model) ModelCard {
 	if cf.Rope != engine.RopeNone {
 		pos = "RoPE (" + cf.Rope.String() + ")"
 	}
-	return ModelCard{Name: m.Name, Arch: string(cf.Arch), Source: m.Source, Params: m.Weights.NumParams(), WeightsBytes: m.Weights.Bytes(),
+	return ModelCard{Name: m.Name, Arch: string(cf.Arch), Source: displaySource(m.Source), Params: m.Weights.NumParams(), WeightsBytes: m.Weights.Bytes(),
 		Layers: cf.NLayers, Dim: cf.Dim, Heads: cf.NHeads, KVHeads: cf.NKVHeads, HeadDim: cf.HeadDim, HiddenDim: cf.HiddenDim,
 		Vocab: cf.VocabSize, Context: cf.SeqLen, KVBytesPerToken: cf.KVBytesPerToken(), Tokenizer: m.Tokenizer.Kind(),
 		Position: pos, Checksum: m.WeightsChecksum(), Chat: string(tokenizer.ChatStyleFor(m.Tokenizer))}
+}
+
+// displaySource is where a model came from, as visitors may see it: a
+// file system path is cut to its last element (no server paths leak).
+func displaySource(src string) string {
+	if filepath.IsAbs(src) || strings.ContainsAny(src, `/\`) && !strings.Contains(src, ":") {
+		return filepath.Base(filepath.Clean(src))
+	}
+	return src
 }
 
 // Models implements Catalog: the default first, then in load order.

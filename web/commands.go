@@ -149,9 +149,11 @@ func (c *wsConn) step(cmd Command) {
 		cancel()
 	}()
 	start := time.Now()
+	unencodable := false
 	_, err := c.runner.Advance(ctx, untilFor(cmd.Type), func(ev *session.Event) bool {
 		c.s.metrics.observeStep(ev, time.Since(start))
-		if !c.reply(cmd.ID, MsgEvent, ev) {
+		if err := c.replyErr(cmd.ID, MsgEvent, ev); err != nil {
+			unencodable = err == errEncode
 			return false
 		}
 		select {
@@ -164,6 +166,12 @@ func (c *wsConn) step(cmd Command) {
 	})
 	if err != nil {
 		c.sendError(cmd.ID, "engine", err.Error())
+	}
+	if unencodable && !c.runner.Done() {
+		// the client was told why; end the run so it is not left waiting
+		if ev, err := c.runner.Cancel(); err == nil {
+			c.reply(cmd.ID, MsgEvent, ev)
+		}
 	}
 }
 

@@ -9,15 +9,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
-	"net/url"
-	"strings"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
+
+	"github.com/inferscope/inferscope/engine/session"
 )
 
 // connSet is the server's live connections, counted for the session and
@@ -29,26 +31,6 @@ type connSet struct {
 	kvBytes atomic.Int64
 	closing atomic.Bool
 	nextID  atomic.Int64
-}
-
-func (s *Server) checkOrigin(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true // not a browser
-	}
-	u, err := url.Parse(origin)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(u.Host, r.Host) {
-		return true
-	}
-	for _, allowed := range s.opts.AllowedOrigins {
-		if strings.EqualFold(strings.TrimRight(allowed, "/"), origin) {
-			return true
-		}
-	}
-	return false
 }
 
 // handleWS upgrades /ws and serves one client's runs until it leaves.
@@ -80,7 +62,7 @@ func (s *Server) handleWS(c echo.Context) error {
 		return nil
 	}
 	defer s.conns.n.Add(-1)
-	conn := &wsConn{s: s, ws: ws, id: id, lim: lim, send: make(chan []byte, lim.SendBuffer),
+	conn := &wsConn{s: s, ws: ws, id: id, lim: lim, send: make(chan outMsg, lim.SendBuffer),
 		cmds: make(chan Command, 8), done: make(chan struct{}), shutdown: make(chan string, 1), tokens: float64(lim.Burst), last: time.Now()}
 	s.conns.mu.Lock()
 	s.conns.conns[conn] = struct{}{}
@@ -104,14 +86,15 @@ type wsConn struct {
 	ws   *websocket.Conn
 	id   string
 	lim  Limits
-	send chan []byte
+	send chan outMsg
 	cmds chan Command
 	done chan struct{}
 	once sync.Once
 	// shutdown asks the writer to flush, send the closing event and close.
 	shutdown     chan string
 	shutdownOnce sync.Once
-	seq          atomic.Int64
+	seq          int64 // writer-owned: the last seq sent
+	slow         atomic.Bool
 
 	mu        sync.Mutex
 	cancelRun context.CancelFunc
@@ -215,9 +198,15 @@ func (c *wsConn) writer() {
 	defer ping.Stop()
 	for {
 		select {
-		case b := <-c.send:
+		case m := <-c.send:
+			c.seq++
+			b := m.frame(c.seq)
 			c.ws.SetWriteDeadline(time.Now().Add(c.lim.WriteWait))
 			if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
+				if ne, ok := err.(net.Error); ok && ne.Timeout() {
+					c.s.log.Warn("closing a client too slow to read its events", "conn", c.id)
+					c.closeSlow()
+				}
 				c.close()
 				return
 			}
@@ -243,8 +232,9 @@ func (c *wsConn) flushAndClose(reason string) {
 	c.ws.SetWriteDeadline(deadline)
 	for {
 		select {
-		case b := <-c.send:
-			if c.ws.WriteMessage(websocket.TextMessage, b) != nil {
+		case m := <-c.send:
+			c.seq++
+			if c.ws.WriteMessage(websocket.TextMessage, m.frame(c.seq)) != nil {
 				c.close()
 				return
 			}
@@ -253,23 +243,89 @@ func (c *wsConn) flushAndClose(reason string) {
 		}
 		break
 	}
-	b, _ := json.Marshal(ServerMsg{Type: MsgClosing, V: ProtocolVersion, Seq: c.seq.Add(1), Payload: map[string]string{"reason": reason}})
-	c.ws.WriteMessage(websocket.TextMessage, b)
+	p, _ := json.Marshal(map[string]string{"reason": reason})
+	c.seq++
+	c.ws.WriteMessage(websocket.TextMessage, outMsg{typ: MsgClosing, payload: p}.frame(c.seq))
 	c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"), deadline)
 	c.close()
 }
 
-// reply queues a message. If the client is so slow that the buffer stays
-// full for SendTimeout, the connection is closed rather than letting an
-// engine step wait without bound.
-func (c *wsConn) reply(id int64, typ string, payload any) bool {
-	b, err := json.Marshal(ServerMsg{Type: typ, V: ProtocolVersion, Seq: c.seq.Add(1), ID: id, Payload: payload})
-	if err != nil {
-		c.s.log.Error("marshal server message", "conn", c.id, "type", typ, "err", err)
-		return false
+// outMsg is a reply waiting for the writer, which numbers it: seq is
+// assigned where messages leave, so seq is gapless and strictly increasing
+// whichever goroutine queued them.
+type outMsg struct {
+	typ     string
+	id      int64
+	payload json.RawMessage // nil: no payload field
+}
+
+// frame is the message's wire form with seq.
+func (m outMsg) frame(seq int64) []byte {
+	b := make([]byte, 0, len(m.payload)+64)
+	b = append(b, `{"type":`...)
+	b = strconv.AppendQuote(b, m.typ)
+	b = append(b, `,"v":`...)
+	b = strconv.AppendInt(b, ProtocolVersion, 10)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, seq, 10)
+	if m.id != 0 {
+		b = append(b, `,"id":`...)
+		b = strconv.AppendInt(b, m.id, 10)
 	}
+	if len(m.payload) > 0 && string(m.payload) != "null" {
+		b = append(b, `,"payload":`...)
+		b = append(b, m.payload...)
+	}
+	return append(b, '}')
+}
+
+// errEncode is a reply that could not be encoded; the client was told.
+var errEncode = errors.New("reply could not be encoded")
+
+// reply queues a message; false means it was not sent (the connection is
+// closing, or the payload could not be encoded, which the client is told
+// with an error naming why).
+func (c *wsConn) reply(id int64, typ string, payload any) bool {
+	return c.replyErr(id, typ, payload) == nil
+}
+
+// replyErr is reply returning why a message was not sent: errEncode when
+// the payload could not be encoded (the client got an error message in its
+// place), errClosed when the connection is going away.
+func (c *wsConn) replyErr(id int64, typ string, payload any) error {
+	p, err := json.Marshal(payload)
+	if err != nil {
+		var uv *json.UnsupportedValueError
+		if errors.As(err, &uv) {
+			c.sendError(id, "non_finite", fmt.Sprintf("the model produced a value that is not a finite number (%s) in this %s; its weights or settings make the arithmetic overflow, so the run is stopped: try another model", uv.Str, describeReply(typ, payload)))
+		} else {
+			c.s.log.Error("marshal server message", "conn", c.id, "type", typ, "err", err)
+			c.sendError(id, "internal", "internal error: the "+typ+" message could not be encoded")
+		}
+		return errEncode
+	}
+	if !c.enqueue(outMsg{typ: typ, id: id, payload: p}) {
+		return errClosed
+	}
+	return nil
+}
+
+var errClosed = errors.New("connection closed")
+
+// describeReply names what a reply carried, for error messages.
+func describeReply(typ string, payload any) string {
+	if ev, ok := payload.(*session.Event); ok && ev != nil {
+		return string(ev.Stage) + " event"
+	}
+	return typ + " message"
+}
+
+// enqueue hands m to the writer. If the client is so slow that the queue
+// stays full for SendTimeout, the connection is closed rather than letting
+// an engine step wait without bound.
+func (c *wsConn) enqueue(m outMsg) bool {
 	select {
-	case c.send <- b:
+	case c.send <- m:
 		return true
 	case <-c.done:
 		return false
@@ -278,16 +334,24 @@ func (c *wsConn) reply(id int64, typ string, payload any) bool {
 	t := time.NewTimer(c.lim.SendTimeout)
 	defer t.Stop()
 	select {
-	case c.send <- b:
+	case c.send <- m:
 		return true
 	case <-c.done:
 		return false
 	case <-t.C:
 		c.s.log.Warn("closing a client too slow to read its events", "conn", c.id)
-		c.s.metrics.slowClosed.Add(1)
-		c.close()
+		c.closeSlow()
 		return false
 	}
+}
+
+// closeSlow closes a connection whose client stopped reading, counting it
+// once in inferscope_slow_clients_closed_total.
+func (c *wsConn) closeSlow() {
+	if c.slow.CompareAndSwap(false, true) {
+		c.s.metrics.slowClosed.Add(1)
+	}
+	c.close()
 }
 
 func (c *wsConn) sendError(id int64, code, msg string) {

@@ -44,6 +44,9 @@ type Options struct {
 	// AllowedOrigins lists extra websocket origins ("https://host:port");
 	// the page's own host is always allowed.
 	AllowedOrigins []string
+	// AllowedHosts are the Host names served besides localhost and IP
+	// literals (the --addr host, --allow-host names); see hosts.go.
+	AllowedHosts []string
 	// Limits bound sessions and messages; zero fields take defaults.
 	Limits Limits
 	// Puller downloads models from the lab; nil disables downloads.
@@ -58,6 +61,7 @@ type Server struct {
 	assets  *assetStore
 	limits  Limits
 	conns   *connSet
+	hosts   *hostPolicy
 	metrics *metrics
 	lessons []*lessons.Lesson
 }
@@ -73,7 +77,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, log: lg, echo: echo.New(), assets: assets, limits: opts.Limits.withDefaults(),
-		conns: &connSet{conns: map[*wsConn]struct{}{}}}
+		conns: &connSet{conns: map[*wsConn]struct{}{}}, hosts: newHostPolicy(opts.AllowedHosts)}
 	s.metrics = newMetrics(func() float64 { return float64(s.conns.kvBytes.Load()) })
 	if err := s.loadLessons(); err != nil {
 		return nil, fmt.Errorf("lessons: %w", err)
@@ -84,6 +88,7 @@ func New(opts Options) (*Server, error) {
 	e.HTTPErrorHandler = s.handleError
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{}))
 	e.Use(securityHeaders)
+	e.Use(s.checkHost)
 	e.Use(s.recoverer)
 	e.Use(middleware.BodyLimit(maxBody))
 
@@ -96,7 +101,8 @@ func New(opts Options) (*Server, error) {
 	e.GET("/compare", s.compare)
 	e.GET("/api/models", s.apiModels)
 	e.GET("/api/pull", s.pullStatus)
-	e.POST("/api/pull", s.pullStart)
+	e.POST("/api/pull", s.pullStart, s.stateChange)
+	e.DELETE("/api/pull", s.pullCancel, s.stateChange)
 	e.GET("/lessons", s.lessonIndex)
 	e.GET("/lessons/:slug", s.lessonPage)
 	e.GET("/models/:name/card", s.modelCardPage)

@@ -9,6 +9,9 @@ import (
 	"strings"
 )
 
+// maxVocabIDs bounds token ids read from files (4M entries).
+const maxVocabIDs = 1 << 22
+
 // tokenizerJSON is the subset of Hugging Face tokenizer.json we read.
 type tokenizerJSON struct {
 	AddedTokens []struct {
@@ -109,11 +112,14 @@ func ParseTokenizerJSON(b []byte) (Tokenizer, error) {
 	}
 	vocab := map[string]int{}
 	for k, v := range tj.Model.Vocab {
+		if v < 0 || v >= maxVocabIDs {
+			return nil, fmt.Errorf("model.vocab: token %q has id %d; ids must be 0 to %d", k, v, maxVocabIDs-1)
+		}
 		vocab[k] = v
 	}
 	for _, a := range tj.AddedTokens {
-		if a.ID < 0 {
-			return nil, fmt.Errorf("added token %q has negative id %d", a.Content, a.ID)
+		if a.ID < 0 || a.ID >= maxVocabIDs {
+			return nil, fmt.Errorf("added_tokens: token %q has id %d; ids must be 0 to %d", a.Content, a.ID, maxVocabIDs-1)
 		}
 		vocab[a.Content] = a.ID
 	}
@@ -220,10 +226,13 @@ func parseJSONMerges(raw json.RawMessage) ([][2]string, error) {
 
 func newSentencePieceJSON(vocab map[string]int, merges [][2]string, tj tokenizerJSON, space string, prefix bool) (*SentencePiece, error) {
 	size := 0
-	for _, id := range vocab {
+	for p, id := range vocab {
+		if id < 0 || id >= maxVocabIDs {
+			return nil, fmt.Errorf("token %q has id %d; ids must be 0 to %d", p, id, maxVocabIDs-1)
+		}
 		size = max(size, id+1)
 	}
-	if size > 1<<22 {
+	if size > maxVocabIDs {
 		return nil, fmt.Errorf("vocabulary ids reach %d, beyond the limit %d", size, 1<<22)
 	}
 	tk := &SentencePiece{vocabulary: vocabulary{pieces: make([]string, size), ids: vocab, special: map[int]bool{},

@@ -4,6 +4,7 @@ package tokenizer
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -281,6 +282,8 @@ func FuzzLlama2cTokenizerRoundTrip(f *testing.F) {
 func FuzzTokenizerJSON(f *testing.F) {
 	f.Add([]byte(`{"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":0},"merges":[]}}`))
 	f.Add([]byte(`{"normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace"}]},"model":{"type":"BPE","vocab":{"▁":0,"a":1,"▁a":2},"merges":["▁ a"]}}`))
+	f.Add([]byte(`{"pre_tokenizer":{"type":"Metaspace"},"model":{"type":"BPE","vocab":{"▁":0,"a":-7},"merges":[]},"added_tokens":[{"id":-1,"content":"x","special":true}]}`))
+	f.Add([]byte(`{"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":9223372036854775807},"merges":[]},"added_tokens":[{"id":4194303,"content":"<s>","special":true}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tk, err := ParseTokenizerJSON(b)
 		if err != nil {
@@ -417,3 +420,26 @@ func tokenIDs(toks []Token) []int {
 }
 
 func equalInts(a, b []int) bool { return slices.Equal(a, b) }
+
+// TestTokenizerJSONRefusesOutOfRangeIDs: ids outside 0..4M-1 in model.vocab
+// or added_tokens are an error naming the token, for both families (a
+// negative Metaspace id used to index pieces[-7]).
+func TestTokenizerJSONRefusesOutOfRangeIDs(t *testing.T) {
+	meta := `{"normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace"}]},"model":{"type":"BPE","vocab":%s,"merges":[]}%s}`
+	byteLevel := `{"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":%s,"merges":[]}%s}`
+	tests := []struct{ name, tmpl, vocab, added, want string }{
+		{"metaspace negative", meta, `{"▁":0,"a":-7}`, "", `"a" has id -7`},
+		{"metaspace max int", meta, `{"▁":0,"a":9223372036854775807}`, "", `"a" has id 9223372036854775807`},
+		{"metaspace added negative", meta, `{"▁":0}`, `,"added_tokens":[{"id":-1,"content":"<s>","special":true}]`, `"<s>" has id -1`},
+		{"byte-level huge", byteLevel, `{"a":4194304}`, "", `"a" has id 4194304`},
+		{"byte-level added huge", byteLevel, `{"a":0}`, `,"added_tokens":[{"id":99999999,"content":"<x>","special":true}]`, `"<x>" has id 99999999`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseTokenizerJSON([]byte(fmt.Sprintf(tt.tmpl, tt.vocab, tt.added)))
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "ids must be 0 to 4194303") {
+				t.Errorf("err %v, want one naming %s and the allowed range", err, tt.want)
+			}
+		})
+	}
+}
