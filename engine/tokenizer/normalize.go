@@ -53,21 +53,26 @@ func normalizeForm(f norm.Form, s span) span {
 	orig := make([]int32, 0, len(s.text)+1)
 	var it norm.Iter
 	it.InitString(f, s.text)
+	var pend []byte // output of the input consumed since p0
+	p0 := 0
 	for !it.Done() {
-		p0 := it.Pos()
-		seg := it.Next()
+		pend = append(pend, it.Next()...)
 		p1 := it.Pos()
-		if string(seg) == s.text[p0:p1] { // unchanged: offsets carry over one to one
-			for k := range seg {
+		if p1 == p0 && !it.Done() { // output ahead of the input: wait for the rest
+			continue
+		}
+		if string(pend) == s.text[p0:p1] { // unchanged: offsets carry over one to one
+			for k := range pend {
 				orig = append(orig, int32(s.at(p0+k)))
 			}
-		} else {
+		} else if len(pend) > 0 {
 			orig = append(orig, int32(s.at(p0)))
-			for range len(seg) - 1 {
+			for range len(pend) - 1 {
 				orig = append(orig, int32(s.at(p1)))
 			}
 		}
-		out = append(out, seg...)
+		out = append(out, pend...)
+		pend, p0 = pend[:0], p1
 	}
 	orig = append(orig, int32(s.at(len(s.text))))
 	return span{text: string(out), start: s.start, orig: orig, special: -1}

@@ -109,6 +109,11 @@ export function variants(gpt2) {
         component("Split", { pattern: { Regex: GPT2_PATTERN }, behavior: "Isolated", invert: false }), byteLevel(false, false)] }),
       decoder: byteLevel(),
     }),
+    "bl-split-prefix-each": tokenizerJSON(bl, {
+      pre_tokenizer: component("Sequence", { pretokenizers: [
+        component("Split", { pattern: { Regex: GPT2_PATTERN }, behavior: "Isolated", invert: false }), byteLevel(true, false)] }),
+      decoder: byteLevel(true),
+    }),
     "bl-nfkd-prefix-digits-after": tokenizerJSON(bl, {
       normalizer: component("Sequence", { normalizers: [component("NFKD")] }),
       pre_tokenizer: component("Sequence", { pretokenizers: [byteLevel(true), component("Digits", { individual_digits: false })] }),
