@@ -61,7 +61,7 @@ function write(file, header, rows) {
   fs.writeFileSync(file, `${head},\n "cases": [\n${lines.join(",\n")}\n ]\n}\n`);
 }
 
-async function golden({ name, tokenizerPath, json, seed, n, second }) {
+async function golden({ name, tokenizerPath, json, seed, n, second, part }) {
   const tk = Tokenizer.fromString(json);
   const texts = [...cases, ...extra, ...randomStrings(seed, n)];
   const ids = await encodeAll(tk, texts);
@@ -80,7 +80,7 @@ async function golden({ name, tokenizerPath, json, seed, n, second }) {
   const file = path.join(OUT, `hf_${name}.json`);
   write(file, {
     generator: "scripts/tokgolden/gen_hf.mjs",
-    regenerate: REGEN,
+    regenerate: `${REGEN} ${part}`,
     reference: `Hugging Face tokenizers ${hfVersion} (Rust, npm binding), encode(text, addSpecialTokens: false)`,
     tokenizer: tokenizerPath,
     tokenizer_sha256: sha256(json),
@@ -104,12 +104,12 @@ if (needGPT2 && !fs.existsSync(gpt2Path)) {
 }
 if (only === "all" || only === "default") {
   const p = "models/default/tokenizer.json";
-  await golden({ name: "default", tokenizerPath: p, json: fs.readFileSync(p, "utf8"), seed: 16, n: 3000 });
+  await golden({ name: "default", tokenizerPath: p, json: fs.readFileSync(p, "utf8"), seed: 16, n: 3000, part: "default" });
 }
 if (only === "all" || only === "gpt2") {
   const tik = getEncoding("gpt2");
   await golden({
-    name: "tiny-gpt2", tokenizerPath: gpt2Path, json: fs.readFileSync(gpt2Path, "utf8"), seed: 15, n: 3000,
+    name: "tiny-gpt2", tokenizerPath: gpt2Path, json: fs.readFileSync(gpt2Path, "utf8"), seed: 15, n: 3000, part: "gpt2",
     second: (text) => Array.from(tik.encode(text, "all")),
   });
 }
@@ -122,6 +122,6 @@ if (only === "all" || only === "variants") {
     const json = JSON.stringify(tj) + "\n";
     const p = path.join(dir, `${name}.tokenizer.json`);
     fs.writeFileSync(p, json);
-    await golden({ name: `variant_${name}`, tokenizerPath: p, json, seed: seedOf(name), n: 400 });
+    await golden({ name: `variant_${name}`, tokenizerPath: p, json, seed: seedOf(name), n: 400, part: "variants" });
   }
 }
