@@ -13,7 +13,7 @@ import (
 // Transforms apply in this order: temperature, top-k, top-p, min-p.
 type SamplingParams struct {
 	Temperature float64 `json:"temperature"` // 0 = greedy; otherwise logits are divided by it (0 < T ≤ 10)
-	TopK        int     `json:"top_k"`       // keep the k most likely tokens; 0 = off
+	TopK        int     `json:"top_k"`       // keep the k most likely tokens, and any tied with the k-th; 0 = off
 	TopP        float64 `json:"top_p"`       // keep the smallest set with probability ≥ p; 1 = off; in (0, 1]
 	MinP        float64 `json:"min_p"`       // drop tokens below min_p × the top probability; 0 = off; in [0, 1)
 	Seed        uint64  `json:"seed"`        // the session's RNG seed
@@ -78,12 +78,19 @@ func Entropy(p []float64) float64 {
 	return h
 }
 
-// TopKCut returns how many of the probabilities (sorted descending) top-k keeps.
+// TopKCut returns how many of the probabilities (sorted descending) top-k
+// keeps: the k largest and every one tied with the k-th, as transformers'
+// TopKLogitsWarper keeps every token whose score is not below the k-th
+// score. (Equal logits give equal probabilities, bit for bit.)
 func TopKCut(sorted []float64, k int) int {
 	if k <= 0 || k >= len(sorted) {
 		return len(sorted)
 	}
-	return k
+	n := k
+	for n < len(sorted) && sorted[n] == sorted[k-1] {
+		n++
+	}
+	return n
 }
 
 // TopPCut returns how many of the probabilities (sorted descending, summing
@@ -138,7 +145,7 @@ type Distribution struct {
 	Params   SamplingParams
 	Sorted   []Candidate // the whole vocabulary, by logit descending (ties by id)
 	Kept     int         // Sorted[:Kept] survive top-k, top-p and min-p
-	AfterK   int         // how many top-k kept
+	AfterK   int         // how many top-k kept (k, or more when tokens tie with the k-th)
 	AfterP   int         // how many top-p kept (after top-k)
 	KeptMass float64     // probability mass (after temperature) of the kept set
 	Entropy1 float64     // entropy at T=1, nats

@@ -281,7 +281,7 @@ func FuzzLlama2cTokenizerRoundTrip(f *testing.F) {
 
 func FuzzTokenizerJSON(f *testing.F) {
 	f.Add([]byte(`{"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":0},"merges":[]}}`))
-	f.Add([]byte(`{"normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace"}]},"model":{"type":"BPE","vocab":{"▁":0,"a":1,"▁a":2},"merges":["▁ a"]}}`))
+	f.Add([]byte(`{"normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace","pattern":{"String":" "},"content":"▁"}]},"model":{"type":"BPE","vocab":{"▁":0,"a":1,"▁a":2},"merges":["▁ a"]}}`))
 	f.Add([]byte(`{"pre_tokenizer":{"type":"Metaspace"},"model":{"type":"BPE","vocab":{"▁":0,"a":-7},"merges":[]},"added_tokens":[{"id":-1,"content":"x","special":true}]}`))
 	f.Add([]byte(`{"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":9223372036854775807},"merges":[]},"added_tokens":[{"id":4194303,"content":"<s>","special":true}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -425,7 +425,7 @@ func equalInts(a, b []int) bool { return slices.Equal(a, b) }
 // or added_tokens are an error naming the token, for both families (a
 // negative Metaspace id used to index pieces[-7]).
 func TestTokenizerJSONRefusesOutOfRangeIDs(t *testing.T) {
-	meta := `{"normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace"}]},"model":{"type":"BPE","vocab":%s,"merges":[]}%s}`
+	meta := `{"normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace","pattern":{"String":" "},"content":"▁"}]},"model":{"type":"BPE","vocab":%s,"merges":[]}%s}`
 	byteLevel := `{"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":%s,"merges":[]}%s}`
 	tests := []struct{ name, tmpl, vocab, added, want string }{
 		{"metaspace negative", meta, `{"▁":0,"a":-7}`, "", `"a" has id -7`},
