@@ -201,17 +201,6 @@ func (s *tensorSource) get(name string, shape ...int) ([]float32, error) {
 
 func (s *tensorSource) has(name string) bool { _, ok := s.files[s.prefix+name]; return ok }
 
-// transpose turns a row-major [r][c] matrix into [c][r].
-func transpose(m []float32, r, c int) []float32 {
-	out := make([]float32, len(m))
-	for i := 0; i < r; i++ {
-		for j := 0; j < c; j++ {
-			out[j*r+i] = m[i*c+j]
-		}
-	}
-	return out
-}
-
 // LoadHFDir loads a Hugging Face model directory: config.json, weights from
 // model.safetensors (or shards listed in model.safetensors.index.json), and
 // the tokenizer from tokenizer.json or vocab.json + merges.txt.
@@ -261,26 +250,26 @@ func loadHFLlama(s *tensorSource, c Config) (Weights, error) {
 	var w Weights
 	g := &getter{src: s}
 	first := g.get
-	w.TokenEmbed = first("model.embed_tokens.weight", V, d)
+	w.TokenEmbed = g.mat("model.embed_tokens.weight", V, d)
 	w.Layers = make([]LayerWeights, c.NLayers)
 	for l := range w.Layers {
 		p := fmt.Sprintf("model.layers.%d.", l)
 		lw := &w.Layers[l]
 		lw.AttnNorm = first(p+"input_layernorm.weight", d)
-		lw.Wq = first(p+"self_attn.q_proj.weight", qd, d)
-		lw.Wk = first(p+"self_attn.k_proj.weight", kvd, d)
-		lw.Wv = first(p+"self_attn.v_proj.weight", kvd, d)
-		lw.Wo = first(p+"self_attn.o_proj.weight", d, qd)
+		lw.Wq = g.mat(p+"self_attn.q_proj.weight", qd, d)
+		lw.Wk = g.mat(p+"self_attn.k_proj.weight", kvd, d)
+		lw.Wv = g.mat(p+"self_attn.v_proj.weight", kvd, d)
+		lw.Wo = g.mat(p+"self_attn.o_proj.weight", d, qd)
 		lw.MLPNorm = first(p+"post_attention_layernorm.weight", d)
-		lw.WGate = first(p+"mlp.gate_proj.weight", hd, d)
-		lw.WUp = first(p+"mlp.up_proj.weight", hd, d)
-		lw.WDown = first(p+"mlp.down_proj.weight", d, hd)
+		lw.WGate = g.mat(p+"mlp.gate_proj.weight", hd, d)
+		lw.WUp = g.mat(p+"mlp.up_proj.weight", hd, d)
+		lw.WDown = g.mat(p+"mlp.down_proj.weight", d, hd)
 	}
 	w.FinalNorm = first("model.norm.weight", d)
 	if c.TiedHead {
 		w.Head = w.TokenEmbed
 	} else {
-		w.Head = first("lm_head.weight", V, d)
+		w.Head = g.mat("lm_head.weight", V, d)
 	}
 	return w, g.err
 }
@@ -293,7 +282,7 @@ func loadHFGPT2(s *tensorSource, c *Config) (Weights, error) {
 	var w Weights
 	g := &getter{src: s}
 	first := g.get
-	w.TokenEmbed = first("wte.weight", V, d)
+	w.TokenEmbed = g.mat("wte.weight", V, d)
 	w.PosEmbed = first("wpe.weight", c.SeqLen, d)
 	w.Layers = make([]LayerWeights, c.NLayers)
 	for l := range w.Layers {
@@ -301,7 +290,7 @@ func loadHFGPT2(s *tensorSource, c *Config) (Weights, error) {
 		lw := &w.Layers[l]
 		lw.AttnNorm = first(p+"ln_1.weight", d)
 		lw.AttnNormBias = first(p+"ln_1.bias", d)
-		cattn := first(p+"attn.c_attn.weight", d, 3*d) // Conv1D: [in][out]
+		cattn := first(p+"attn.c_attn.weight", d, 3*d) // Conv1D: [in][out], used as stored
 		battn := first(p+"attn.c_attn.bias", 3*d)
 		cproj := first(p+"attn.c_proj.weight", d, d)
 		lw.Bo = first(p+"attn.c_proj.bias", d)
@@ -314,19 +303,21 @@ func loadHFGPT2(s *tensorSource, c *Config) (Weights, error) {
 		if g.err != nil {
 			return w, g.err
 		}
-		qkv := transpose(cattn, d, 3*d) // [3d][d]: rows 0..d-1 are q, then k, then v
-		lw.Wq, lw.Wk, lw.Wv = qkv[:d*d:d*d], qkv[d*d:2*d*d:2*d*d], qkv[2*d*d:]
+		// c_attn's columns 0..d-1 are q, then k, then v: three views of it
+		for i, m := range []*Mat{&lw.Wq, &lw.Wk, &lw.Wv} {
+			*m = Mat{Rows: d, Cols: d, InOut: true, Ld: 3 * d, Off: i * d, F32: cattn}
+		}
 		lw.Bq, lw.Bk, lw.Bv = battn[:d:d], battn[d:2*d:2*d], battn[2*d:]
-		lw.Wo = transpose(cproj, d, d)
-		lw.WUp = transpose(fc, d, hd)
-		lw.WDown = transpose(fcp, hd, d)
+		lw.Wo = Mat{Rows: d, Cols: d, InOut: true, Ld: d, F32: cproj}
+		lw.WUp = Mat{Rows: hd, Cols: d, InOut: true, Ld: hd, F32: fc}
+		lw.WDown = Mat{Rows: d, Cols: hd, InOut: true, Ld: d, F32: fcp}
 	}
 	w.FinalNorm = first("ln_f.weight", d)
 	w.FinalNormBias = first("ln_f.bias", d)
 	w.Head = w.TokenEmbed
 	if g.err == nil && s.has("lm_head.weight") {
 		// Some exports write the head out separately; use it as stored.
-		if head := first("lm_head.weight", V, d); g.err == nil {
+		if head := g.mat("lm_head.weight", V, d); g.err == nil {
 			w.Head = head
 			c.TiedHead = false
 		}
@@ -347,4 +338,13 @@ func (g *getter) get(name string, shape ...int) []float32 {
 	var v []float32
 	v, g.err = g.src.get(name, shape...)
 	return v
+}
+
+// mat fetches an [out][in] matrix stored as PyTorch's nn.Linear does.
+func (g *getter) mat(name string, rows, cols int) Mat {
+	v := g.get(name, rows, cols)
+	if g.err != nil {
+		return Mat{}
+	}
+	return NewMat(v, rows, cols)
 }

@@ -83,7 +83,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var rep benchReport
 	rep.Machine.CPUs = runtimeCPUs()
 	rep.Machine.BandwidthProbeSize = 512 << 20
-	bw := engine.MeasureReadBandwidth(rep.Machine.BandwidthProbeSize)
+	bw := engine.MeasureReadBandwidth(rep.Machine.BandwidthProbeSize, 0)
 	rep.Machine.ReadBandwidthGBps = round(bw/1e9, 2)
 	var todo []*engine.Model
 	if len(shapeNames) > 0 {
