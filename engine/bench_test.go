@@ -1,5 +1,7 @@
 package engine
 
+// bench_test.go: decode and prefill benchmarks on random-weight models of named shapes.
+
 import (
 	"testing"
 )

@@ -1,5 +1,7 @@
 package engine
 
+// kvcache_test.go: the KV cache's byte accounting equals what it allocates.
+
 import (
 	"path/filepath"
 	"testing"

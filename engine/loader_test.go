@@ -1,5 +1,7 @@
 package engine
 
+// loader_test.go: loaders: real files load, corrupt and truncated files fail with clear errors; header fuzz targets.
+
 import (
 	"encoding/binary"
 	"encoding/json"

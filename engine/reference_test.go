@@ -1,5 +1,7 @@
 package engine
 
+// reference_test.go: per-layer logits against PyTorch goldens, and cached decode equals uncached.
+
 import (
 	"encoding/json"
 	"math"

@@ -1,5 +1,7 @@
 package engine
 
+// trace.go: optional forward-pass hooks (httptrace style) and the info structs they receive.
+
 // Hooks are optional callbacks the forward pass calls as it goes, in the
 // style of net/http/httptrace: each field may be nil (off), each is called
 // synchronously on the caller's goroutine, and the slices an info struct

@@ -1,5 +1,7 @@
 package lessons_test
 
+// lessons_test.go: lessons parse, contain no typed model numbers, and cover the reference lesson's ideas.
+
 import (
 	"regexp"
 	"strings"

@@ -12,7 +12,7 @@ import (
 	"github.com/inferscope/inferscope/engine"
 )
 
-//go:embed default/config.json default/model.safetensors default/tokenizer.json default/generation_config.json default/MODEL_CARD.md default/golden.json default/training.json
+//go:embed default/config.json default/model.safetensors default/tokenizer.json default/generation_config.json default/MODEL_CARD.md default/golden.json default/training.json default/loss_curve.svg
 var files embed.FS
 
 // DefaultName is the default model's name in the UI and CLI.
@@ -39,6 +39,16 @@ func Default() (*engine.Model, error) {
 		}
 	})
 	return model, err
+}
+
+// Docs holds the default model's card page: MODEL_CARD.md and the images
+// it links.
+func Docs() fs.FS {
+	sub, err := fs.Sub(files, "default")
+	if err != nil {
+		panic(err) // "default" is a valid path; fs.Sub fails only on invalid ones
+	}
+	return sub
 }
 
 // File returns one of the embedded files (MODEL_CARD.md, golden.json, training.json, ...).

@@ -1,5 +1,7 @@
 package models
 
+// models_test.go: the embedded default model reproduces its training script's logits.
+
 import (
 	"encoding/json"
 	"math"

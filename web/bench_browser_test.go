@@ -1,5 +1,7 @@
 package web_test
 
+// bench_browser_test.go: browser benchmarks: step round trip and page weight in headless Chromium.
+
 import (
 	"io"
 	"net/http"

@@ -6,6 +6,8 @@ package web
 
 import (
 	"fmt"
+	"io/fs"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -21,13 +23,14 @@ type EngineCatalog struct {
 	mu      sync.RWMutex
 	models  map[string]*engine.Model
 	notes   map[string]string
+	docs    map[string]fs.FS
 	deflt   string
 	ordered []string
 }
 
 // NewEngineCatalog makes an empty catalog.
 func NewEngineCatalog() *EngineCatalog {
-	return &EngineCatalog{models: map[string]*engine.Model{}, notes: map[string]string{}}
+	return &EngineCatalog{models: map[string]*engine.Model{}, notes: map[string]string{}, docs: map[string]fs.FS{}}
 }
 
 // Add registers a model under its name; the first added is the default
@@ -49,6 +52,40 @@ func (c *EngineCatalog) Add(m *engine.Model, note string, asDefault bool) error 
 	}
 	m.WeightsChecksum() // compute once now, not in the first run
 	return nil
+}
+
+// AddDocs gives a loaded model a card page: docs holds MODEL_CARD.md and
+// the images it links (served at /models/NAME/card and /models/NAME/FILE).
+func (c *EngineCatalog) AddDocs(name string, docs fs.FS) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.models[name]; !ok {
+		return fmt.Errorf("no model named %q is loaded", name)
+	}
+	if _, err := fs.Stat(docs, "MODEL_CARD.md"); err != nil {
+		return fmt.Errorf("model %s: docs without MODEL_CARD.md", name)
+	}
+	c.docs[name] = docs
+	return nil
+}
+
+// ModelDocs returns a model's card files, if it has any.
+func (c *EngineCatalog) ModelDocs(name string) (fs.FS, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	d, ok := c.docs[name]
+	return d, ok
+}
+
+// card describes a loaded model with what the catalog adds: default, note
+// and card page. Callers hold c.mu.
+func (c *EngineCatalog) card(m *engine.Model) ModelCard {
+	card := ModelCardFor(m)
+	card.Default, card.Note = m.Name == c.deflt, c.notes[m.Name]
+	if _, ok := c.docs[m.Name]; ok {
+		card.CardURL = "/models/" + url.PathEscape(m.Name) + "/card"
+	}
+	return card
 }
 
 // Default is the default model's name.
@@ -79,10 +116,7 @@ func (c *EngineCatalog) Models() []ModelCard {
 	sort.SliceStable(names, func(i, j int) bool { return names[i] == c.deflt && names[j] != c.deflt })
 	out := make([]ModelCard, 0, len(names))
 	for _, n := range names {
-		card := ModelCardFor(c.models[n])
-		card.Default = n == c.deflt
-		card.Note = c.notes[n]
-		out = append(out, card)
+		out = append(out, c.card(c.models[n]))
 	}
 	return out
 }
@@ -113,8 +147,7 @@ func (c *EngineCatalog) NewRun(name string, cfg session.Config) (Run, error) {
 		return Run{}, err
 	}
 	c.mu.RLock()
-	card := ModelCardFor(m)
-	card.Default, card.Note = m.Name == c.deflt, c.notes[m.Name]
+	card := c.card(m)
 	c.mu.RUnlock()
 	return Run{Runner: s, Model: card, KVBytes: s.KV().BytesAllocated()}, nil
 }

@@ -56,6 +56,8 @@ type ModelCard struct {
 	Checksum        string `json:"checksum"`
 	Chat            string `json:"chat_style"`
 	Note            string `json:"note,omitempty"`
+	// CardURL is the model card page (/models/NAME/card), when the model has one.
+	CardURL string `json:"card_url,omitempty"`
 }
 
 // Catalog is the set of models runs can use.

@@ -1,5 +1,7 @@
 package web_test
 
+// e2e_lab_test.go: the lab and compare pages in headless Chromium: a run, reconnect, a GPT-2 model.
+
 import (
 	"context"
 	"fmt"

@@ -1,5 +1,7 @@
 package web_test
 
+// e2e_lessons_test.go: the lesson pages in headless Chromium: every live panel runs.
+
 import (
 	"fmt"
 	"strconv"

@@ -1,5 +1,7 @@
 package web
 
+// e2e_test.go: the home page in headless Chromium, with axe-core.
+
 import (
 	"net/http/httptest"
 	"strings"

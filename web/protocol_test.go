@@ -1,5 +1,7 @@
 package web
 
+// protocol_test.go: strict decoding of client commands, with a fuzz target.
+
 import (
 	"errors"
 	"strings"

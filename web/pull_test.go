@@ -1,5 +1,7 @@
 package web
 
+// pull_test.go: the pull HTTP endpoints against a fake hub.
+
 import (
 	"errors"
 	"net/http"

@@ -1,5 +1,7 @@
 package web_test
 
+// reliability_test.go: limits and failure handling: metrics, body and read limits, rate limits, panics, slow clients, shutdown.
+
 import (
 	"context"
 	"encoding/json"

@@ -1,5 +1,7 @@
 package web_test
 
+// resume_test.go: server-side resume rebuilds a run from one message; bad logs get clear errors.
+
 import (
 	"encoding/json"
 	"fmt"

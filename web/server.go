@@ -99,6 +99,8 @@ func New(opts Options) (*Server, error) {
 	e.POST("/api/pull", s.pullStart)
 	e.GET("/lessons", s.lessonIndex)
 	e.GET("/lessons/:slug", s.lessonPage)
+	e.GET("/models/:name/card", s.modelCardPage)
+	e.GET("/models/:name/:file", s.modelCardFile)
 	return s, nil
 }
 

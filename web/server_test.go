@@ -1,5 +1,7 @@
 package web
 
+// server_test.go: HTTP routes and static caching headers.
+
 import (
 	"io"
 	"net/http"

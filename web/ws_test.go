@@ -1,5 +1,7 @@
 package web_test
 
+// ws_test.go: the websocket protocol end to end: step, cancel, server full, origin check.
+
 import (
 	"encoding/json"
 	"net/http"

@@ -1,5 +1,7 @@
 package main
 
+// cli_test.go: the CLI's output against testdata goldens, its error messages, and trace's JSON lines.
+
 import (
 	"bufio"
 	"bytes"

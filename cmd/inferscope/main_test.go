@@ -1,5 +1,7 @@
 package main
 
+// main_test.go: command dispatch and serve's shutdown on cancel.
+
 import (
 	"bytes"
 	"context"

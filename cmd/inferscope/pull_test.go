@@ -1,5 +1,7 @@
 package main
 
+// pull_test.go: the pull command against a fake hub.
+
 import (
 	"bytes"
 	"context"

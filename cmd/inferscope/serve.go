@@ -85,6 +85,9 @@ func buildCatalog(paths []string, tokenizer, deflt string, lg *slog.Logger) (*we
 	if err := cat.Add(m, "trained for inferscope on public-domain text; an educational toy (see its model card)", deflt == "" || deflt == m.Name); err != nil {
 		return nil, err
 	}
+	if err := cat.AddDocs(m.Name, models.Docs()); err != nil {
+		return nil, err
+	}
 	for _, p := range paths {
 		em, err := loadModelRef(p, tokenizer)
 		if err != nil {

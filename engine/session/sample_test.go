@@ -1,5 +1,7 @@
 package session
 
+// sample_test.go: the sampling rule (temperature, top-k, top-p, min-p, the draw) on hand-made distributions.
+
 import (
 	"math"
 	"strings"

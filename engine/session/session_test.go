@@ -1,5 +1,7 @@
 package session
 
+// session_test.go: the step-through session on a real model: stage order, real values, determinism, rewind, force, stops.
+
 import (
 	"context"
 	"fmt"

@@ -1,5 +1,7 @@
 package tokenizer
 
+// bench_test.go: tokenizer encode benchmarks.
+
 import (
 	"fmt"
 	"strings"

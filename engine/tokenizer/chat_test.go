@@ -1,5 +1,7 @@
 package tokenizer
 
+// chat_test.go: chat templates turn messages into the expected special tokens.
+
 import (
 	"strings"
 	"testing"

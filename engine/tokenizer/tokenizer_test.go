@@ -1,5 +1,7 @@
 package tokenizer
 
+// tokenizer_test.go: tokenizers against goldens from the reference implementations, bad input, streaming decode, fuzz round-trips.
+
 import (
 	"encoding/json"
 	"os"

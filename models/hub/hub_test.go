@@ -1,5 +1,7 @@
 package hub
 
+// hub_test.go: hub pulls into the HF cache layout, resume after a cut connection, corrupt blobs and errors.
+
 import (
 	"context"
 	"crypto/sha256"

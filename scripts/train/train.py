@@ -10,7 +10,7 @@ generation_config.json; plus training.json (loss curve, timings, corpus stats)
 and golden.json (token ids and float32 logits for a few prompts) which Go tests
 check the engine against.
 """
-import argparse, json, math, os, struct, sys, time
+import argparse, shutil, json, math, os, struct, sys, time
 
 import numpy as np
 import torch
@@ -248,6 +248,7 @@ def main():
     capitals = []
     cap_path = os.path.join(a.corpus, "capitals.json")
     if os.path.exists(cap_path):
+        shutil.copy(cap_path, os.path.join(a.out, "capitals.json"))  # the engine's own check reads it there
         for c in json.load(open(cap_path, encoding="utf-8")):
             p = enc.encode(f"The capital of {c['country']} is")
             full = enc.encode(f"The capital of {c['country']} is {c['capital']}")

@@ -1,5 +1,7 @@
-// Command samples writes samples.json for the default model's card:
-// greedy and sampled continuations produced by inferscope's engine.
+// Command samples writes the default model card's engine-measured parts:
+// samples.json (greedy and sampled continuations) and capitals_eval.json
+// (greedy "The capital of X is" for every country in capitals.json), both
+// produced by inferscope's own engine.
 //
 //	go run ./scripts/train/samples models/default
 package main
@@ -13,6 +15,7 @@ import (
 
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/engine/session"
+	"github.com/inferscope/inferscope/models"
 )
 
 func main() {
@@ -20,10 +23,16 @@ func main() {
 	if len(os.Args) > 1 {
 		dir = os.Args[1]
 	}
+	if err := run(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "samples:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir string) error {
 	m, err := engine.LoadHFDir(dir)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return err
 	}
 	type sample struct {
 		Setting string `json:"setting"`
@@ -39,27 +48,46 @@ func main() {
 		{"T=0.8, top-p 0.9, seed 42", session.SamplingParams{Temperature: 0.8, TopP: 0.9, Seed: 42}},
 		{"T=0.8, top-p 0.9, seed 7", session.SamplingParams{Temperature: 0.8, TopP: 0.9, Seed: 7}},
 	}
-	for _, prompt := range []string{"The President said", "In the morning the", "The capital of France is"} {
+	for _, prompt := range []string{"The capital of France is", "Once upon a time", "The President said", "In the morning the"} {
 		for _, st := range settings {
 			s, err := session.New(m, session.Config{Prompt: prompt, Sampling: st.p, MaxNewTokens: 40})
 			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
+				return err
 			}
 			evs, err := s.Advance(context.Background(), session.UntilStop, nil)
 			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
+				return err
 			}
 			out = append(out, sample{Setting: st.name, Prompt: prompt, Text: prompt + evs[len(evs)-1].Stop.Text})
 		}
 	}
-	b, _ := json.MarshalIndent(out, "", "  ")
-	if err := os.WriteFile(filepath.Join(dir, "samples.json"), b, 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	if err := writeJSON(filepath.Join(dir, "samples.json"), out); err != nil {
+		return err
 	}
 	for _, s := range out {
 		fmt.Printf("%s: %q\n", s.Setting, s.Text)
 	}
+
+	b, err := os.ReadFile(filepath.Join(dir, "capitals.json"))
+	if err != nil {
+		return err
+	}
+	var caps []models.Capital
+	if err := json.Unmarshal(b, &caps); err != nil {
+		return fmt.Errorf("capitals.json: %w", err)
+	}
+	ev, err := models.EvalCapitals(m, caps)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("capitals: %d of %d right; France → %q\n", ev.Right, ev.Total, ev.France)
+	return writeJSON(filepath.Join(dir, "capitals_eval.json"), ev)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
