@@ -130,7 +130,9 @@ type tensorSource struct {
 	used   map[string]bool
 }
 
-func openTensorSource(fsys fs.FS, dir string) (*tensorSource, error) {
+// openTensorSource finds the shards in fsys and reads each with read
+// (mapFile for a directory on disk: the tensors are then used in place).
+func openTensorSource(fsys fs.FS, dir string, read func(name string) ([]byte, error)) (*tensorSource, error) {
 	src := &tensorSource{files: map[string]*SafetensorsFile{}, used: map[string]bool{}}
 	single := "model.safetensors"
 	index := "model.safetensors.index.json"
@@ -162,7 +164,7 @@ func openTensorSource(fsys fs.FS, dir string) (*tensorSource, error) {
 		return nil, fmt.Errorf("%s: no model.safetensors or model.safetensors.index.json", dir)
 	}
 	for _, p := range paths {
-		b, err := fs.ReadFile(fsys, p)
+		b, err := read(p)
 		if err != nil {
 			return nil, fmt.Errorf("load model: %w", err)
 		}
@@ -199,18 +201,67 @@ func (s *tensorSource) get(name string, shape ...int) ([]float32, error) {
 	return v, err
 }
 
+// mat returns tensor name as a Mat without converting F32 or BF16 data. An
+// [in][out] tensor (inOut) of shape [r][c] is a c-output × r-input Mat; in
+// BF16 it is transposed into a new [out][in] array (the BF16 kernels read
+// only that layout).
+func (s *tensorSource) mat(name string, inOut bool, r, c int) (Mat, error) {
+	full := s.prefix + name
+	f, ok := s.files[full]
+	if !ok {
+		return Mat{}, fmt.Errorf("%s: missing tensor %q", s.anyPath(), full)
+	}
+	ti := f.Tensors[full]
+	if !slices.Equal(ti.Shape, []int{r, c}) {
+		return Mat{}, fmt.Errorf("%s: tensor %q has shape %v, the config needs %v", f.Path, full, ti.Shape, []int{r, c})
+	}
+	s.used[full] = true
+	b := f.data[ti.Offset[0]:ti.Offset[1]]
+	m := Mat{Rows: r, Cols: c, Ld: c}
+	if inOut {
+		m = Mat{Rows: c, Cols: r, InOut: true, Ld: c}
+	}
+	switch ti.DType {
+	case "F32":
+		m.F32 = f32View(b)
+	case "BF16":
+		m.DType, m.BF16 = BF16, u16View(b)
+		if inOut {
+			m = m.toBF16()
+		}
+	default:
+		v, _, err := f.Float32(full)
+		if err != nil {
+			return Mat{}, err
+		}
+		m.F32 = v
+	}
+	return m, nil
+}
+
+func (s *tensorSource) anyPath() string {
+	for _, f := range s.files {
+		return f.Path
+	}
+	return ""
+}
+
 func (s *tensorSource) has(name string) bool { _, ok := s.files[s.prefix+name]; return ok }
 
 // LoadHFDir loads a Hugging Face model directory: config.json, weights from
 // model.safetensors (or shards listed in model.safetensors.index.json), and
 // the tokenizer from tokenizer.json or vocab.json + merges.txt.
 func LoadHFDir(dir string) (*Model, error) {
-	return LoadHF(os.DirFS(dir), dir)
+	return loadHF(os.DirFS(dir), dir, func(name string) ([]byte, error) { return mapFile(filepath.Join(dir, name)) })
 }
 
 // LoadHF loads a Hugging Face model from the root of fsys (a directory, or
 // files embedded in the binary); dir names it in errors.
 func LoadHF(fsys fs.FS, dir string) (*Model, error) {
+	return loadHF(fsys, dir, func(name string) ([]byte, error) { return fs.ReadFile(fsys, name) })
+}
+
+func loadHF(fsys fs.FS, dir string, read func(name string) ([]byte, error)) (*Model, error) {
 	cb, err := fs.ReadFile(fsys, "config.json")
 	if err != nil {
 		return nil, fmt.Errorf("load model %s: %w", dir, err)
@@ -219,7 +270,7 @@ func LoadHF(fsys fs.FS, dir string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	src, err := openTensorSource(fsys, dir)
+	src, err := openTensorSource(fsys, dir, read)
 	if err != nil {
 		return nil, err
 	}
@@ -290,27 +341,31 @@ func loadHFGPT2(s *tensorSource, c *Config) (Weights, error) {
 		lw := &w.Layers[l]
 		lw.AttnNorm = first(p+"ln_1.weight", d)
 		lw.AttnNormBias = first(p+"ln_1.bias", d)
-		cattn := first(p+"attn.c_attn.weight", d, 3*d) // Conv1D: [in][out], used as stored
+		cattn := g.matInOut(p+"attn.c_attn.weight", d, 3*d) // Conv1D: [in][out], used as stored
 		battn := first(p+"attn.c_attn.bias", 3*d)
-		cproj := first(p+"attn.c_proj.weight", d, d)
+		lw.Wo = g.matInOut(p+"attn.c_proj.weight", d, d)
 		lw.Bo = first(p+"attn.c_proj.bias", d)
 		lw.MLPNorm = first(p+"ln_2.weight", d)
 		lw.MLPNormBias = first(p+"ln_2.bias", d)
-		fc := first(p+"mlp.c_fc.weight", d, hd)
+		lw.WUp = g.matInOut(p+"mlp.c_fc.weight", d, hd)
 		lw.BUp = first(p+"mlp.c_fc.bias", hd)
-		fcp := first(p+"mlp.c_proj.weight", hd, d)
+		lw.WDown = g.matInOut(p+"mlp.c_proj.weight", hd, d)
 		lw.BDown = first(p+"mlp.c_proj.bias", d)
 		if g.err != nil {
 			return w, g.err
 		}
-		// c_attn's columns 0..d-1 are q, then k, then v: three views of it
+		// c_attn's outputs 0..d-1 are q, then k, then v: three views of it
+		// (columns of the [in][out] array, or rows once transposed for BF16)
 		for i, m := range []*Mat{&lw.Wq, &lw.Wk, &lw.Wv} {
-			*m = Mat{Rows: d, Cols: d, InOut: true, Ld: 3 * d, Off: i * d, F32: cattn}
+			*m = cattn
+			m.Rows = d
+			if cattn.InOut {
+				m.Off = i * d
+			} else {
+				m.BF16 = cattn.BF16[i*d*d : (i+1)*d*d]
+			}
 		}
 		lw.Bq, lw.Bk, lw.Bv = battn[:d:d], battn[d:2*d:2*d], battn[2*d:]
-		lw.Wo = Mat{Rows: d, Cols: d, InOut: true, Ld: d, F32: cproj}
-		lw.WUp = Mat{Rows: hd, Cols: d, InOut: true, Ld: hd, F32: fc}
-		lw.WDown = Mat{Rows: d, Cols: hd, InOut: true, Ld: d, F32: fcp}
 	}
 	w.FinalNorm = first("ln_f.weight", d)
 	w.FinalNormBias = first("ln_f.bias", d)
@@ -340,11 +395,24 @@ func (g *getter) get(name string, shape ...int) []float32 {
 	return v
 }
 
-// mat fetches an [out][in] matrix stored as PyTorch's nn.Linear does.
+// mat fetches an [out][in] matrix stored as PyTorch's nn.Linear does, in
+// its stored precision: F32 and BF16 are used in place, F16 is widened.
 func (g *getter) mat(name string, rows, cols int) Mat {
-	v := g.get(name, rows, cols)
 	if g.err != nil {
 		return Mat{}
 	}
-	return NewMat(v, rows, cols)
+	var m Mat
+	m, g.err = g.src.mat(name, false, rows, cols)
+	return m
+}
+
+// matInOut fetches a GPT-2 Conv1D weight stored [in][out] (shape [rows][cols]
+// on disk, used as a cols-output × rows-input Mat).
+func (g *getter) matInOut(name string, in, out int) Mat {
+	if g.err != nil {
+		return Mat{}
+	}
+	var m Mat
+	m, g.err = g.src.mat(name, true, in, out)
+	return m
 }

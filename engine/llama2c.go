@@ -65,7 +65,7 @@ func llama2cFloats(c Config) int64 {
 // LoadLlama2c reads a llama2.c checkpoint (.bin). The tokenizer, if any, is
 // loaded separately (LoadLlama2cTokenizer).
 func LoadLlama2c(path string) (*Model, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := mapFile(path) // the weights are used in place
 	if err != nil {
 		return nil, fmt.Errorf("load llama2.c checkpoint: %w", err)
 	}
@@ -73,10 +73,7 @@ func LoadLlama2c(path string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f := make([]float32, (len(raw)-28)/4)
-	for i := range f {
-		f[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[28+4*i:]))
-	}
+	f := f32View(raw[28:])
 	take := func(n int) []float32 { s := f[:n:n]; f = f[n:]; return s }
 	d, hd, L, kvd, V := c.Dim, c.HiddenDim, c.NLayers, c.KVDim(), c.VocabSize
 	w := Weights{Layers: make([]LayerWeights, L)}

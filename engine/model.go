@@ -108,3 +108,22 @@ func rows(buf []float32, T, d int) [][]float32 {
 	}
 	return out
 }
+
+// Precision is how the model's weight matrices are stored and read: "f32"
+// or "bf16" (activations, norms and the KV cache are always float32).
+func (m *Model) Precision() string { return m.Weights.DType().String() }
+
+// ConvertWeights switches the weight matrices to d: BF16 rounds every matrix
+// to bfloat16 (half the bytes per decode step); F32 widens BF16 matrices.
+// Call it before the model is shared.
+func (m *Model) ConvertWeights(d DType) {
+	if m.Weights.DType() == d {
+		return
+	}
+	if d == BF16 {
+		m.Weights = m.Weights.ToBF16()
+	} else {
+		m.Weights = m.Weights.ToF32()
+	}
+	m.checksum = checksum{}
+}

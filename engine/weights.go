@@ -313,12 +313,29 @@ func (m *Mat) toBF16() Mat {
 // decode step. Vectors (norms, biases, GPT-2's position table) stay float32.
 // Matrices already in BF16 are shared, not copied.
 func (w *Weights) ToBF16() Weights {
-	conv := func(m *Mat) Mat {
+	return w.mapMats(func(m *Mat) Mat {
 		if m.DType == BF16 && !m.InOut {
 			return *m
 		}
 		return m.toBF16()
-	}
+	})
+}
+
+// ToF32 returns a copy of the weights with every BF16 matrix widened to
+// float32 ([out][in]); F32 matrices are shared.
+func (w *Weights) ToF32() Weights {
+	return w.mapMats(func(m *Mat) Mat {
+		if m.DType == F32 {
+			return *m
+		}
+		return NewMat(m.Dense(), m.Rows, m.Cols)
+	})
+}
+
+// mapMats returns a copy of w with every matrix replaced by conv(matrix); a
+// tied head stays tied. Views of one fused matrix (GPT-2's c_attn) are
+// converted one by one.
+func (w *Weights) mapMats(conv func(*Mat) Mat) Weights {
 	out := *w
 	out.TokenEmbed = conv(&w.TokenEmbed)
 	if w.Head.same(&w.TokenEmbed) {
