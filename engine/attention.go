@@ -12,12 +12,11 @@ import "math"
 func (m *Model) attention(st *State, kv *KVCache, lw *LayerWeights, l, T, pos0 int, wantAll bool) {
 	c := m.Config
 	d, qd, kvd, hd := c.Dim, c.QDim(), c.KVDim(), c.HeadDim
-	matmul(st.q, st.xb, lw.Wq, lw.Bq, T, d, qd)  // q: [T][q_dim]
-	matmul(st.k, st.xb, lw.Wk, lw.Bk, T, d, kvd) // k: [T][kv_dim]
-	matmul(st.v, st.xb, lw.Wv, lw.Bv, T, d, kvd) // v: [T][kv_dim]
+	// q: [T][q_dim], k and v: [T][kv_dim], in one parallel pass
+	st.linear(st.xb, T, linJob{st.q, &lw.Wq, lw.Bq}, linJob{st.k, &lw.Wk, lw.Bk}, linJob{st.v, &lw.Wv, lw.Bv})
 	for t := 0; t < T; t++ {
-		m.rope(st.q[t*qd:(t+1)*qd], pos0+t)
-		m.rope(st.k[t*kvd:(t+1)*kvd], pos0+t)
+		m.rope(st, st.q[t*qd:(t+1)*qd], t)
+		m.rope(st, st.k[t*kvd:(t+1)*kvd], t)
 	}
 	kc, vc := kv.layerKV(l) // [cap][kv_dim]
 	copy(kc[pos0*kvd:(pos0+T)*kvd], st.k[:T*kvd])
@@ -26,27 +25,24 @@ func (m *Model) attention(st *State, kv *KVCache, lw *LayerWeights, l, T, pos0 i
 	group := c.NHeads / c.NKVHeads // query heads per key/value head
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	S := c.SeqLen
-	// One work item per (position, head).
-	parallelFor(T*c.NHeads, 4, func(w, lo, hi int) {
+	// One work item per (position, head); items are split statically.
+	parallelFor(T*c.NHeads, 1, func(w, lo, hi int) {
 		att := st.att[w]
 		for it := lo; it < hi; it++ {
 			t, h := it/c.NHeads, it%c.NHeads
 			n := pos0 + t + 1 // positions visible to this query
 			q := st.q[t*qd+h*hd : t*qd+(h+1)*hd]
 			kvh := h / group
-			for p := 0; p < n; p++ {
-				att[p] = dot(q, kc[p*kvd+kvh*hd:p*kvd+(kvh+1)*hd]) * scale
+			// scores: att[p] = q·k_p (the cache rows of this head, stride kv_dim)
+			gemvF32(att, kc[kvh*hd:], kvd, q, n, hd)
+			for p := range att[:n] {
+				att[p] *= scale
 			}
 			softmaxInPlace(att[:n])
+			// weighted sum: out = Σ_p att[p]·v_p
 			out := st.ao[t*qd+h*hd : t*qd+(h+1)*hd]
 			clear(out)
-			for p := 0; p < n; p++ {
-				a := att[p]
-				vr := vc[p*kvd+kvh*hd : p*kvd+(kvh+1)*hd]
-				for i := range out {
-					out[i] += a * vr[i]
-				}
-			}
+			gemvTAcc(out, vc[kvh*hd:], kvd, att, n, hd)
 			if t == T-1 {
 				copy(st.last[h][:n], att[:n])
 			}
@@ -55,32 +51,53 @@ func (m *Model) attention(st *State, kv *KVCache, lw *LayerWeights, l, T, pos0 i
 			}
 		}
 	})
-	matmul(st.proj, st.ao, lw.Wo, lw.Bo, T, qd, d) // [T][dim]
+	st.linear(st.ao, T, linJob{st.proj, &lw.Wo, lw.Bo}) // [T][dim]
 	for i, v := range st.proj[:T*d] {
 		st.x[i] += v
 	}
 }
 
-// rope rotates the pairs of each head of vec (queries or keys of one
-// position) by angles pos·θ^(−2j/head_dim). Which dimensions form a pair
-// depends on the checkpoint's convention (see RopeStyle).
-func (m *Model) rope(vec []float32, pos int) {
+// ropeTables fills st.rcos/st.rsin [T][head_dim/2] with cos and sin of
+// pos·θ^(−2j/head_dim) for positions pos0..pos0+T-1, once per forward pass
+// (every layer and head uses the same angles).
+func (m *Model) ropeTables(st *State, T, pos0 int) {
+	c := m.Config
+	if c.Rope == RopeNone {
+		return
+	}
+	half := c.HeadDim / 2
+	if len(st.rcos) < T*half {
+		st.rcos, st.rsin = make([]float32, T*half), make([]float32, T*half)
+	}
+	for t := 0; t < T; t++ {
+		for j := 0; j < half; j++ {
+			freq := 1 / math.Pow(c.RopeTheta, float64(2*j)/float64(c.HeadDim))
+			sin, cos := math.Sincos(float64(pos0+t) * freq)
+			st.rcos[t*half+j], st.rsin[t*half+j] = float32(cos), float32(sin)
+		}
+	}
+}
+
+// rope rotates the pairs of each head of vec (queries or keys of the t-th
+// position of this pass) by the angles in st's tables. Which dimensions form
+// a pair depends on the checkpoint's convention (see RopeStyle).
+func (m *Model) rope(st *State, vec []float32, t int) {
 	c := m.Config
 	if c.Rope == RopeNone {
 		return
 	}
 	hd := c.HeadDim
+	half := hd / 2
+	fcs, fss := st.rcos[t*half:(t+1)*half], st.rsin[t*half:(t+1)*half]
 	for h := 0; h+hd <= len(vec); h += hd {
 		head := vec[h : h+hd]
-		for j := 0; j < hd/2; j++ {
-			freq := 1 / math.Pow(c.RopeTheta, float64(2*j)/float64(hd))
-			sin, cos := math.Sincos(float64(pos) * freq)
-			fc, fs := float32(cos), float32(sin)
+		for j := 0; j < half; j++ {
+			fc, fs := fcs[j], fss[j]
 			var a, b int
 			if c.Rope == RopeAdjacent {
 				a, b = 2*j, 2*j+1
 			} else {
-				a, b = j, j+hd/2
+				a, b = j, j+half
 			}
 			x0, x1 := head[a], head[b]
 			head[a] = x0*fc - x1*fs

@@ -2,36 +2,64 @@ package engine
 
 // bandwidth.go: a memory read-bandwidth probe (the bound decode speed is compared with).
 
-import "time"
+import (
+	"runtime"
+	"sync"
+	"time"
+)
 
-// MeasureReadBandwidth estimates how fast this machine streams memory into
-// the engine's dot-product kernel with all cores (bytes/second): it reads a
-// buffer much larger than the caches several times and keeps the best run.
-func MeasureReadBandwidth(bytes int) float64 {
-	n := bytes / 4
-	buf := make([]float32, n)
-	for i := range buf {
-		buf[i] = float32(i & 7)
+// MeasureReadBandwidth estimates how fast this machine streams memory with
+// `threads` goroutines (0 = GOMAXPROCS), in bytes/second. It is independent
+// of the engine's kernels: each goroutine sums the 64-bit words of its share
+// of a buffer much larger than the caches (a plain streaming read), and the
+// best of several runs is kept.
+func MeasureReadBandwidth(bytes, threads int) float64 {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
 	}
-	ones := make([]float32, 1<<16)
-	for i := range ones {
-		ones[i] = 1
+	n := bytes / 8
+	buf := make([]uint64, n)
+	for i := range buf {
+		buf[i] = uint64(i)
 	}
 	best := 0.0
-	sums := make([]float32, maxWorkers())
-	for run := 0; run < 5; run++ {
+	sums := make([]uint64, threads*8) // one cache line apart
+	for run := 0; run < 7; run++ {
+		var wg sync.WaitGroup
 		start := time.Now()
-		parallelFor(n/len(ones), 1, func(w, lo, hi int) {
-			var s float32
-			for c := lo; c < hi; c++ {
-				s += dot(buf[c*len(ones):(c+1)*len(ones)], ones)
-			}
-			sums[w] += s // keeps the loop from being optimized away
-		})
-		el := time.Since(start).Seconds()
-		if bw := float64(n/len(ones)*len(ones)*4) / el; bw > best {
+		for w := 0; w < threads; w++ {
+			lo, hi := n*w/threads, n*(w+1)/threads
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sums[w*8] += sumWords(buf[lo:hi])
+			}()
+		}
+		wg.Wait()
+		if bw := float64(8*n) / time.Since(start).Seconds(); bw > best {
 			best = bw
 		}
 	}
 	return best
+}
+
+// sumWords adds up s with eight independent accumulators, so the loop is
+// limited by memory, not by the adds.
+func sumWords(s []uint64) uint64 {
+	var a0, a1, a2, a3, a4, a5, a6, a7 uint64
+	for len(s) >= 8 {
+		a0 += s[0]
+		a1 += s[1]
+		a2 += s[2]
+		a3 += s[3]
+		a4 += s[4]
+		a5 += s[5]
+		a6 += s[6]
+		a7 += s[7]
+		s = s[8:]
+	}
+	for _, v := range s {
+		a0 += v
+	}
+	return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
 }

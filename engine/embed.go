@@ -16,7 +16,7 @@ func (m *Model) embed(st *State, tokens []int, pos0 int, hooks *Hooks) error {
 			return fmt.Errorf("token id %d at position %d out of range 0..%d", tok, pos0+t, c.VocabSize-1)
 		}
 		xr := st.x[t*d : (t+1)*d]
-		copy(xr, m.Weights.TokenEmbed[tok*d:(tok+1)*d])
+		copy(xr, m.Weights.TokenEmbed.Row(tok, xr))
 		if m.Weights.PosEmbed != nil {
 			p := m.Weights.PosEmbed[(pos0+t)*d : (pos0+t+1)*d]
 			for i := range xr {
@@ -30,8 +30,11 @@ func (m *Model) embed(st *State, tokens []int, pos0 int, hooks *Hooks) error {
 		if m.Weights.PosEmbed != nil {
 			info.Position = rows(m.Weights.PosEmbed[pos0*d:], T, d)
 		}
+		if len(st.emb) < T*d {
+			st.emb = make([]float32, T*d)
+		}
 		for t, tok := range tokens {
-			info.Token[t] = m.Weights.TokenEmbed[tok*d : (tok+1)*d]
+			info.Token[t] = m.Weights.TokenEmbed.Row(tok, st.emb[t*d:(t+1)*d])
 		}
 		hooks.Embedded(info)
 	}

@@ -33,6 +33,7 @@ func (m *Model) forward(st *State, kv *KVCache, tokens []int, hooks *Hooks, allL
 	if err := m.embed(st, tokens, pos0, hooks); err != nil {
 		return nil, err
 	}
+	m.ropeTables(st, T, pos0)
 	wantAll := hooks != nil && hooks.AllAttention && hooks.LayerDone != nil
 	if wantAll {
 		if need := T * c.NHeads * c.SeqLen; len(st.all) < need {
@@ -77,7 +78,7 @@ func (m *Model) forward(st *State, kv *KVCache, tokens []int, hooks *Hooks, allL
 	if len(st.logits) < n*c.VocabSize {
 		st.logits = make([]float32, n*c.VocabSize)
 	}
-	matmul(st.logits, st.xb, m.Weights.Head, nil, n, d, c.VocabSize)
+	st.linear(st.xb, n, linJob{st.logits, &m.Weights.Head, nil})
 	return st.logits[:n*c.VocabSize], nil
 }
 

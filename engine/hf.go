@@ -130,7 +130,9 @@ type tensorSource struct {
 	used   map[string]bool
 }
 
-func openTensorSource(fsys fs.FS, dir string) (*tensorSource, error) {
+// openTensorSource finds the shards in fsys and reads each with read
+// (mapFile for a directory on disk: the tensors are then used in place).
+func openTensorSource(fsys fs.FS, dir string, read func(name string) ([]byte, error)) (*tensorSource, error) {
 	src := &tensorSource{files: map[string]*SafetensorsFile{}, used: map[string]bool{}}
 	single := "model.safetensors"
 	index := "model.safetensors.index.json"
@@ -162,7 +164,7 @@ func openTensorSource(fsys fs.FS, dir string) (*tensorSource, error) {
 		return nil, fmt.Errorf("%s: no model.safetensors or model.safetensors.index.json", dir)
 	}
 	for _, p := range paths {
-		b, err := fs.ReadFile(fsys, p)
+		b, err := read(p)
 		if err != nil {
 			return nil, fmt.Errorf("load model: %w", err)
 		}
@@ -212,29 +214,67 @@ func (s *tensorSource) dataBytes() int64 {
 	return n
 }
 
-func (s *tensorSource) has(name string) bool { _, ok := s.files[s.prefix+name]; return ok }
-
-// transpose turns a row-major [r][c] matrix into [c][r].
-func transpose(m []float32, r, c int) []float32 {
-	out := make([]float32, len(m))
-	for i := 0; i < r; i++ {
-		for j := 0; j < c; j++ {
-			out[j*r+i] = m[i*c+j]
-		}
+// mat returns tensor name as a Mat without converting F32 or BF16 data. An
+// [in][out] tensor (inOut) of shape [r][c] is a c-output × r-input Mat; in
+// BF16 it is transposed into a new [out][in] array (the BF16 kernels read
+// only that layout).
+func (s *tensorSource) mat(name string, inOut bool, r, c int) (Mat, error) {
+	full := s.prefix + name
+	f, ok := s.files[full]
+	if !ok {
+		return Mat{}, fmt.Errorf("%s: missing tensor %q", s.anyPath(), full)
 	}
-	return out
+	ti := f.Tensors[full]
+	if !slices.Equal(ti.Shape, []int{r, c}) {
+		return Mat{}, fmt.Errorf("%s: tensor %q has shape %v, the config needs %v", f.Path, full, ti.Shape, []int{r, c})
+	}
+	s.used[full] = true
+	b := f.data[ti.Offset[0]:ti.Offset[1]]
+	m := Mat{Rows: r, Cols: c, Ld: c}
+	if inOut {
+		m = Mat{Rows: c, Cols: r, InOut: true, Ld: c}
+	}
+	switch ti.DType {
+	case "F32":
+		m.F32 = f32View(b)
+	case "BF16":
+		m.DType, m.BF16 = BF16, u16View(b)
+		if inOut {
+			m = m.toBF16()
+		}
+	default:
+		v, _, err := f.Float32(full)
+		if err != nil {
+			return Mat{}, err
+		}
+		m.F32 = v
+	}
+	return m, nil
 }
+
+func (s *tensorSource) anyPath() string {
+	for _, f := range s.files {
+		return f.Path
+	}
+	return ""
+}
+
+func (s *tensorSource) has(name string) bool { _, ok := s.files[s.prefix+name]; return ok }
 
 // LoadHFDir loads a Hugging Face model directory: config.json, weights from
 // model.safetensors (or shards listed in model.safetensors.index.json), and
 // the tokenizer from tokenizer.json or vocab.json + merges.txt.
 func LoadHFDir(dir string) (*Model, error) {
-	return LoadHF(os.DirFS(dir), dir)
+	return loadHF(os.DirFS(dir), dir, func(name string) ([]byte, error) { return mapFile(filepath.Join(dir, name)) })
 }
 
 // LoadHF loads a Hugging Face model from the root of fsys (a directory, or
 // files embedded in the binary); dir names it in errors.
-func LoadHF(fsys fs.FS, dir string) (_ *Model, err error) {
+func LoadHF(fsys fs.FS, dir string) (*Model, error) {
+	return loadHF(fsys, dir, func(name string) ([]byte, error) { return fs.ReadFile(fsys, name) })
+}
+
+func loadHF(fsys fs.FS, dir string, read func(name string) ([]byte, error)) (_ *Model, err error) {
 	defer recoverLoad("model "+dir, &err)
 	cb, err := fs.ReadFile(fsys, "config.json")
 	if err != nil {
@@ -244,7 +284,7 @@ func LoadHF(fsys fs.FS, dir string) (_ *Model, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	src, err := openTensorSource(fsys, dir)
+	src, err := openTensorSource(fsys, dir, read)
 	if err != nil {
 		return nil, err
 	}
@@ -278,26 +318,26 @@ func loadHFLlama(s *tensorSource, c Config) (Weights, error) {
 	var w Weights
 	g := &getter{src: s}
 	first := g.get
-	w.TokenEmbed = first("model.embed_tokens.weight", V, d)
+	w.TokenEmbed = g.mat("model.embed_tokens.weight", V, d)
 	w.Layers = make([]LayerWeights, c.NLayers)
 	for l := range w.Layers {
 		p := fmt.Sprintf("model.layers.%d.", l)
 		lw := &w.Layers[l]
 		lw.AttnNorm = first(p+"input_layernorm.weight", d)
-		lw.Wq = first(p+"self_attn.q_proj.weight", qd, d)
-		lw.Wk = first(p+"self_attn.k_proj.weight", kvd, d)
-		lw.Wv = first(p+"self_attn.v_proj.weight", kvd, d)
-		lw.Wo = first(p+"self_attn.o_proj.weight", d, qd)
+		lw.Wq = g.mat(p+"self_attn.q_proj.weight", qd, d)
+		lw.Wk = g.mat(p+"self_attn.k_proj.weight", kvd, d)
+		lw.Wv = g.mat(p+"self_attn.v_proj.weight", kvd, d)
+		lw.Wo = g.mat(p+"self_attn.o_proj.weight", d, qd)
 		lw.MLPNorm = first(p+"post_attention_layernorm.weight", d)
-		lw.WGate = first(p+"mlp.gate_proj.weight", hd, d)
-		lw.WUp = first(p+"mlp.up_proj.weight", hd, d)
-		lw.WDown = first(p+"mlp.down_proj.weight", d, hd)
+		lw.WGate = g.mat(p+"mlp.gate_proj.weight", hd, d)
+		lw.WUp = g.mat(p+"mlp.up_proj.weight", hd, d)
+		lw.WDown = g.mat(p+"mlp.down_proj.weight", d, hd)
 	}
 	w.FinalNorm = first("model.norm.weight", d)
 	if c.TiedHead {
 		w.Head = w.TokenEmbed
 	} else {
-		w.Head = first("lm_head.weight", V, d)
+		w.Head = g.mat("lm_head.weight", V, d)
 	}
 	return w, g.err
 }
@@ -310,7 +350,7 @@ func loadHFGPT2(s *tensorSource, c *Config) (Weights, error) {
 	var w Weights
 	g := &getter{src: s}
 	first := g.get
-	w.TokenEmbed = first("wte.weight", V, d)
+	w.TokenEmbed = g.mat("wte.weight", V, d)
 	w.PosEmbed = first("wpe.weight", c.SeqLen, d)
 	w.Layers = make([]LayerWeights, c.NLayers)
 	for l := range w.Layers {
@@ -318,32 +358,38 @@ func loadHFGPT2(s *tensorSource, c *Config) (Weights, error) {
 		lw := &w.Layers[l]
 		lw.AttnNorm = first(p+"ln_1.weight", d)
 		lw.AttnNormBias = first(p+"ln_1.bias", d)
-		cattn := first(p+"attn.c_attn.weight", d, 3*d) // Conv1D: [in][out]
+		cattn := g.matInOut(p+"attn.c_attn.weight", d, 3*d) // Conv1D: [in][out], used as stored
 		battn := first(p+"attn.c_attn.bias", 3*d)
-		cproj := first(p+"attn.c_proj.weight", d, d)
+		lw.Wo = g.matInOut(p+"attn.c_proj.weight", d, d)
 		lw.Bo = first(p+"attn.c_proj.bias", d)
 		lw.MLPNorm = first(p+"ln_2.weight", d)
 		lw.MLPNormBias = first(p+"ln_2.bias", d)
-		fc := first(p+"mlp.c_fc.weight", d, hd)
+		lw.WUp = g.matInOut(p+"mlp.c_fc.weight", d, hd)
 		lw.BUp = first(p+"mlp.c_fc.bias", hd)
-		fcp := first(p+"mlp.c_proj.weight", hd, d)
+		lw.WDown = g.matInOut(p+"mlp.c_proj.weight", hd, d)
 		lw.BDown = first(p+"mlp.c_proj.bias", d)
 		if g.err != nil {
 			return w, g.err
 		}
-		qkv := transpose(cattn, d, 3*d) // [3d][d]: rows 0..d-1 are q, then k, then v
-		lw.Wq, lw.Wk, lw.Wv = qkv[:d*d:d*d], qkv[d*d:2*d*d:2*d*d], qkv[2*d*d:]
+		// c_attn's outputs 0..d-1 are q, then k, then v: three views of it
+		// (columns of the [in][out] array, or rows once transposed for BF16)
+		for i, m := range []*Mat{&lw.Wq, &lw.Wk, &lw.Wv} {
+			*m = cattn
+			m.Rows = d
+			if cattn.InOut {
+				m.Off = i * d
+			} else {
+				m.BF16 = cattn.BF16[i*d*d : (i+1)*d*d]
+			}
+		}
 		lw.Bq, lw.Bk, lw.Bv = battn[:d:d], battn[d:2*d:2*d], battn[2*d:]
-		lw.Wo = transpose(cproj, d, d)
-		lw.WUp = transpose(fc, d, hd)
-		lw.WDown = transpose(fcp, hd, d)
 	}
 	w.FinalNorm = first("ln_f.weight", d)
 	w.FinalNormBias = first("ln_f.bias", d)
 	w.Head = w.TokenEmbed
 	if g.err == nil && s.has("lm_head.weight") {
 		// Some exports write the head out separately; use it as stored.
-		if head := first("lm_head.weight", V, d); g.err == nil {
+		if head := g.mat("lm_head.weight", V, d); g.err == nil {
 			w.Head = head
 			c.TiedHead = false
 		}
@@ -364,4 +410,26 @@ func (g *getter) get(name string, shape ...int) []float32 {
 	var v []float32
 	v, g.err = g.src.get(name, shape...)
 	return v
+}
+
+// mat fetches an [out][in] matrix stored as PyTorch's nn.Linear does, in
+// its stored precision: F32 and BF16 are used in place, F16 is widened.
+func (g *getter) mat(name string, rows, cols int) Mat {
+	if g.err != nil {
+		return Mat{}
+	}
+	var m Mat
+	m, g.err = g.src.mat(name, false, rows, cols)
+	return m
+}
+
+// matInOut fetches a GPT-2 Conv1D weight stored [in][out] (shape [rows][cols]
+// on disk, used as a cols-output × rows-input Mat).
+func (g *getter) matInOut(name string, in, out int) Mat {
+	if g.err != nil {
+		return Mat{}
+	}
+	var m Mat
+	m, g.err = g.src.mat(name, true, in, out)
+	return m
 }

@@ -83,7 +83,7 @@ func llama2cFloats(c Config) (n int64, ok bool) {
 // loaded separately (LoadLlama2cTokenizer).
 func LoadLlama2c(path string) (m *Model, err error) {
 	defer recoverLoad("llama2.c checkpoint "+path, &err)
-	raw, err := os.ReadFile(path)
+	raw, err := mapFile(path) // the weights are used in place
 	if err != nil {
 		return nil, fmt.Errorf("load llama2.c checkpoint: %w", err)
 	}
@@ -91,47 +91,44 @@ func LoadLlama2c(path string) (m *Model, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f := make([]float32, (len(raw)-28)/4)
-	for i := range f {
-		f[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[28+4*i:]))
-	}
+	f := f32View(raw[28:])
 	take := func(n int) []float32 { s := f[:n:n]; f = f[n:]; return s }
 	d, hd, L, kvd, V := c.Dim, c.HiddenDim, c.NLayers, c.KVDim(), c.VocabSize
 	w := Weights{Layers: make([]LayerWeights, L)}
-	w.TokenEmbed = take(V * d)
+	w.TokenEmbed = NewMat(take(V*d), V, d)
 	for l := range L {
 		w.Layers[l].AttnNorm = take(d)
 	}
 	for l := range L {
-		w.Layers[l].Wq = take(d * d)
+		w.Layers[l].Wq = NewMat(take(d*d), d, d)
 	}
 	for l := range L {
-		w.Layers[l].Wk = take(kvd * d)
+		w.Layers[l].Wk = NewMat(take(kvd*d), kvd, d)
 	}
 	for l := range L {
-		w.Layers[l].Wv = take(kvd * d)
+		w.Layers[l].Wv = NewMat(take(kvd*d), kvd, d)
 	}
 	for l := range L {
-		w.Layers[l].Wo = take(d * d)
+		w.Layers[l].Wo = NewMat(take(d*d), d, d)
 	}
 	for l := range L {
 		w.Layers[l].MLPNorm = take(d)
 	}
 	for l := range L {
-		w.Layers[l].WGate = take(hd * d)
+		w.Layers[l].WGate = NewMat(take(hd*d), hd, d)
 	}
 	for l := range L {
-		w.Layers[l].WDown = take(d * hd)
+		w.Layers[l].WDown = NewMat(take(d*hd), d, hd)
 	}
 	for l := range L {
-		w.Layers[l].WUp = take(hd * d)
+		w.Layers[l].WUp = NewMat(take(hd*d), hd, d)
 	}
 	w.FinalNorm = take(d)
 	take(c.SeqLen * c.HeadDim) // legacy RoPE tables (cos, sin): recomputed instead
 	if c.TiedHead {
 		w.Head = w.TokenEmbed
 	} else {
-		w.Head = take(V * d)
+		w.Head = NewMat(take(V*d), V, d)
 	}
 	name := filepath.Base(path)
 	return &Model{Name: name, Source: path, Config: c, Weights: w}, nil
@@ -163,17 +160,17 @@ func WriteLlama2c(path string, m *Model) error {
 		}
 	}
 	w := &m.Weights
-	put(w.TokenEmbed)
+	put(w.TokenEmbed.Dense())
 	for _, sel := range []func(*LayerWeights) []float32{
 		func(l *LayerWeights) []float32 { return l.AttnNorm },
-		func(l *LayerWeights) []float32 { return l.Wq },
-		func(l *LayerWeights) []float32 { return l.Wk },
-		func(l *LayerWeights) []float32 { return l.Wv },
-		func(l *LayerWeights) []float32 { return l.Wo },
+		func(l *LayerWeights) []float32 { return l.Wq.Dense() },
+		func(l *LayerWeights) []float32 { return l.Wk.Dense() },
+		func(l *LayerWeights) []float32 { return l.Wv.Dense() },
+		func(l *LayerWeights) []float32 { return l.Wo.Dense() },
 		func(l *LayerWeights) []float32 { return l.MLPNorm },
-		func(l *LayerWeights) []float32 { return l.WGate },
-		func(l *LayerWeights) []float32 { return l.WDown },
-		func(l *LayerWeights) []float32 { return l.WUp },
+		func(l *LayerWeights) []float32 { return l.WGate.Dense() },
+		func(l *LayerWeights) []float32 { return l.WDown.Dense() },
+		func(l *LayerWeights) []float32 { return l.WUp.Dense() },
 	} {
 		for i := range w.Layers {
 			put(sel(&w.Layers[i]))
@@ -191,7 +188,7 @@ func WriteLlama2c(path string, m *Model) error {
 		put(tab)
 	}
 	if !c.TiedHead {
-		put(w.Head)
+		put(w.Head.Dense())
 	}
 	return os.WriteFile(path, buf, 0o644)
 }

@@ -1,71 +1,181 @@
 package engine
 
-// mathx.go: the numeric kernels: matmul, norms, softmax, activations.
+// mathx.go: the numeric building blocks: linear layers (GEMV for one position, packed GEMM for
+// many), norms, softmax, activations.
 
-import (
-	"math"
-	"runtime"
-	"sync"
+import "math"
 
-	"gonum.org/v1/gonum/blas/gonum"
-)
-
-// blas gives SIMD (SSE) dot products on amd64 via gonum's assembly kernels.
-var blas gonum.Implementation
-
-// dot is the inner product of two equal-length vectors.
-func dot(a, b []float32) float32 {
-	return blas.Sdot(len(a), a, 1, b, 1)
+// linJob is one matrix of a fused linear pass: out[t][o] = Σ_i x[t][i]·W[o][i] + bias[o].
+// out is [T][w.Rows]. Several jobs that read the same x (Q, K and V; gate
+// and up) run as one parallel region, their rows split across workers.
+type linJob struct {
+	out  []float32
+	w    *Mat
+	bias []float32
 }
 
-// parallelFor splits [0,n) into one contiguous chunk per CPU and runs
-// fn(worker, lo, hi) on each, returning when all are done. Work below
-// minWork items per worker runs on the caller's goroutine. This bounded
-// fork-join is the only concurrency in the engine: it never outlives the
-// call, and hooks are always called from the caller's goroutine.
-func parallelFor(n, minWork int, fn func(worker, lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if workers > n/max(minWork, 1) {
-		workers = max(n/max(minWork, 1), 1)
+// linear runs the jobs on x [T][in] (in = every job's w.Cols). With T = 1
+// (decode) each worker streams its share of the weight rows once through
+// the gemv kernel; with T > 1 (prefill) each worker packs panels of nr
+// output columns and multiplies them with 6-position tiles (gemm).
+func (st *State) linear(x []float32, T int, jobs ...linJob) {
+	total := 0
+	for _, j := range jobs {
+		total += j.w.Rows
 	}
-	if workers <= 1 {
-		fn(0, 0, n)
+	k := kern
+	if T == 1 {
+		parallelForAligned(total, 16, 64, func(_, lo, hi int) {
+			forJobs(jobs, lo, hi, func(j linJob, lo, hi int) { gemvRange(j, x, lo, hi) })
+		})
 		return
 	}
-	var wg sync.WaitGroup
-	chunk := (n + workers - 1) / workers
-	for w := 1; w < workers; w++ {
-		lo, hi := w*chunk, min((w+1)*chunk, n)
-		if lo >= hi {
-			break
-		}
-		wg.Add(1)
-		go func() { defer wg.Done(); fn(w, lo, hi) }()
+	in := jobs[0].w.Cols
+	// The last T%6 positions go through a zero-padded copy of their rows.
+	full := T - T%gemmMR
+	var tail []float32
+	if full < T {
+		tail = st.gemmTail[:gemmMR*in]
+		clear(tail)
+		copy(tail, x[full*in:T*in])
 	}
-	fn(0, 0, min(chunk, n))
-	wg.Wait()
-}
-
-// maxWorkers is how many workers parallelFor may use.
-func maxWorkers() int { return runtime.GOMAXPROCS(0) }
-
-// matmul computes out[t][o] = Σ_i x[t][i]·w[o][i] (+ bias[o]) for t < T:
-// x is [T][in], w is [outDim][in] (row-major), out is [T][outDim]. With T>1
-// (prefill) each weight row is loaded once and used for every position, a
-// real matrix-matrix pass; rows are split across cores.
-func matmul(out, x, w, bias []float32, T, in, outDim int) {
-	parallelFor(outDim, 16, func(_, lo, hi int) {
-		for o := lo; o < hi; o++ {
-			row := w[o*in : (o+1)*in]
-			var b float32
-			if bias != nil {
-				b = bias[o]
-			}
-			for t := 0; t < T; t++ {
-				out[t*outDim+o] = dot(row, x[t*in:(t+1)*in]) + b
+	// Units are panels of nr outputs; a job's last panel may be partial.
+	nr := k.nr
+	panels := make([]int, len(jobs)+1) // first panel of each job
+	for i, j := range jobs {
+		panels[i+1] = panels[i] + (j.w.Rows+nr-1)/nr
+	}
+	parallelFor(panels[len(jobs)], 1, func(w, lo, hi int) {
+		bp := st.pack[w][:in*nr]
+		tile := st.tile[w][:gemmMR*nr]
+		for ji, j := range jobs {
+			a, b := max(lo, panels[ji]), min(hi, panels[ji+1])
+			for p := a; p < b; p++ {
+				o0 := (p - panels[ji]) * nr
+				gemmPanel(k, j, x, tail, T, full, o0, min(nr, j.w.Rows-o0), bp, tile)
 			}
 		}
 	})
+}
+
+// forJobs calls fn for the part of each job inside the global row range [lo, hi).
+func forJobs(jobs []linJob, lo, hi int, fn func(j linJob, lo, hi int)) {
+	base := 0
+	for _, j := range jobs {
+		a, b := max(lo, base), min(hi, base+j.w.Rows)
+		if a < b {
+			fn(j, a-base, b-base)
+		}
+		base += j.w.Rows
+	}
+}
+
+// gemvRange computes outputs [lo, hi) of one job for a single position.
+func gemvRange(j linJob, x []float32, lo, hi int) {
+	w := j.w
+	out := j.out[lo:hi]
+	switch {
+	case w.InOut && w.DType == F32:
+		if j.bias != nil {
+			copy(out, j.bias[lo:hi])
+		} else {
+			clear(out)
+		}
+		gemvTAcc(out, w.F32[w.Off+lo:], w.Ld, x, w.Cols, hi-lo)
+		return
+	case w.InOut: // not produced by the loaders; kept correct anyway
+		for o := lo; o < hi; o++ {
+			var s float32
+			for i := 0; i < w.Cols; i++ {
+				s += w.At(o, i) * x[i]
+			}
+			out[o-lo] = s
+		}
+	case w.DType == BF16:
+		gemvBF16(out, w.BF16[lo*w.Ld+w.Off:], w.Ld, x, hi-lo, w.Cols)
+	default:
+		gemvF32(out, w.F32[lo*w.Ld+w.Off:], w.Ld, x, hi-lo, w.Cols)
+	}
+	if j.bias != nil {
+		for i, b := range j.bias[lo:hi] {
+			out[i] += b
+		}
+	}
+}
+
+// packPanel writes outputs o0..o0+n-1 of w as a [in][nr] panel (columns past
+// n are zero), widening BF16.
+func packPanel(bp []float32, w *Mat, o0, n, nr int) {
+	in := w.Cols
+	switch {
+	case w.InOut && w.DType == F32:
+		for i := 0; i < in; i++ {
+			s := i*w.Ld + w.Off + o0
+			d := bp[i*nr : i*nr+nr]
+			copy(d, w.F32[s:s+n])
+			clear(d[n:])
+		}
+		return
+	case w.DType == F32 && !w.InOut:
+		if n < nr {
+			clear(bp[:in*nr])
+		}
+		for j := 0; j < n; j++ {
+			row := w.F32[(o0+j)*w.Ld+w.Off : (o0+j)*w.Ld+w.Off+in]
+			for i, v := range row {
+				bp[i*nr+j] = v
+			}
+		}
+	case w.DType == BF16 && !w.InOut:
+		if n < nr {
+			clear(bp[:in*nr])
+		}
+		for j := 0; j < n; j++ {
+			row := w.BF16[(o0+j)*w.Ld+w.Off : (o0+j)*w.Ld+w.Off+in]
+			for i, v := range row {
+				bp[i*nr+j] = bf16ToF32(v)
+			}
+		}
+	default:
+		clear(bp[:in*nr])
+		for j := 0; j < n; j++ {
+			for i := 0; i < in; i++ {
+				bp[i*nr+j] = w.At(o0+j, i)
+			}
+		}
+	}
+}
+
+// gemmPanel computes outputs o0..o0+n-1 of job j for all T positions.
+func gemmPanel(k *kernelSet, j linJob, x, tail []float32, T, full, o0, n int, bp, tile []float32) {
+	nr := k.nr
+	in := j.w.Cols
+	rows := j.w.Rows
+	packPanel(bp, j.w, o0, n, nr)
+	for t0 := 0; t0 < T; t0 += gemmMR {
+		m := min(gemmMR, T-t0)
+		a, lda := x[t0*in:], in
+		if t0 >= full {
+			a = tail
+		}
+		if m == gemmMR && n == nr {
+			k.gemmTile(in, a, lda, bp, j.out[t0*rows+o0:], rows)
+		} else {
+			k.gemmTile(in, a, lda, bp, tile, nr)
+			for i := 0; i < m; i++ {
+				copy(j.out[(t0+i)*rows+o0:(t0+i)*rows+o0+n], tile[i*nr:i*nr+n])
+			}
+		}
+		if j.bias != nil {
+			b := j.bias[o0 : o0+n]
+			for i := 0; i < m; i++ {
+				o := j.out[(t0+i)*rows+o0 : (t0+i)*rows+o0+n]
+				for c, v := range b {
+					o[c] += v
+				}
+			}
+		}
+	}
 }
 
 // rmsnorm: out = x · g / sqrt(mean(x²) + eps), for each of T rows of width d.

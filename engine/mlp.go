@@ -13,20 +13,19 @@ func (m *Model) mlp(st *State, lw *LayerWeights, T int) {
 	c := m.Config
 	d, hd := c.Dim, c.HiddenDim
 	n := T * hd
-	if lw.WGate != nil {
-		matmul(st.hb, st.xb, lw.WGate, nil, T, d, hd)
-		matmul(st.hb2, st.xb, lw.WUp, nil, T, d, hd)
+	if !lw.WGate.Empty() {
+		st.linear(st.xb, T, linJob{st.hb, &lw.WGate, nil}, linJob{st.hb2, &lw.WUp, nil}) // gate and up in one pass
 		for i, g := range st.hb[:n] {
 			st.hb[i] = g / (1 + float32(math.Exp(float64(-g)))) * st.hb2[i]
 		}
 	} else {
-		matmul(st.hb, st.xb, lw.WUp, lw.BUp, T, d, hd)
+		st.linear(st.xb, T, linJob{st.hb, &lw.WUp, lw.BUp})
 		const k = 0.7978845608028654 // sqrt(2/pi)
 		for i, x := range st.hb[:n] {
 			st.hb[i] = 0.5 * x * (1 + float32(math.Tanh(k*float64(x+0.044715*x*x*x))))
 		}
 	}
-	matmul(st.proj, st.hb, lw.WDown, lw.BDown, T, hd, d)
+	st.linear(st.hb, T, linJob{st.proj, &lw.WDown, lw.BDown})
 	for i, v := range st.proj[:T*d] {
 		st.x[i] += v
 	}

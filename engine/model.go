@@ -34,6 +34,14 @@ type State struct {
 	last   [][]float32 // [n_heads][seq_len] last position's weights per head
 	all    []float32   // [T][n_heads][seq_len] every position's weights (on request)
 	logits []float32   // [vocab] or [T][vocab]
+	rcos   []float32   // [T][head_dim/2] RoPE cos of this pass's positions
+	rsin   []float32   // [T][head_dim/2] RoPE sin
+	emb    []float32   // [T][dim] widened embedding rows (BF16 weights, for hooks)
+
+	// gemm scratch (prefill): per worker a packed weight panel [in][nr] and
+	// an edge tile [6][nr]; the last T%6 positions zero-padded to 6 rows.
+	pack, tile [][]float32
+	gemmTail   []float32
 }
 
 // NewState allocates scratch for the model's shape.
@@ -49,6 +57,14 @@ func NewState(c Config) *State {
 		st.last[i] = make([]float32, c.SeqLen)
 	}
 	st.logits = make([]float32, c.VocabSize)
+	maxIn := max(c.Dim, c.HiddenDim, c.QDim())
+	st.pack = make([][]float32, maxWorkers())
+	st.tile = make([][]float32, maxWorkers())
+	for i := range st.pack {
+		st.pack[i] = make([]float32, maxIn*maxNR)
+		st.tile[i] = make([]float32, gemmMR*maxNR)
+	}
+	st.gemmTail = make([]float32, gemmMR*maxIn)
 	return st
 }
 
@@ -72,9 +88,12 @@ func (st *State) grow(T int) {
 // Bytes is the scratch memory this State holds now.
 func (st *State) Bytes() int64 {
 	n := len(st.x) + len(st.xb) + len(st.q) + len(st.k) + len(st.v) + len(st.ao) + len(st.proj) +
-		len(st.hb) + len(st.hb2) + len(st.all) + len(st.logits)
+		len(st.hb) + len(st.hb2) + len(st.all) + len(st.logits) + len(st.emb) + len(st.gemmTail)
 	for _, a := range st.att {
 		n += len(a)
+	}
+	for i := range st.pack {
+		n += len(st.pack[i]) + len(st.tile[i])
 	}
 	for _, a := range st.last {
 		n += len(a)
@@ -88,4 +107,23 @@ func rows(buf []float32, T, d int) [][]float32 {
 		out[t] = buf[t*d : (t+1)*d]
 	}
 	return out
+}
+
+// Precision is how the model's weight matrices are stored and read: "f32"
+// or "bf16" (activations, norms and the KV cache are always float32).
+func (m *Model) Precision() string { return m.Weights.DType().String() }
+
+// ConvertWeights switches the weight matrices to d: BF16 rounds every matrix
+// to bfloat16 (half the bytes per decode step); F32 widens BF16 matrices.
+// Call it before the model is shared.
+func (m *Model) ConvertWeights(d DType) {
+	if m.Weights.DType() == d {
+		return
+	}
+	if d == BF16 {
+		m.Weights = m.Weights.ToBF16()
+	} else {
+		m.Weights = m.Weights.ToF32()
+	}
+	m.checksum = checksum{}
 }

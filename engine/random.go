@@ -39,7 +39,7 @@ func RandomModel(name string, c Config, seed uint64) (*Model, error) {
 		return s
 	}
 	d, hd, qd, kvd, V := c.Dim, c.HiddenDim, c.QDim(), c.KVDim(), c.VocabSize
-	w := Weights{TokenEmbed: mat(V*d, 0.02), Layers: make([]LayerWeights, c.NLayers), FinalNorm: ones(d)}
+	w := Weights{TokenEmbed: NewMat(mat(V*d, 0.02), V, d), Layers: make([]LayerWeights, c.NLayers), FinalNorm: ones(d)}
 	gpt2 := c.Arch == ArchGPT2
 	if gpt2 {
 		w.PosEmbed = mat(c.SeqLen*d, 0.01)
@@ -48,20 +48,20 @@ func RandomModel(name string, c Config, seed uint64) (*Model, error) {
 	for l := range w.Layers {
 		lw := &w.Layers[l]
 		lw.AttnNorm, lw.MLPNorm = ones(d), ones(d)
-		lw.Wq, lw.Wk, lw.Wv, lw.Wo = mat(qd*d, 0.02), mat(kvd*d, 0.02), mat(kvd*d, 0.02), mat(d*qd, 0.02)
-		lw.WUp, lw.WDown = mat(hd*d, 0.02), mat(d*hd, 0.02)
+		lw.Wq, lw.Wk, lw.Wv, lw.Wo = NewMat(mat(qd*d, 0.02), qd, d), NewMat(mat(kvd*d, 0.02), kvd, d), NewMat(mat(kvd*d, 0.02), kvd, d), NewMat(mat(d*qd, 0.02), d, qd)
+		lw.WUp, lw.WDown = NewMat(mat(hd*d, 0.02), hd, d), NewMat(mat(d*hd, 0.02), d, hd)
 		if gpt2 {
 			lw.AttnNormBias, lw.MLPNormBias = make([]float32, d), make([]float32, d)
 			lw.Bq, lw.Bk, lw.Bv, lw.Bo = make([]float32, qd), make([]float32, kvd), make([]float32, kvd), make([]float32, d)
 			lw.BUp, lw.BDown = make([]float32, hd), make([]float32, d)
 		} else {
-			lw.WGate = mat(hd*d, 0.02)
+			lw.WGate = NewMat(mat(hd*d, 0.02), hd, d)
 		}
 	}
 	if c.TiedHead {
 		w.Head = w.TokenEmbed
 	} else {
-		w.Head = mat(V*d, 0.02)
+		w.Head = NewMat(mat(V*d, 0.02), V, d)
 	}
 	return &Model{Name: name, Source: "random:" + name, Config: c, Weights: w}, nil
 }

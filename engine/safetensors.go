@@ -121,7 +121,8 @@ func NewSafetensors(path string, b []byte) (*SafetensorsFile, error) {
 	return &SafetensorsFile{Path: path, Tensors: infos, data: b[start:]}, nil
 }
 
-// Float32 converts tensor name to float32 (from F32, F16 or BF16).
+// Float32 returns tensor name as float32: F32 data in place (do not write
+// to it), F16 and BF16 widened into a new slice.
 func (f *SafetensorsFile) Float32(name string) ([]float32, []int, error) {
 	ti, ok := f.Tensors[name]
 	if !ok {
@@ -131,10 +132,7 @@ func (f *SafetensorsFile) Float32(name string) ([]float32, []int, error) {
 	var out []float32
 	switch ti.DType {
 	case "F32":
-		out = make([]float32, len(b)/4)
-		for i := range out {
-			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
+		out = f32View(b) // the file's memory when aligned: read-only
 	case "BF16":
 		out = make([]float32, len(b)/2)
 		for i := range out {

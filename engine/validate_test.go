@@ -27,8 +27,8 @@ func TestLoadersRefuseImpossibleSizes(t *testing.T) {
 	}
 	writeTok := func(vocab string) func(t *testing.T, dir string) {
 		return func(t *testing.T, dir string) {
-			tj := `{"normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace"}]},` +
-				`"pre_tokenizer":{"type":"Metaspace","replacement":"▁"},"model":{"type":"BPE","vocab":` + vocab + `,"merges":[]}}`
+			tj := `{"normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace","pattern":{"String":" "},"content":"▁"}]},` +
+				`"model":{"type":"BPE","vocab":` + vocab + `,"merges":[]}}`
 			os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte(tj), 0o644)
 		}
 	}

@@ -24,6 +24,7 @@ func init() {
 // benchResult is one model's figures; every rate is measured in this run.
 type benchResult struct {
 	Model               string  `json:"model"`
+	WeightsPrecision    string  `json:"weights_precision"`
 	Params              int64   `json:"params"`
 	WeightsBytes        int64   `json:"weights_bytes"`
 	KVBytesPerToken     int64   `json:"kv_bytes_per_token"`
@@ -34,8 +35,14 @@ type benchResult struct {
 	TTFTms              float64 `json:"time_to_first_token_ms"`
 	ITLp50ms            float64 `json:"inter_token_latency_p50_ms"`
 	ITLp99ms            float64 `json:"inter_token_latency_p99_ms"`
-	// BandwidthBoundTokensPerSec is read bandwidth ÷ weight bytes read per
-	// token: the decode rate a memory-bound engine could reach at best.
+	// PrefillGFLOPs is the prefill's matrix arithmetic (2 flops per weight
+	// per position, plus attention's scores and sums) per second.
+	PrefillGFLOPs float64 `json:"prefill_gflops_per_s"`
+	// BytesPerDecodeToken is what one decode step must read: every weight
+	// matrix once, plus the KV cache at the average position of the run.
+	BytesPerDecodeToken int64 `json:"bytes_per_decode_token"`
+	// BandwidthBoundTokensPerSec is the probe's read bandwidth ÷ bytes per
+	// decode step: the decode rate a memory-bound engine could reach at best.
 	BandwidthBoundTokensPerSec float64 `json:"bandwidth_bound_tokens_per_s"`
 	DecodeVsBandwidthBound     float64 `json:"decode_vs_bandwidth_bound"`
 	PrefillVsTokenByToken      float64 `json:"prefill_speedup_vs_token_by_token"`
@@ -43,15 +50,21 @@ type benchResult struct {
 
 type benchReport struct {
 	Machine struct {
-		CPUs               int     `json:"cpus"`
+		CPUs    int    `json:"cpus"`
+		Kernels string `json:"kernels"`
+		// ReadBandwidthGBps is a plain streaming read (64-bit sums) on every
+		// thread, independent of the engine's kernels; 0 when skipped.
 		ReadBandwidthGBps  float64 `json:"read_bandwidth_GB_per_s"`
 		BandwidthProbeSize int     `json:"bandwidth_probe_bytes"`
+		// PeakRSS is this process's peak resident memory (VmHWM) at the end:
+		// with --probe-bytes 0 and one --model it is the model's footprint.
+		PeakRSS int64 `json:"peak_rss_bytes,omitempty"`
 	} `json:"machine"`
 	Results []benchResult `json:"results"`
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--prompt-tokens N] [--gen-tokens N] [--write-llama2c PATH]", stderr)
+	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--write-llama2c PATH] [--write-hf DIR]", stderr)
 	var names []string
 	for n := range engine.Shapes {
 		names = append(names, n)
@@ -62,11 +75,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	promptN := fs.Int("prompt-tokens", 128, "prompt length for prefill")
 	genN := fs.Int("gen-tokens", 64, "decode steps")
 	writeL2C := fs.String("write-llama2c", "", "write a random-weight stories15M llama2.c checkpoint (and tokenizer.bin beside it) to PATH and exit")
+	writeHF := fs.String("write-hf", "", "write the first --shape with random weights as a Hugging Face directory (config.json + model.safetensors) to DIR and exit")
+	weights := fs.String("weights", "", "weight precision to run: f32 or bf16 (default: as stored; synthetic shapes are f32)")
+	probe := fs.Int("probe-bytes", 512<<20, "bytes the bandwidth probe streams; 0 skips it")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *writeL2C != "" {
 		return writeLlama2cBench(*writeL2C, stdout)
+	}
+	dt, convert, err := engine.ParseWeightsDType(*weights)
+	if err != nil {
+		return err
 	}
 	if *promptN < 1 || *genN < 1 {
 		return fmt.Errorf("--prompt-tokens and --gen-tokens must be at least 1")
@@ -80,11 +100,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("unknown shape %q (known: %s)", n, strings.Join(names, ", "))
 		}
 	}
+	if *writeHF != "" {
+		if len(shapeNames) == 0 {
+			return fmt.Errorf("--write-hf needs a --shape")
+		}
+		return writeHFBench(*writeHF, shapeNames[0], stdout)
+	}
 	var rep benchReport
 	rep.Machine.CPUs = runtimeCPUs()
-	rep.Machine.BandwidthProbeSize = 512 << 20
-	bw := engine.MeasureReadBandwidth(rep.Machine.BandwidthProbeSize)
-	rep.Machine.ReadBandwidthGBps = round(bw/1e9, 2)
+	rep.Machine.Kernels = engine.KernelPath()
+	var bw float64
+	if *probe > 0 {
+		rep.Machine.BandwidthProbeSize = *probe
+		bw = engine.MeasureReadBandwidth(*probe, 0)
+		rep.Machine.ReadBandwidthGBps = round(bw/1e9, 2)
+	}
 	var todo []*engine.Model
 	if len(shapeNames) > 0 {
 		for _, n := range shapeNames {
@@ -106,12 +136,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if convert {
+			m.ConvertWeights(dt)
+		}
 		r, err := benchModel(m, *promptN, *genN, bw)
 		if err != nil {
 			return err
 		}
 		rep.Results = append(rep.Results, r)
 	}
+	rep.Machine.PeakRSS = peakRSS()
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rep)
@@ -122,7 +156,7 @@ func benchModel(m *engine.Model, promptN, genN int, bw float64) (benchResult, er
 	if promptN+genN > c.SeqLen {
 		return benchResult{}, fmt.Errorf("%s: prompt %d + gen %d exceeds the context %d", m.Name, promptN, genN, c.SeqLen)
 	}
-	r := benchResult{Model: m.Name, Params: m.Weights.NumParams(), WeightsBytes: m.Weights.Bytes(),
+	r := benchResult{Model: m.Name, WeightsPrecision: m.Precision(), Params: m.Weights.NumParams(), WeightsBytes: m.Weights.Bytes(),
 		KVBytesPerToken: c.KVBytesPerToken(), PromptTokens: promptN, GenTokens: genN}
 	rng := rand.New(rand.NewPCG(7, 7))
 	prompt := make([]int, promptN)
@@ -148,6 +182,7 @@ func benchModel(m *engine.Model, promptN, genN int, bw float64) (benchResult, er
 	next := argmaxF(logits)
 	r.TTFTms = ms(time.Since(start))
 	r.PrefillTokensPerSec = round(float64(promptN)/prefill.Seconds(), 1)
+	r.PrefillGFLOPs = round(prefillFlops(c, promptN)/prefill.Seconds()/1e9, 1)
 	var steps []float64
 	for i := 0; i < genN; i++ {
 		t0 := time.Now()
@@ -167,10 +202,13 @@ func benchModel(m *engine.Model, promptN, genN int, bw float64) (benchResult, er
 	r.ITLp50ms = round(steps[len(steps)/2]*1000, 3)
 	r.ITLp99ms = round(steps[min(len(steps)-1, len(steps)*99/100)]*1000, 3)
 	// per decode step every weight is read once (a tied head is read twice,
-	// as embedding row and as the LM head; the row is negligible)
-	perToken := float64(m.Weights.Bytes())
-	r.BandwidthBoundTokensPerSec = round(bw/perToken, 1)
-	r.DecodeVsBandwidthBound = round(r.DecodeTokensPerSec/r.BandwidthBoundTokensPerSec, 3)
+	// as embedding row and as the LM head; the row is negligible), and the
+	// cache up to the current position
+	r.BytesPerDecodeToken = m.Weights.Bytes() + int64(promptN+genN/2)*c.KVBytesPerToken()
+	if bw > 0 {
+		r.BandwidthBoundTokensPerSec = round(bw/float64(r.BytesPerDecodeToken), 1)
+		r.DecodeVsBandwidthBound = round(r.DecodeTokensPerSec/r.BandwidthBoundTokensPerSec, 3)
+	}
 	// token-by-token prefill baseline on the same prompt (≤ 32 tokens to bound the time)
 	n := min(promptN, 32)
 	kv.Truncate(0)
@@ -183,6 +221,19 @@ func benchModel(m *engine.Model, promptN, genN int, bw float64) (benchResult, er
 	one := float64(n) / time.Since(t0).Seconds()
 	r.PrefillVsTokenByToken = round(r.PrefillTokensPerSec/one, 2)
 	return r, nil
+}
+
+// prefillFlops counts a T-position prefill's multiply-adds ×2: every layer
+// matrix for every position, attention's scores and weighted sums over the
+// causal triangle, and the LM head for the last position.
+func prefillFlops(c engine.Config, T int) float64 {
+	d, qd, kvd, hd := float64(c.Dim), float64(c.QDim()), float64(c.KVDim()), float64(c.HiddenDim)
+	perPos := d*qd + 2*d*kvd + qd*d + 2*d*hd + hd*d // q, k, v, o, up, down
+	if c.Arch == engine.ArchLlama {
+		perPos += d * hd // gate
+	}
+	attn := float64(T*(T+1)/2) * qd * 2 // scores and sums
+	return 2 * (float64(c.NLayers)*(float64(T)*perPos+attn) + d*float64(c.VocabSize))
 }
 
 func argmaxF(v []float32) int {
@@ -241,4 +292,112 @@ func writeLlama2cBench(path string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d bytes) and %s\n", path, 28+4*m.Weights.NumParams(), tokPath)
 	return nil
+}
+
+// peakRSS is the process's peak resident set (VmHWM, Linux); 0 elsewhere.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// writeHFBench writes shape name with seeded random weights as a Hugging Face
+// directory (config.json, model.safetensors in F32), in each family's own
+// layout (GPT-2's Conv1D matrices [in][out]), so loading and RSS can be
+// measured on a full-size checkpoint without downloading one.
+func writeHFBench(dir, name string, stdout io.Writer) error {
+	m, err := engine.RandomModel(name, engine.Shapes[name], 1)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	c, w := m.Config, &m.Weights
+	tensors := map[string][]float32{}
+	shapes := map[string][]int{}
+	put := func(n string, v []float32, shape ...int) { tensors[n], shapes[n] = v, shape }
+	var cfg map[string]any
+	switch c.Arch {
+	case engine.ArchGPT2:
+		cfg = map[string]any{"model_type": "gpt2", "n_embd": c.Dim, "n_layer": c.NLayers, "n_head": c.NHeads,
+			"n_positions": c.SeqLen, "vocab_size": c.VocabSize, "layer_norm_epsilon": c.NormEps,
+			"activation_function": "gelu_new", "n_inner": c.HiddenDim, "bos_token_id": c.BOS, "eos_token_id": c.EOS}
+		d := c.Dim
+		put("wte.weight", w.TokenEmbed.Dense(), c.VocabSize, d)
+		put("wpe.weight", w.PosEmbed, c.SeqLen, d)
+		for l := range w.Layers {
+			lw := &w.Layers[l]
+			p := fmt.Sprintf("h.%d.", l)
+			put(p+"ln_1.weight", lw.AttnNorm, d)
+			put(p+"ln_1.bias", lw.AttnNormBias, d)
+			qkv := append(append(append([]float32(nil), lw.Wq.Dense()...), lw.Wk.Dense()...), lw.Wv.Dense()...)
+			put(p+"attn.c_attn.weight", transposed(qkv, 3*d, d), d, 3*d)
+			put(p+"attn.c_attn.bias", append(append(append([]float32(nil), lw.Bq...), lw.Bk...), lw.Bv...), 3*d)
+			put(p+"attn.c_proj.weight", transposed(lw.Wo.Dense(), d, d), d, d)
+			put(p+"attn.c_proj.bias", lw.Bo, d)
+			put(p+"ln_2.weight", lw.MLPNorm, d)
+			put(p+"ln_2.bias", lw.MLPNormBias, d)
+			put(p+"mlp.c_fc.weight", transposed(lw.WUp.Dense(), c.HiddenDim, d), d, c.HiddenDim)
+			put(p+"mlp.c_fc.bias", lw.BUp, c.HiddenDim)
+			put(p+"mlp.c_proj.weight", transposed(lw.WDown.Dense(), d, c.HiddenDim), c.HiddenDim, d)
+			put(p+"mlp.c_proj.bias", lw.BDown, d)
+		}
+		put("ln_f.weight", w.FinalNorm, d)
+		put("ln_f.bias", w.FinalNormBias, d)
+	case engine.ArchLlama:
+		cfg = map[string]any{"model_type": "llama", "hidden_size": c.Dim, "intermediate_size": c.HiddenDim,
+			"num_hidden_layers": c.NLayers, "num_attention_heads": c.NHeads, "num_key_value_heads": c.NKVHeads,
+			"max_position_embeddings": c.SeqLen, "vocab_size": c.VocabSize, "rms_norm_eps": c.NormEps,
+			"rope_theta": c.RopeTheta, "tie_word_embeddings": c.TiedHead, "bos_token_id": c.BOS, "eos_token_id": c.EOS}
+		put("model.embed_tokens.weight", w.TokenEmbed.Dense(), c.VocabSize, c.Dim)
+		for l := range w.Layers {
+			lw := &w.Layers[l]
+			p := fmt.Sprintf("model.layers.%d.", l)
+			put(p+"input_layernorm.weight", lw.AttnNorm, c.Dim)
+			put(p+"post_attention_layernorm.weight", lw.MLPNorm, c.Dim)
+			for n, mat := range map[string]*engine.Mat{"self_attn.q_proj": &lw.Wq, "self_attn.k_proj": &lw.Wk,
+				"self_attn.v_proj": &lw.Wv, "self_attn.o_proj": &lw.Wo, "mlp.gate_proj": &lw.WGate,
+				"mlp.up_proj": &lw.WUp, "mlp.down_proj": &lw.WDown} {
+				put(p+n+".weight", mat.Dense(), mat.Rows, mat.Cols)
+			}
+		}
+		put("model.norm.weight", w.FinalNorm, c.Dim)
+		if !c.TiedHead {
+			put("lm_head.weight", w.Head.Dense(), c.VocabSize, c.Dim)
+		}
+	}
+	cb, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), cb, 0o644); err != nil {
+		return err
+	}
+	st := filepath.Join(dir, "model.safetensors")
+	if err := engine.WriteSafetensors(st, tensors, shapes); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s (%s, %d parameters, random weights)\n", dir, name, m.Weights.NumParams())
+	return nil
+}
+
+// transposed returns the [c][r] transpose of row-major [r][c] m.
+func transposed(m []float32, r, c int) []float32 {
+	out := make([]float32, len(m))
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			out[j*r+i] = m[i*c+j]
+		}
+	}
+	return out
 }
