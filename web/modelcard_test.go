@@ -39,7 +39,9 @@ func TestModelCardPage(t *testing.T) {
 	}
 	get := func(path string) (int, string, string) {
 		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Host = "localhost" // the Host allowlist serves loopback names
+		srv.ServeHTTP(rec, req)
 		b, _ := io.ReadAll(rec.Body)
 		return rec.Code, rec.Header().Get("Content-Type"), string(b)
 	}
