@@ -86,6 +86,7 @@ func New(opts Options) (*Server, error) {
 	e.Use(securityHeaders)
 	e.Use(s.recoverer)
 	e.Use(middleware.BodyLimit(maxBody))
+	useTransport(e)
 
 	e.GET("/", s.home)
 	e.GET("/static/*", s.static)
@@ -95,6 +96,7 @@ func New(opts Options) (*Server, error) {
 	e.GET("/lab", s.lab)
 	e.GET("/compare", s.compare)
 	e.GET("/api/models", s.apiModels)
+	e.GET("/api/vocab", s.apiVocab)
 	e.GET("/api/pull", s.pullStatus)
 	e.POST("/api/pull", s.pullStart)
 	e.GET("/lessons", s.lessonIndex)

@@ -43,6 +43,7 @@ type TokenizeInfo struct {
 	ContextLimit int               `json:"context_limit"`
 	Chat         bool              `json:"chat"`
 	ChatStyle    string            `json:"chat_style,omitempty"`
+	DurationMs   float64           `json:"duration_ms"`
 }
 
 // EmbedPosition is what enters layer 0 at one position.
@@ -60,9 +61,10 @@ type EmbedPosition struct {
 
 // EmbedInfoStage is the Embed stage's view of the prompt.
 type EmbedInfoStage struct {
-	Dim       int             `json:"dim"`
-	Positions []EmbedPosition `json:"positions"`
-	Method    string          `json:"method"` // how position enters: learned vector or RoPE
+	Dim        int             `json:"dim"`
+	Positions  []EmbedPosition `json:"positions"`
+	Method     string          `json:"method"` // how position enters: learned vector or RoPE
+	DurationMs float64         `json:"duration_ms"`
 }
 
 // LayerTrace is one block's output for the positions of one pass.
