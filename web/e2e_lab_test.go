@@ -151,8 +151,9 @@ func TestBrowserLab(t *testing.T) {
 	if got := evalJS[string](t, ctx, `document.getElementById("sample-text").dataset.chosen`); got != strconv.Itoa(stage(session.StageSample, 0).Sample.Chosen.ID) {
 		t.Errorf("sampled %s, engine %d", got, stage(session.StageSample, 0).Sample.Chosen.ID)
 	}
-	if got := evalJS[string](t, ctx, `document.querySelector('[data-testid="chosen-rank"]').textContent`); !strings.HasSuffix(got, fmt.Sprintf("at rank %d", stage(session.StageSample, 0).Sample.Chosen.Rank)) {
-		t.Errorf("logits panel shows %q, engine rank %d", got, stage(session.StageSample, 0).Sample.Chosen.Rank)
+	// ranks count from 1 on the page; the engine's are 0-based
+	if got := evalJS[string](t, ctx, `document.querySelector('[data-testid="chosen-rank"]').textContent`); !strings.HasSuffix(got, fmt.Sprintf("at rank %d", stage(session.StageSample, 0).Sample.Chosen.Rank+1)) {
+		t.Errorf("logits panel shows %q, engine rank %d (0-based)", got, stage(session.StageSample, 0).Sample.Chosen.Rank)
 	}
 	// 6 append: KV cache grows by one
 	step(6)
@@ -193,7 +194,7 @@ func TestBrowserLab(t *testing.T) {
 	must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-rewind"]`))))
 	must(waitJS(ctx, fmt.Sprintf(`document.querySelectorAll('[data-testid="gen-tok"]').length === %d && document.body.dataset.busy === "0"`, len(wantGen)-1)))
 	forced := evalJS[int](t, ctx, `+document.querySelectorAll('[data-testid="cand-row"]')[1].dataset.id`)
-	must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="cand-row"]:nth-of-type(3)`))))
+	must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`[data-testid="cand-row"][data-id="%d"]`, forced)))))
 	must(waitJS(ctx, fmt.Sprintf(`document.querySelectorAll('[data-testid="gen-tok"]').length === %d && document.body.dataset.busy === "0"`, len(wantGen))))
 	last := evalJS[int](t, ctx, `+[...document.querySelectorAll('[data-testid="gen-tok"]')].pop().dataset.id`)
 	if last != forced {

@@ -64,9 +64,11 @@ func TestBrowserLessons(t *testing.T) {
 				}
 			}
 			if slug == "kv-cache" && s == 4 {
+				// the reason's code is an attribute; the page says it in English
+				reason := evalJS[string](t, ctx, `document.querySelector('[data-testid="lesson-stop"]').dataset.reason`)
 				txt := evalJS[string](t, ctx, `document.querySelector('[data-testid="lesson-stop"]').textContent`)
-				if want := "context_full"; !strings.Contains(txt, want) {
-					t.Errorf("context limit section: %q lacks %q", txt, want)
+				if reason != "context_full" || strings.Contains(txt, "context_full") || !strings.Contains(txt, "context is full") {
+					t.Errorf("context limit section: reason %q, text %q", reason, txt)
 				}
 			}
 		}

@@ -91,7 +91,7 @@ func (s *Server) lessonPage(c echo.Context) error {
 		if l.Slug != slug {
 			continue
 		}
-		d := views.LessonPageData{Slug: l.Slug, Title: l.Title, Summary: l.Summary}
+		d := views.LessonPageData{Slug: l.Slug, Title: l.Title, Summary: l.Summary, Defaults: s.pageData().Defaults}
 		for _, sec := range l.Sections {
 			var panels []views.LessonPanel
 			for _, p := range sec.Panels {

@@ -91,6 +91,7 @@ func New(opts Options) (*Server, error) {
 	e.Use(s.checkHost)
 	e.Use(s.recoverer)
 	e.Use(middleware.BodyLimit(maxBody))
+	useTransport(e)
 
 	e.GET("/", s.home)
 	e.GET("/static/*", s.static)
@@ -100,6 +101,7 @@ func New(opts Options) (*Server, error) {
 	e.GET("/lab", s.lab)
 	e.GET("/compare", s.compare)
 	e.GET("/api/models", s.apiModels)
+	e.GET("/api/vocab", s.apiVocab)
 	e.GET("/api/pull", s.pullStatus)
 	e.POST("/api/pull", s.pullStart, s.stateChange)
 	e.DELETE("/api/pull", s.pullCancel, s.stateChange)

@@ -43,6 +43,7 @@ type TokenizeInfo struct {
 	ContextLimit int               `json:"context_limit"`
 	Chat         bool              `json:"chat"`
 	ChatStyle    string            `json:"chat_style,omitempty"`
+	DurationMs   float64           `json:"duration_ms"`
 }
 
 // EmbedPosition is what enters layer 0 at one position.
@@ -60,9 +61,10 @@ type EmbedPosition struct {
 
 // EmbedInfoStage is the Embed stage's view of the prompt.
 type EmbedInfoStage struct {
-	Dim       int             `json:"dim"`
-	Positions []EmbedPosition `json:"positions"`
-	Method    string          `json:"method"` // how position enters: learned vector or RoPE
+	Dim        int             `json:"dim"`
+	Positions  []EmbedPosition `json:"positions"`
+	Method     string          `json:"method"` // how position enters: learned vector or RoPE
+	DurationMs float64         `json:"duration_ms"`
 }
 
 // LayerTrace is one block's output for the positions of one pass.
@@ -185,15 +187,26 @@ type CDFPoint struct {
 	Cum   float32 `json:"cum"`
 }
 
+// CDFRank is the cumulative probability after the cut at one rank (0-based).
+type CDFRank struct {
+	Rank int     `json:"rank"`
+	Cum  float32 `json:"cum"`
+}
+
 // SampleInfo: which token was chosen and why.
 type SampleInfo struct {
-	Rule     string     `json:"rule"`
-	Draw     float64    `json:"draw"` // uniform random number in [0,1); -1 when none was drawn
-	Forced   bool       `json:"forced"`
-	Chosen   TokenProb  `json:"chosen"`
-	CDF      []CDFPoint `json:"cdf"` // the first 64 kept candidates, or up to the chosen one
-	Step     int        `json:"step"`
-	Duration float64    `json:"duration_ms"`
+	Rule   string     `json:"rule"`
+	Draw   float64    `json:"draw"` // uniform random number in [0,1); -1 when none was drawn
+	Forced bool       `json:"forced"`
+	Chosen TokenProb  `json:"chosen"`
+	CDF    []CDFPoint `json:"cdf"` // the first 64 kept candidates, or up to the chosen one
+	// CDFTail continues CDF over every kept candidate without naming them:
+	// up to 64 ranks beyond CDF, spaced evenly on a log scale, the last one
+	// the last kept rank (its Cum is the whole kept mass, 1).
+	CDFTail  []CDFRank `json:"cdf_tail,omitempty"`
+	Kept     int       `json:"kept"` // how many candidates the cut kept
+	Step     int       `json:"step"`
+	Duration float64   `json:"duration_ms"`
 }
 
 // MemoryBudget is what the run holds in memory, in bytes.

@@ -164,13 +164,15 @@ func (s *Session) Step(ctx context.Context) (*Event, error) {
 	switch s.next {
 	case StageTokenize:
 		info := s.tokInfo
+		info.DurationMs = msf(s.tokTime)
 		ev.Tokenize = &info
-		s.timings.TokenizeMs = msf(s.tokTime)
+		s.timings.TokenizeMs = info.DurationMs
 		s.next = StageEmbed
 	case StageEmbed:
 		start := time.Now()
 		ev.Embed, err = s.embedInfo()
 		s.timings.EmbedMs = msf(time.Since(start))
+		ev.Embed.DurationMs = s.timings.EmbedMs
 		s.next = StagePrefill
 	case StagePrefill:
 		ev.Prefill, err = s.prefill()

@@ -65,7 +65,8 @@ func (s *Session) traceHooks(all bool, out *[]LayerTrace) *engine.Hooks {
 func (s *Session) prefill() (*PrefillInfo, error) {
 	info := &PrefillInfo{Positions: s.nPrompt}
 	start := time.Now()
-	logits, err := s.m.Forward(s.st, s.kv, s.ids[:s.nPrompt], s.traceHooks(s.cfg.AllAttention, &info.Layers))
+	all := s.cfg.AllAttention && s.nPrompt <= MaxAllAttention
+	logits, err := s.m.Forward(s.st, s.kv, s.ids[:s.nPrompt], s.traceHooks(all, &info.Layers))
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +148,8 @@ func (s *Session) sample() *SampleInfo {
 		id := d.Sorted[i].ID
 		info.CDF = append(info.CDF, CDFPoint{ID: id, Piece: s.m.Tokenizer.Piece(id), Text: string(s.m.Tokenizer.TokenBytes(id)), Cum: float32(cum)})
 	}
+	info.Kept = d.Kept
+	info.CDFTail = cdfTail(d, len(info.CDF), cum)
 	info.Duration = msf(time.Since(start))
 	s.stepMs += info.Duration
 	if step == 0 {
@@ -157,6 +160,28 @@ func (s *Session) sample() *SampleInfo {
 	}
 	s.stepMs = 0
 	return info
+}
+
+// cdfTail samples the cumulative distribution of the kept candidates from
+// rank `from` (0-based) to the last kept rank, at up to 64 ranks spaced
+// evenly on a log scale; cum is the cumulative probability before `from`.
+func cdfTail(d *Distribution, from int, cum float64) []CDFRank {
+	if from >= d.Kept {
+		return nil
+	}
+	const n = 64
+	var out []CDFRank
+	next := from
+	for i := from; i < d.Kept; i++ {
+		cum += d.Sorted[i].ProbKept
+		if i == next || i == d.Kept-1 {
+			out = append(out, CDFRank{Rank: i, Cum: float32(cum)})
+			// the next sampled rank: ratio (Kept/from)^(1/n) further on
+			step := math.Pow(float64(d.Kept)/float64(max(from, 1)), 1.0/n)
+			next = max(i+1, int(float64(i+1)*step))
+		}
+	}
+	return out
 }
 
 func (s *Session) memory() MemoryBudget {
