@@ -52,7 +52,7 @@ const client = new C.Client(onMessage, () => {
   flying = false;
   cancelAsked = false;
   stopPaced();
-  mark("buttons");
+  setButtons();
   if (run.closing || !run.model) { setStatus("Disconnected from the server. Press Start to reconnect.", true); return; }
   setStatus("Connection lost; reconnecting…", true);
   setTimeout(reconnect, Math.min(5000, 250 * Math.pow(2, retries++)));
@@ -153,7 +153,8 @@ function start() {
     setRunState("idle");
     pendingStart = p;
     startID = client.send("start", p);
-    mark("reset", "buttons", "pipeline");
+    setButtons();
+    mark("reset", "pipeline");
   }).catch(() => setStatus("Cannot reach the server.", true));
 }
 
@@ -167,7 +168,7 @@ function send(type, payload) {
   flying = true;
   if (type === "run" || type === "step_token" || type === "force") setRunState("running");
   client.send(type, payload);
-  mark("buttons");
+  setButtons();
 }
 
 function runToEnd() {
@@ -178,7 +179,7 @@ function runToEnd() {
   pacedStep();
 }
 function pacedStep() {
-  if (!paced || runState === "stopped") { paced = null; mark("buttons"); return; }
+  if (!paced || runState === "stopped") { paced = null; setButtons(); return; }
   paced.t0 = performance.now();
   pending = null;
   send("step_token");
@@ -226,7 +227,7 @@ function onMessage(msg) {
       resuming = false;
       pending = null;
       setRunState(run.stop ? "stopped" : "ready");
-      mark("buttons");
+      setButtons();
       setStatus("Reconnected: your run was restored.");
       document.body.dataset.restored = "1";
       break;
@@ -251,7 +252,8 @@ function onStarted(p) {
   pending = null;
   cancelAsked = false;
   setRunState("ready");
-  mark("reset", "pipeline", "buttons");
+  setButtons();
+  mark("reset", "pipeline");
 }
 
 function onError(msg, p) {
@@ -266,7 +268,9 @@ function onError(msg, p) {
     run = freshRun();
     pendingStart = null;
     setRunState("idle");
-    mark("reset", "pipeline", "buttons");
+    setButtons();
+    draw.reset();
+    mark("pipeline");
     setStatus("Could not start: " + C.errorText(p), true);
     return;
   }
@@ -274,12 +278,13 @@ function onError(msg, p) {
     resuming = false;
     run = freshRun();
     setRunState("idle");
-    mark("reset", "buttons");
+    setButtons();
+    mark("reset");
     setStatus("Could not restore your run: " + C.errorText(p) + " Press Start.", true);
     return;
   }
   if (runState === "running") setRunState(run.stop ? "stopped" : "ready");
-  mark("buttons");
+  setButtons();
   setStatus(C.errorText(p), true);
 }
 
@@ -297,7 +302,8 @@ function onEvent(ev) {
     if (p === "paced" && !run.stop) { pending = "paced"; pacedNext(); }
     if (p === "step" && !resuming) scrollToStage(stage);
   }
-  mark("buttons", "pipeline");
+  setButtons();
+  mark("pipeline");
   document.body.dataset.seq = ev.seq;
 }
 
@@ -849,7 +855,8 @@ document.addEventListener("keydown", (e) => {
 });
 
 fillForm();
-mark("reset", "buttons");
+setButtons();
+    mark("reset");
 client.connect().then(() => {
   setStatus("Connected. Press Start.");
   if (C.readURL().prompt !== undefined) start();

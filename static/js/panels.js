@@ -5,7 +5,7 @@
 // attention heatmap, embedding strips and the inter-token latency chart.
 // Each takes the engine's event payload as it is and draws into a box.
 
-import { el, clear, fmt, pct, ms, visible, tokenLabel, isPartial, hexByte, seq, heat, cssVar } from "./core.js";
+import { el, clear, fmt, pct, ms, visible, tokenLabel, isPartial, hexByte, seq, heat, cssVar, isDark } from "./core.js";
 import { hbars, vbars, line } from "./charts.js";
 
 // ---------- tokens ----------
@@ -178,10 +178,9 @@ export function attentionHeatmap(box, o) {
   const labelW = 74, colLabelH = 60;
   const cell = Math.max(3, Math.min(24, Math.floor((Math.min(avail, 520) - labelW - 8) / Math.max(1, nk))));
   const showCols = cell >= 10, showRows = nq <= 64;
-  const dpr = window.devicePixelRatio || 1, fg = cssVar("--fg"), font = "11px system-ui, sans-serif";
+  const dpr = window.devicePixelRatio || 1, fg = cssVar("--fg"), empty = cssVar("--border"), dark = isDark(), font = "11px system-ui, sans-serif";
   o.heads.forEach((rows, h) => {
-    const W = labelW + nk * cell + 4, H = (showCols ? colLabelH : 6) + nq * Math.max(cell, nq > 1 ? 0 : 14);
-    const ch = nq > 1 ? cell : Math.max(cell, 14);
+    const W = labelW + nk * cell + 4, ch = nq > 1 ? cell : Math.max(cell, 14);
     const c = el("canvas", { class: "heat", role: "img", width: String(Math.ceil(W * dpr)), height: String(Math.ceil(((showCols ? colLabelH : 6) + nq * ch) * dpr)),
       "aria-label": o.title + ", head " + h + ": " + nq + " query × " + nk + " key tokens", "data-head": h, "data-rows": nq, "data-cols": nk });
     c.style.width = W + "px";
@@ -206,7 +205,7 @@ export function attentionHeatmap(box, o) {
         g.textAlign = "left";
       }
       row.forEach((w, k) => {
-        g.fillStyle = w === null ? cssVar("--border") : seq(w);
+        g.fillStyle = w === null ? empty : seq(w, dark);
         g.fillRect(labelW + k * cell, y0 + q * ch, cell - (cell > 4 ? 1 : 0), ch - (ch > 4 ? 1 : 0));
       });
     });
@@ -227,7 +226,8 @@ export function strip(label, vec, normv) {
   const g = c.getContext("2d");
   let m = 0;
   for (const v of vec) m = Math.max(m, Math.abs(v));
-  vec.forEach((v, i) => { g.fillStyle = heat(v, m); g.fillRect(i, 0, 1, 1); });
+  const dark = isDark();
+  vec.forEach((v, i) => { g.fillStyle = heat(v, m, dark); g.fillRect(i, 0, 1, 1); });
   c.title = label + ": " + vec.length + " numbers, largest |value| " + fmt(m, 4) + "; first: " + vec.slice(0, 4).map((x) => fmt(x, 4)).join(", ");
   wrap.appendChild(c);
   return wrap;
