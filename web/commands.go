@@ -233,7 +233,8 @@ func (c *wsConn) resume(id int64, r *ResumePayload) {
 
 func (s *Server) welcome() map[string]any {
 	return map[string]any{"protocol": ProtocolVersion, "models": s.opts.Catalog.Models(), "limits": map[string]any{
-		"max_sessions": s.limits.MaxSessions, "read_limit_bytes": s.limits.ReadLimit, "messages_per_second": s.limits.MsgsPerSecond,
+		"max_sessions": s.limits.MaxSessions, "max_sessions_per_visitor": s.limits.MaxSessionsPerVisitor, "idle_timeout_s": s.limits.IdleTimeout.Seconds(),
+		"read_limit_bytes": s.limits.ReadLimit, "messages_per_second": s.limits.MsgsPerSecond,
 		"max_prompt_bytes": session.MaxPromptBytes, "max_stop_strings": session.MaxStopStrings, "max_sample_n": session.MaxSampleMany, "max_resume_log": MaxResumeLog,
 	}}
 }

@@ -30,7 +30,9 @@ type connSet struct {
 	n       atomic.Int64
 	kvBytes atomic.Int64
 	closing atomic.Bool
-	nextID  atomic.Int64
+	// visitors counts open sessions per visitor (visitors.go).
+	visitors visitorCount
+	nextID   atomic.Int64
 }
 
 // handleWS upgrades /ws and serves one client's runs until it leaves.
@@ -48,22 +50,29 @@ func (s *Server) handleWS(c echo.Context) error {
 	}
 	lim := s.limits
 	id := fmt.Sprintf("ws-%d-%s", s.conns.nextID.Add(1), c.Response().Header().Get(echo.HeaderXRequestID))
-	if s.conns.closing.Load() || s.conns.n.Add(1) > int64(lim.MaxSessions) {
-		if !s.conns.closing.Load() {
-			s.conns.n.Add(-1)
-		}
-		b, _ := json.Marshal(ServerMsg{Type: MsgError, V: ProtocolVersion, Seq: 1, Payload: ErrorPayload{Code: "server_full",
-			Message: fmt.Sprintf("server full: %d sessions are running (the limit); try again in a minute", lim.MaxSessions)}})
+	visitor := s.visitorOf(c.Request())
+	refuse := func(code, msg, reason string) error {
+		p, _ := json.Marshal(ErrorPayload{Code: code, Message: msg})
 		ws.SetWriteDeadline(time.Now().Add(lim.WriteWait))
-		ws.WriteMessage(websocket.TextMessage, b)
-		ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "server full"))
+		ws.WriteMessage(websocket.TextMessage, outMsg{typ: MsgError, payload: p}.frame(1))
+		ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, reason))
 		ws.Close()
 		s.metrics.rejected.Add(1)
 		return nil
 	}
+	if s.conns.closing.Load() || s.conns.n.Add(1) > int64(lim.MaxSessions) {
+		if !s.conns.closing.Load() {
+			s.conns.n.Add(-1)
+		}
+		return refuse("server_full", fmt.Sprintf("server full: %d sessions are running (the limit); try again in a minute", lim.MaxSessions), "server full")
+	}
 	defer s.conns.n.Add(-1)
-	conn := &wsConn{s: s, ws: ws, id: id, lim: lim, send: make(chan outMsg, lim.SendBuffer),
-		cmds: make(chan Command, 8), done: make(chan struct{}), shutdown: make(chan string, 1), tokens: float64(lim.Burst), last: time.Now()}
+	if n, ok := s.conns.visitors.acquire(visitor, lim.MaxSessionsPerVisitor); !ok {
+		return refuse("too_many_sessions", fmt.Sprintf("your address already has %d sessions open (the limit per visitor is %d): close another tab of this app and try again", n, lim.MaxSessionsPerVisitor), "too many sessions")
+	}
+	defer s.conns.visitors.release(visitor)
+	conn := &wsConn{s: s, ws: ws, id: id, visitor: visitor, lim: lim, send: make(chan outMsg, lim.SendBuffer), active: make(chan struct{}, 1),
+		cmds: make(chan Command, 8), done: make(chan struct{}), shutdown: make(chan closeReason, 1), tokens: float64(lim.Burst), last: time.Now()}
 	s.conns.mu.Lock()
 	s.conns.conns[conn] = struct{}{}
 	s.conns.mu.Unlock()
@@ -82,16 +91,19 @@ func (s *Server) handleWS(c echo.Context) error {
 // and a worker that runs engine steps, so that a "cancel" can be read while
 // a long run is in progress.
 type wsConn struct {
-	s    *Server
-	ws   *websocket.Conn
-	id   string
-	lim  Limits
-	send chan outMsg
-	cmds chan Command
-	done chan struct{}
-	once sync.Once
+	s       *Server
+	ws      *websocket.Conn
+	id      string
+	visitor string // client address, the key of per-visitor limits
+	lim     Limits
+	// active tells the writer a command arrived (idle expiry).
+	active chan struct{}
+	send   chan outMsg
+	cmds   chan Command
+	done   chan struct{}
+	once   sync.Once
 	// shutdown asks the writer to flush, send the closing event and close.
-	shutdown     chan string
+	shutdown     chan closeReason
 	shutdownOnce sync.Once
 	seq          int64 // writer-owned: the last seq sent
 	slow         atomic.Bool
@@ -161,6 +173,12 @@ func (c *wsConn) reader() {
 			c.sendError(cmd.ID, pe.Code, pe.Msg)
 			continue
 		}
+		if cmd.Type != CmdPing {
+			select {
+			case c.active <- struct{}{}:
+			default:
+			}
+		}
 		switch cmd.Type {
 		case CmdCancel:
 			c.mu.Lock()
@@ -193,11 +211,34 @@ func (c *wsConn) allow() bool {
 	return true
 }
 
+// closeReason is why the server ends a session: the closing message's
+// code and reason, and the websocket close frame's.
+type closeReason struct {
+	code, reason string
+	frame        int
+}
+
 func (c *wsConn) writer() {
 	ping := time.NewTicker(c.lim.PongWait * 9 / 10)
 	defer ping.Stop()
+	idle := time.NewTimer(c.lim.IdleTimeout)
+	defer idle.Stop()
 	for {
 		select {
+		case <-c.active:
+			idle.Reset(c.lim.IdleTimeout)
+		case <-idle.C:
+			c.mu.Lock()
+			busy := c.cancelRun != nil
+			c.mu.Unlock()
+			if busy { // a run in progress is not idle
+				idle.Reset(c.lim.IdleTimeout)
+				continue
+			}
+			c.s.metrics.idleClosed.Add(1)
+			c.flushAndClose(closeReason{code: "idle", frame: websocket.CloseNormalClosure,
+				reason: fmt.Sprintf("this session was closed after %v without a command; reconnect (resume) to continue where you were", c.lim.IdleTimeout)})
+			return
 		case m := <-c.send:
 			c.seq++
 			b := m.frame(c.seq)
@@ -227,7 +268,7 @@ func (c *wsConn) writer() {
 
 // flushAndClose writes what is queued, then the closing event and a close
 // frame, so a client sees everything up to "closing" in order.
-func (c *wsConn) flushAndClose(reason string) {
+func (c *wsConn) flushAndClose(why closeReason) {
 	deadline := time.Now().Add(2 * time.Second)
 	c.ws.SetWriteDeadline(deadline)
 	for {
@@ -243,10 +284,10 @@ func (c *wsConn) flushAndClose(reason string) {
 		}
 		break
 	}
-	p, _ := json.Marshal(map[string]string{"reason": reason})
+	p, _ := json.Marshal(map[string]string{"code": why.code, "reason": why.reason})
 	c.seq++
 	c.ws.WriteMessage(websocket.TextMessage, outMsg{typ: MsgClosing, payload: p}.frame(c.seq))
-	c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"), deadline)
+	c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(why.frame, why.code), deadline)
 	c.close()
 }
 
@@ -382,7 +423,9 @@ func (s *Server) shutdownSessions() {
 			c.cancelRun()
 		}
 		c.mu.Unlock()
-		c.shutdownOnce.Do(func() { c.shutdown <- "the server is shutting down; reload the page in a moment" })
+		c.shutdownOnce.Do(func() {
+			c.shutdown <- closeReason{code: "shutdown", frame: websocket.CloseGoingAway, reason: "the server is shutting down; reload the page in a moment"}
+		})
 	}
 	timeout := time.After(3 * time.Second)
 	for _, c := range conns {

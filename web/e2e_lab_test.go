@@ -31,6 +31,14 @@ func labServer(t testing.TB) (*httptest.Server, *engine.Model) {
 	if err := cat.Add(m, "", true); err != nil {
 		t.Fatal(err)
 	}
+	tr, err := models.Training()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.AddDocs(m.Name, models.Docs(), &web.Training{Corpus: tr.Corpus, Tokens: tr.Tokens, Minutes: tr.Minutes,
+		Hardware: tr.Hardware, ValLoss: tr.ValLoss, CapitalsRight: tr.CapitalsRight, CapitalsTotal: tr.CapitalsTotal}); err != nil {
+		t.Fatal(err)
+	}
 	srv, err := web.New(web.Options{Catalog: cat})
 	if err != nil {
 		t.Fatal(err)

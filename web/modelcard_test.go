@@ -63,7 +63,7 @@ func TestModelCardPage(t *testing.T) {
 		ctype    string
 		contains []string
 	}{
-		{url, 200, "text/html", []string{`data-testid="model-card"`, "<table>", `src="loss_curve.svg"`, "Training data", "Brown Corpus"}},
+		{url, 200, "text/html", []string{`data-testid="model-card-page"`, "<table>", `src="loss_curve.svg"`, "Training data", "Brown Corpus"}},
 		{"/models/" + m.Name + "/loss_curve.svg", 200, "image/svg+xml", []string{"<svg", "validation loss"}},
 		{"/models/" + m.Name + "/MODEL_CARD.md", 404, "", []string{".svg"}},
 		{"/models/" + m.Name + "/none.svg", 404, "", []string{"none.svg"}},

@@ -51,6 +51,10 @@ type Options struct {
 	Limits Limits
 	// Puller downloads models from the lab; nil disables downloads.
 	Puller Puller
+	// ClientIPHeader, when set, names a header a trusted reverse proxy
+	// sets to the client's address (X-Forwarded-For, X-Real-IP); per-visitor
+	// limits then count by its last address. Empty: the TCP peer address.
+	ClientIPHeader string
 }
 
 // Server is the app's HTTP handler.
@@ -125,9 +129,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return s.echo.Shutdown(ctx)
 }
 
-// Serve accepts connections on ln until Shutdown. It returns nil after a clean shutdown.
+// Serve accepts connections on ln until Shutdown, with the HTTP timeouts
+// and the per-address connection cap of Limits. It returns nil after a
+// clean shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	s.echo.Listener = ln
+	hs := s.echo.Server
+	hs.ReadHeaderTimeout, hs.ReadTimeout = s.limits.ReadHeaderTimeout, s.limits.ReadTimeout
+	hs.WriteTimeout, hs.IdleTimeout = s.limits.WriteTimeout, s.limits.HTTPIdleTimeout
+	hs.MaxHeaderBytes = 64 << 10
+	s.echo.Listener = &limitListener{Listener: ln, max: s.limits.MaxConnsPerVisitor, refused: func() { s.metrics.connsRefused.Add(1) }}
 	err := s.echo.Start("")
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

@@ -37,6 +37,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rate := fs.Float64("rate", dl.MsgsPerSecond, "websocket messages per second per connection")
 	burst := fs.Int("burst", dl.Burst, "websocket message burst per connection")
 	maxKV := fs.Int64("max-kv-bytes", dl.MaxKVBytes, "KV cache memory across all sessions, bytes")
+	perVisitor := fs.Int("max-sessions-per-visitor", dl.MaxSessionsPerVisitor, "concurrent lab sessions from one client address")
+	idle := fs.Duration("idle-timeout", dl.IdleTimeout, "close a session after this long without a command (the page can resume it)")
+	ipHeader := fs.String("client-ip-header", "", "header a trusted reverse proxy sets to the client address (e.g. X-Forwarded-For); per-visitor limits count by it. Only set it behind such a proxy")
 	var allowPull pullFlag
 	fs.Var(&allowPull, "allow-pull", "let visitors download models from the lab: the curated models (--allow-pull) or any hub repo (--allow-pull=any); off by default")
 	maxPull := fs.Int64("max-pull-bytes", 1<<30, "largest download --allow-pull permits, bytes (checked against the hub's listed sizes and free disk first)")
@@ -49,7 +52,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	card := cat.Models()[0]
-	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, AllowedHosts: servedHosts(*addr, hosts), Puller: puller(ctx, cat, lg, allowPull.mode, *maxPull), Limits: web.Limits{MaxSessions: *maxSessions, ReadLimit: *readLimit, MsgsPerSecond: *rate, Burst: *burst, MaxKVBytes: *maxKV},
+	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, AllowedHosts: servedHosts(*addr, hosts), Puller: puller(ctx, cat, lg, allowPull.mode, *maxPull), ClientIPHeader: *ipHeader,
+		Limits: web.Limits{MaxSessions: *maxSessions, ReadLimit: *readLimit, MsgsPerSecond: *rate, Burst: *burst, MaxKVBytes: *maxKV,
+			MaxSessionsPerVisitor: *perVisitor, IdleTimeout: *idle},
 		ModelName: card.Name, ModelCard: fmt.Sprintf("(%s, %d layers, %s parameters)", card.Arch, card.Layers, human.Count(card.Params)),
 	})
 	if err != nil {

@@ -100,25 +100,36 @@ func TestHFGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", g.Tokenizer, err)
 			}
-			bad := 0
-			for _, c := range g.Cases {
-				toks, err := tk.Encode(c.Text, EncodeOptions{AllowSpecial: true})
-				if err != nil {
-					t.Errorf("%q: %v", c.Text, err)
-					bad++
-					continue
-				}
-				checkSpans(t, c.Text, toks)
-				if got := tokenIDs(toks); !slices.Equal(got, c.IDs) {
-					if bad++; bad <= 10 {
-						t.Errorf("%q:\n  got %v %s\n   HF %v %s", c.Text, got, pieces(tk, got), c.IDs, pieces(tk, c.IDs))
-					}
-				}
-			}
-			if bad > 0 {
-				t.Errorf("%d of %d cases differ from %s", bad, len(g.Cases), g.Reference)
+			compareHF(t, g, tk)
+			if name == "tiny-gpt2" { // GPT-2's other file format, the same tokenizer
+				t.Run("vocab.json+merges.txt", func(t *testing.T) { compareHF(t, g, gpt2Tokenizers(t)["vocab.json+merges.txt"]) })
 			}
 		})
+	}
+}
+
+// compareHF encodes every case of g with tk, allowing special tokens as HF
+// always does, and reports the cases whose ids differ (the first ten in
+// full) and any whose spans do not tile the input.
+func compareHF(t *testing.T, g hfGolden, tk Tokenizer) {
+	t.Helper()
+	bad := 0
+	for _, c := range g.Cases {
+		toks, err := tk.Encode(c.Text, EncodeOptions{AllowSpecial: true})
+		if err != nil {
+			t.Errorf("%q: %v", c.Text, err)
+			bad++
+			continue
+		}
+		checkSpans(t, c.Text, toks)
+		if got := tokenIDs(toks); !slices.Equal(got, c.IDs) {
+			if bad++; bad <= 10 {
+				t.Errorf("%q:\n  got %v %s\n   HF %v %s", c.Text, got, pieces(tk, got), c.IDs, pieces(tk, c.IDs))
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d cases differ from %s", bad, len(g.Cases), g.Reference)
 	}
 }
 

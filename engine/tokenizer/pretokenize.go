@@ -44,24 +44,26 @@ func preTokenize(text string, steps []preStep) []piece {
 		return nil
 	}
 	mapped := false
-	var units []rune
-	var offs []int
+	// scratch, sized for the whole text once: a piece has at most one
+	// unit per byte, plus an inserted space
+	units := make([]rune, 0, len(text)+1)
+	offs := make([]int, 0, len(text)+2)
+	var cuts [][2]int
 	for _, st := range steps {
-		var out []piece
+		out := make([]piece, 0, len(pieces)+len(text)/4)
 		for _, p := range pieces {
 			if st.kind == stepByteLevel && st.addPrefixSpace && !p.prefix && p.end > p.start && text[p.start] != ' ' {
 				p.prefix = true
 			}
-			var cuts [][2]int
-			units, offs = pieceUnits(text, p, mapped, units[:0], offs[:0])
-			switch {
-			case st.kind == stepByteLevel && !st.useRegex:
+			if st.kind == stepByteLevel && !st.useRegex {
 				out = append(out, p)
 				continue
-			case st.kind == stepDigits:
-				cuts = digitSplit(units, st.individual)
-			default: // ByteLevel with regex, Split
-				cuts = gpt2Split(units)
+			}
+			units, offs = pieceUnits(text, p, mapped, units[:0], offs[:0])
+			if st.kind == stepDigits {
+				cuts = digitSplit(cuts[:0], units, st.individual)
+			} else { // ByteLevel with regex, Split
+				cuts = gpt2Split(cuts[:0], units)
 			}
 			for _, c := range cuts {
 				out = append(out, piece{start: offs[c[0]], end: offs[c[1]], prefix: p.prefix && c[0] == 0})
@@ -114,8 +116,7 @@ func isSpace(r rune) bool {
 
 // digitSplit isolates numeric characters (Unicode N, Rust's
 // char::is_numeric): each one, or each run.
-func digitSplit(u []rune, individual bool) [][2]int {
-	var out [][2]int
+func digitSplit(out [][2]int, u []rune, individual bool) [][2]int {
 	for i := 0; i < len(u); {
 		j := i + 1
 		num := unicode.IsNumber(u[i])
@@ -135,9 +136,8 @@ var contractions = []string{"'s", "'t", "'re", "'ve", "'m", "'ll", "'d"}
 //	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 //
 // by hand (Go's regexp has no look-ahead), returning [start, end) ranges of
-// characters.
-func gpt2Split(u []rune) [][2]int {
-	var out [][2]int
+// characters, appended to out.
+func gpt2Split(out [][2]int, u []rune) [][2]int {
 	isL, isN := unicode.IsLetter, unicode.IsNumber
 	other := func(r rune) bool { return !isSpace(r) && !isL(r) && !isN(r) }
 	run := func(i int, pred func(rune) bool) int {

@@ -103,8 +103,8 @@ if caps:
               " addresses taught it at this size: English-looking sentences with local grammar, few facts, frequent loops"
               " under greedy decoding. Real assistants have billions of parameters trained on trillions of tokens.", ""]
     if wrong:
-        lines.append("Countries it gets wrong: " + "; ".join(f"{c['country']} ({c['got'].strip()!r} for {c['capital']})" for c in wrong[:40])
-                     + (f"; and {len(wrong) - 40} more" if len(wrong) > 40 else "") + ".")
+        lines.append("Countries it gets wrong: " + "; ".join(f"{c['country']} ({c['got'].strip()!r} for {c['capital']})" for c in wrong[:15])
+                     + (f"; and {len(wrong) - 15} more" if len(wrong) > 15 else "") + ".")
 if samples:
     lines += ["", "## Samples (inferscope's engine, this checkpoint)", ""]
     for s in samples:

@@ -100,9 +100,23 @@ function currentModel() { return models.find((m) => m.name === $("model").value)
 function showModelCard() {
   const m = currentModel();
   if (!m) return;
-  $("model-card").textContent = m.arch + " · " + C.count(m.params) + " parameters (" + C.bytes(m.weights_bytes) + ") · " + m.layers + " layers · width " + m.dim +
+  const box = $("model-card");
+  box.textContent = m.arch + " · " + C.count(m.params) + " parameters (" + C.bytes(m.weights_bytes) + ") · " + m.layers + " layers · width " + m.dim +
     " · " + m.heads + " query heads, " + m.kv_heads + " key/value heads of " + m.head_dim + " · vocabulary " + m.vocab + " · context " + m.context +
-    " · " + m.position + (m.note ? " · " + m.note : "");
+    " · " + m.position + (m.note && !m.card_url ? " · " + m.note : "");
+  const t = m.trained;
+  if (t) {
+    box.append(document.createElement("br"), "Trained on " + t.corpus + ": " + C.count(t.tokens) + " tokens in " + Math.round(t.minutes) +
+      " minutes on " + t.hardware + ". It names the right capital for " + t.capitals_right + " of " + t.capitals_total +
+      " countries and knows little else. ");
+  }
+  if (m.card_url) {
+    const a = document.createElement("a");
+    a.href = m.card_url;
+    a.textContent = "Read its model card";
+    a.dataset.testid = "model-card-link";
+    box.append(t ? "" : " · ", a);
+  }
 }
 function chatToggle() {
   const on = $("chat-mode").checked;
