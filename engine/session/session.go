@@ -39,9 +39,14 @@ type Session struct {
 	text     strings.Builder // generated text
 	timings  Timings
 	stepMs   float64 // compute time of the current decode step so far
-	stopped  *StopInfo
-	pending  pendingStop
-	before   string
+	// stepModelMs is the forward-pass part of stepMs; hookTime is time spent
+	// inside trace hooks during the current forward pass (inspection).
+	stepModelMs float64
+	hookTime    time.Duration
+	sched       Scheduler // nil: forward passes run here, unshared
+	stopped     *StopInfo
+	pending     pendingStop
+	before      string
 }
 
 type pendingStop struct{ reason, detail string }
@@ -270,12 +275,14 @@ func (s *Session) Rewind(n int) (*Event, error) {
 		s.text.WriteString(s.dec.Add(id))
 	}
 	if len(s.gen) == 0 {
-		s.timings.ITLMs = nil
+		s.timings.ITLMs, s.timings.ITLModelMs = nil, nil
 	} else if len(s.timings.ITLMs) >= len(s.gen) {
 		s.timings.ITLMs = s.timings.ITLMs[:len(s.gen)-1]
+		s.timings.ITLModelMs = s.timings.ITLModelMs[:min(len(s.timings.ITLModelMs), len(s.gen)-1)]
 	}
 	s.stopped, s.pending, s.forced = nil, pendingStop{}, -1
 	s.stepMs = msf(time.Since(start))
+	s.stepModelMs = s.stepMs
 	s.next = StageLogits
 	ev := &Event{Stage: StageLogits}
 	ev.Logits = s.logitsStage(true)
@@ -296,7 +303,7 @@ func (s *Session) SampleMany(n int) ([]TokenCount, error) {
 		return nil, fmt.Errorf("sampling many is possible when the next stage is logits or sample (it is %s)", s.next)
 	}
 	if s.dist == nil {
-		s.dist = NewDistribution(s.logits, s.cfg.Sampling)
+		s.dist = NewDistributionTop(s.logits, s.cfg.Sampling, s.cfg.TopN)
 	}
 	r := rand.New(rand.NewPCG(s.cfg.Sampling.Seed^0xa5a5a5a5, uint64(len(s.gen))))
 	counts := map[int]int{}
