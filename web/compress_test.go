@@ -42,9 +42,9 @@ func TestHeadAnswersEveryGetPage(t *testing.T) {
 	s, _ := catalogServer(t)
 	for _, p := range getPaths {
 		get := httptest.NewRecorder()
-		s.ServeHTTP(get, httptest.NewRequest(http.MethodGet, p, nil))
+		s.ServeHTTP(get, localRequest(http.MethodGet, p, nil))
 		head := httptest.NewRecorder()
-		s.ServeHTTP(head, httptest.NewRequest(http.MethodHead, p, nil))
+		s.ServeHTTP(head, localRequest(http.MethodHead, p, nil))
 		if head.Code != get.Code || get.Code != http.StatusOK {
 			t.Errorf("%s: HEAD %d, GET %d; want both 200", p, head.Code, get.Code)
 		}
@@ -57,7 +57,7 @@ func TestHeadAnswersEveryGetPage(t *testing.T) {
 	}
 	// a POST-only route still refuses HEAD and GET's 404s stay 404s
 	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest(http.MethodHead, "/no/such/page", nil))
+	s.ServeHTTP(rec, localRequest(http.MethodHead, "/no/such/page", nil))
 	if rec.Code != http.StatusNotFound {
 		t.Errorf("HEAD of a missing page: %d", rec.Code)
 	}
@@ -75,8 +75,8 @@ func TestGzip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		plain := httptest.NewRecorder()
-		s.ServeHTTP(plain, httptest.NewRequest(http.MethodGet, tt.path, nil))
-		req := httptest.NewRequest(http.MethodGet, tt.path, nil)
+		s.ServeHTTP(plain, localRequest(http.MethodGet, tt.path, nil))
+		req := localRequest(http.MethodGet, tt.path, nil)
 		req.Header.Set("Accept-Encoding", "br;q=1.0, gzip;q=0.8")
 		zipped := httptest.NewRecorder()
 		s.ServeHTTP(zipped, req)
@@ -106,7 +106,7 @@ func TestGzip(t *testing.T) {
 		}
 	}
 	// gzip;q=0 means no
-	req := httptest.NewRequest(http.MethodGet, "/static/js/lab.js", nil)
+	req := localRequest(http.MethodGet, "/static/js/lab.js", nil)
 	req.Header.Set("Accept-Encoding", "gzip;q=0")
 	rec := httptest.NewRecorder()
 	s.ServeHTTP(rec, req)
@@ -114,7 +114,7 @@ func TestGzip(t *testing.T) {
 		t.Error("gzip;q=0 got a gzipped body")
 	}
 	// a compressed asset revalidates with its own ETag
-	req = httptest.NewRequest(http.MethodGet, "/static/js/lab.js", nil)
+	req = localRequest(http.MethodGet, "/static/js/lab.js", nil)
 	req.Header.Set("Accept-Encoding", "gzip")
 	rec = httptest.NewRecorder()
 	s.ServeHTTP(rec, req)
@@ -197,7 +197,7 @@ func TestSearchVocab(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := httptest.NewRequest(http.MethodGet, "/api/vocab?q="+url.QueryEscape(tt.q), nil)
+			req := localRequest(http.MethodGet, "/api/vocab?q="+url.QueryEscape(tt.q), nil)
 			rec := httptest.NewRecorder()
 			s.ServeHTTP(rec, req)
 			if rec.Code != tt.status {
@@ -225,7 +225,7 @@ func TestSearchVocab(t *testing.T) {
 	}
 	// a server without a searchable catalog says so
 	rec := httptest.NewRecorder()
-	newTestServer(t).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/vocab?q=a", nil))
+	newTestServer(t).ServeHTTP(rec, localRequest(http.MethodGet, "/api/vocab?q=a", nil))
 	if rec.Code != http.StatusNotFound {
 		t.Errorf("no catalog: status %d", rec.Code)
 	}
