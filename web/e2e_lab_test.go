@@ -51,7 +51,7 @@ func labServer(t testing.TB) (*httptest.Server, *engine.Model) {
 }
 
 func waitJS(ctx context.Context, expr string) error {
-	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second)))
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(60*time.Second)))
 	if err != nil {
 		return fmt.Errorf("waiting for %s: %w", expr, err)
 	}

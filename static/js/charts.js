@@ -58,7 +58,7 @@ export function hbars(box, o) {
       const by = S.length > 1 ? y0 + 3 + k * 7 : y0 + 3;
       s += `<rect x="${labelW}" y="${by}" width="${Math.max(0.5, x(v) - labelW).toFixed(1)}" height="${bh}" class="${S[k].cls}" data-series="${k}"/>`;
     });
-    s += `<text x="${x(r.values[0]) + 4}" y="${y0 + rowH / 2 + 4}" class="ch-val">${esc(o.fmt ? o.fmt(r.values[0], r) : r.values[0])}</text>`;
+    s += `<text x="${Math.min(x(Math.max(...r.values)) + 4, W - valW + 10)}" y="${y0 + rowH / 2 + 4}" class="ch-val">${esc(o.fmt ? o.fmt(r.values[0], r) : r.values[0])}</text>`;
     s += "</g>";
   });
   const bottom = top + rows.length * rowH;

@@ -239,6 +239,7 @@ export function strip(label, vec, normv) {
 export function itlChart(box, itl) {
   line(box, { points: itl.map((v, i) => ({ x: i + 2, y: v, title: "token " + (i + 2) + ": " + ms(v) + " ms" })), dots: itl.length <= 60, height: 190,
     xTitle: "generated token number", yTitle: "inter-token latency (ms)", xMin: 1, xInt: true, xMax: Math.max(3, itl.length + 1), yFmt: (t) => ms(t),
+    yMax: itl.length ? undefined : 1,
     aria: "Inter-token latency per generated token" });
   box.dataset.points = itl.length;
 }
