@@ -41,7 +41,7 @@ const extra = [
   "e\u0301t\u00e9", "A\u030angstro\u0308m", "\u1100\u1161\u11a8 한", "\u0301start", "café", "cafe\u0301",
   " ", "  ", "a", " a", "  a", "a ", "\n", "\na", "Hello", " Hello", "<s>Hello</s> world", "<unk>", "▁hello ▁ ▁▁x",
   "hello<|endoftext|>world", "<|endoftext|><|endoftext|>", " <|endoftext|> x",
-  "ﬁx it", "prefix fix", "<|user|>hi", "＜|user|＞hi", "a [raw] b", "[raw][raw]",
+  "ﬁx it", "prefix fix", "<|user|>hi", "＜|user|＞hi", "a [raw] b", "[raw][raw]", "off ﬀ ﬃ",
 ];
 
 const sha256 = (b) => crypto.createHash("sha256").update(b).digest("hex");

@@ -110,6 +110,7 @@ export function variants(gpt2) {
       { content: "fix", special: false, normalized: true },
       { content: "<|user|>", special: true, normalized: true },
       { content: "[raw]", special: false, normalized: false },
+      { content: "ﬀ", special: false, normalized: true }, // matched as "ff", its NFKC spelling
     ]), {
       normalizer: component("NFKC"),
       pre_tokenizer: component("Sequence", { pretokenizers: [component("Digits", { individual_digits: true }), byteLevel()] }),
