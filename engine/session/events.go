@@ -73,6 +73,9 @@ type LayerTrace struct {
 	ResidualNorm []float32   `json:"residual_norm"` // per position in the pass
 	Attn         []Compact   `json:"attn"`          // [head][key position] for the pass's last position
 	AttnAll      [][]Compact `json:"attn_all,omitempty"`
+	// MLPNorm is the length of the MLP's inner activations per position in
+	// the pass (how strongly the block's neurons fire).
+	MLPNorm []float32 `json:"mlp_norm,omitempty"`
 }
 
 // Compact is a float vector that marshals to JSON with 4 decimals (trailing
@@ -114,6 +117,7 @@ type PrefillInfo struct {
 	Layers       []LayerTrace `json:"layers"`
 	DurationMs   float64      `json:"duration_ms"`
 	TokensPerSec float64      `json:"tokens_per_s"`
+	Lens         *LensReading `json:"lens,omitempty"` // with Config.Lens: the logit lens at the last prompt position
 }
 
 // TokenProb is one candidate token with its numbers.
@@ -149,6 +153,7 @@ type LogitsInfo struct {
 	DurationMs  float64        `json:"duration_ms"`
 	Recomputed  bool           `json:"recomputed,omitempty"` // after a rewind
 	FromPrefill bool           `json:"from_prefill"`
+	Lens        *LensReading   `json:"lens,omitempty"` // after a rewind, with Config.Lens: the recomputed position's logit lens
 }
 
 // Histogram counts values in equal-width bins from Lo to Hi.
@@ -235,6 +240,7 @@ type AppendInfo struct {
 	BytesUsed     int64        `json:"bytes_used"`
 	Memory        MemoryBudget `json:"memory"`
 	LayerTraces   []LayerTrace `json:"layer_traces,omitempty"`
+	Lens          *LensReading `json:"lens,omitempty"` // with Config.Lens: the logit lens at the new position
 	DurationMs    float64      `json:"duration_ms"`
 }
 

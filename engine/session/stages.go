@@ -42,9 +42,12 @@ func (s *Session) embedInfo() (*EmbedInfoStage, error) {
 // traceHooks records per-layer traces of one forward pass.
 func (s *Session) traceHooks(all bool, out *[]LayerTrace) *engine.Hooks {
 	return &engine.Hooks{AllAttention: all, LayerDone: func(l engine.LayerInfo) {
-		lt := LayerTrace{Layer: l.Layer, ResidualNorm: make([]float32, len(l.Hidden)), Attn: make([]Compact, len(l.Attn))}
+		lt := LayerTrace{Layer: l.Layer, ResidualNorm: make([]float32, len(l.Hidden)), Attn: make([]Compact, len(l.Attn)), MLPNorm: make([]float32, len(l.MLP))}
 		for i, h := range l.Hidden {
 			lt.ResidualNorm[i] = norm(h)
+		}
+		for i, a := range l.MLP {
+			lt.MLPNorm[i] = norm(a)
 		}
 		for h, a := range l.Attn {
 			lt.Attn[h] = append([]float32(nil), a...)
@@ -66,10 +69,11 @@ func (s *Session) prefill() (*PrefillInfo, error) {
 	info := &PrefillInfo{Positions: s.nPrompt}
 	start := time.Now()
 	all := s.cfg.AllAttention && s.nPrompt <= MaxAllAttention
-	logits, err := s.m.Forward(s.st, s.kv, s.ids[:s.nPrompt], s.traceHooks(all, &info.Layers))
+	logits, err := s.m.Forward(s.st, s.kv, s.ids[:s.nPrompt], s.viewHooks(s.traceHooks(all, &info.Layers)))
 	if err != nil {
 		return nil, err
 	}
+	info.Lens = s.view.lens
 	el := time.Since(start)
 	s.logits = append(s.logits[:0], logits...)
 	s.logitPos = s.nPrompt - 1
@@ -225,12 +229,14 @@ func (s *Session) appendToken() (*AppendInfo, error) {
 			feed = s.ids
 		}
 		var traces []LayerTrace
-		logits, err := s.m.Forward(s.st, s.kv, feed, s.traceHooks(false, &traces))
+		logits, err := s.m.Forward(s.st, s.kv, feed, s.viewHooks(s.traceHooks(false, &traces)))
 		if err != nil {
 			return nil, err
 		}
+		info.Lens = s.view.lens
 		for _, lt := range traces { // report the new position only
 			lt.ResidualNorm = lt.ResidualNorm[len(lt.ResidualNorm)-1:]
+			lt.MLPNorm = lt.MLPNorm[len(lt.MLPNorm)-1:]
 			info.LayerTraces = append(info.LayerTraces, lt)
 		}
 		el := time.Since(start)
