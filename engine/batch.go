@@ -19,7 +19,8 @@ type BatchSeq struct {
 	State *State
 	KV    *KVCache
 	Token int
-	// Hooks, if not nil, sees this sequence's pass (Embedded and LayerDone;
+	// Hooks, if not nil, sees this sequence's pass (Embedded, LayerDone with
+	// MLP rows, and the logit lens;
 	// AllAttention is the same as the last position for one token).
 	Hooks *Hooks
 	// Logits is set by ForwardBatch: the sequence's logits [vocab], in
@@ -121,11 +122,16 @@ func (m *Model) ForwardBatch(b *BatchState, seqs []*BatchSeq) error {
 		m.norm(b.xb, b.x, lw.MLPNorm, lw.MLPNormBias, B)
 		m.mlpBatch(b, lw, B)
 		for i, s := range run {
+			if s.Hooks != nil && s.Hooks.Lens != nil {
+				s.Hooks.Lens.capture(c, l, b.x[i*d:(i+1)*d])
+			}
 			if s.Hooks == nil || s.Hooks.LayerDone == nil {
 				continue
 			}
 			n := s.KV.Len + 1
-			info := LayerInfo{Layer: l, Pos0: s.KV.Len, Hidden: [][]float32{b.x[i*d : (i+1)*d]}, Attn: make([][]float32, c.NHeads)}
+			hd := c.HiddenDim
+			info := LayerInfo{Layer: l, Pos0: s.KV.Len, Hidden: [][]float32{b.x[i*d : (i+1)*d]}, Attn: make([][]float32, c.NHeads),
+				MLP: [][]float32{b.hb[i*hd : (i+1)*hd]}}
 			for h := range info.Attn {
 				info.Attn[h] = s.State.last[h][:n]
 			}
@@ -146,6 +152,9 @@ func (m *Model) ForwardBatch(b *BatchState, seqs []*BatchSeq) error {
 		}
 		s.Logits = s.State.logits[:V]
 		copy(s.Logits, b.logits[i*V:(i+1)*V])
+		if s.Hooks != nil && s.Hooks.Lens != nil {
+			s.Hooks.Lens.done(m, s.State, s.KV.Len-1)
+		}
 	}
 	return nil
 }

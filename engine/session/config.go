@@ -46,6 +46,9 @@ type Config struct {
 	// NoCache recomputes the whole sequence at every decode step instead of
 	// reusing cached keys and values: same logits, more time (a lesson).
 	NoCache bool `json:"no_cache,omitempty"`
+	// Lens adds the logit lens (the top tokens read out of the residual
+	// after every layer, lens.go) to every forward pass's event.
+	Lens bool `json:"lens,omitempty"`
 }
 
 // Validate checks everything that can be checked before tokenizing, for

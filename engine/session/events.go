@@ -73,6 +73,9 @@ type LayerTrace struct {
 	ResidualNorm []float32   `json:"residual_norm"` // per position in the pass
 	Attn         []Compact   `json:"attn"`          // [head][key position] for the pass's last position
 	AttnAll      [][]Compact `json:"attn_all,omitempty"`
+	// MLPNorm is the length of the MLP's inner activations per position in
+	// the pass (how strongly the block's neurons fire).
+	MLPNorm []float32 `json:"mlp_norm,omitempty"`
 }
 
 // Compact is a float vector that marshals to JSON with 4 decimals (trailing
@@ -120,7 +123,8 @@ type PrefillInfo struct {
 	InspectMs float64 `json:"inspect_ms"`
 	// QueueMs is how long the prefill waited for the server's prefill slot
 	// (0 when it ran alone).
-	QueueMs float64 `json:"queue_ms"`
+	QueueMs float64      `json:"queue_ms"`
+	Lens    *LensReading `json:"lens,omitempty"` // with Config.Lens: the logit lens at the last prompt position
 }
 
 // TokenProb is one candidate token with its numbers.
@@ -156,6 +160,7 @@ type LogitsInfo struct {
 	DurationMs  float64        `json:"duration_ms"`
 	Recomputed  bool           `json:"recomputed,omitempty"` // after a rewind
 	FromPrefill bool           `json:"from_prefill"`
+	Lens        *LensReading   `json:"lens,omitempty"` // after a rewind, with Config.Lens: the recomputed position's logit lens
 }
 
 // Histogram counts values in equal-width bins from Lo to Hi.
@@ -247,9 +252,10 @@ type AppendInfo struct {
 	InspectMs     float64      `json:"inspect_ms"`  // copying per-layer traces for the lab
 	// QueueMs is how long this step waited for its batch to start, and
 	// BatchSize how many sessions' steps shared its forward pass (1: alone).
-	QueueMs      float64 `json:"queue_ms"`
-	BatchSize    int     `json:"batch_size"`
-	BatchModelMs float64 `json:"batch_model_ms,omitempty"` // the batch's forward pass, as the scheduler timed it
+	QueueMs      float64      `json:"queue_ms"`
+	BatchSize    int          `json:"batch_size"`
+	BatchModelMs float64      `json:"batch_model_ms,omitempty"` // the batch's forward pass, as the scheduler timed it
+	Lens         *LensReading `json:"lens,omitempty"`           // with Config.Lens: the logit lens at the new position
 }
 
 // Timings summarizes compute time per stage (time spent waiting for a

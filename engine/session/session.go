@@ -47,6 +47,8 @@ type Session struct {
 	stopped     *StopInfo
 	pending     pendingStop
 	before      string
+	view        passView          // the last pass's last position, for Inspect (lens.go)
+	lens        *engine.LogitLens // the lens's scratch, with Config.Lens
 }
 
 type pendingStop struct{ reason, detail string }
@@ -262,7 +264,7 @@ func (s *Session) Rewind(n int) (*Event, error) {
 	s.ids = s.ids[:keep]
 	s.gen = s.gen[:len(s.gen)-n]
 	start := time.Now()
-	logits, err := s.m.Forward(s.st, s.kv, s.ids[keep-1:keep], nil)
+	logits, err := s.m.Forward(s.st, s.kv, s.ids[keep-1:keep], s.viewHooks(nil))
 	if err != nil {
 		return nil, err
 	}
@@ -286,6 +288,7 @@ func (s *Session) Rewind(n int) (*Event, error) {
 	s.next = StageLogits
 	ev := &Event{Stage: StageLogits}
 	ev.Logits = s.logitsStage(true)
+	ev.Logits.Lens = s.view.lens
 	s.next = StageSample
 	s.seq++
 	ev.Seq, ev.Next = s.seq, s.next

@@ -47,9 +47,12 @@ func (s *Session) traceHooks(all bool, out *[]LayerTrace) *engine.Hooks {
 	return &engine.Hooks{AllAttention: all, LayerDone: func(l engine.LayerInfo) {
 		t0 := time.Now()
 		defer func() { s.hookTime += time.Since(t0) }()
-		lt := LayerTrace{Layer: l.Layer, ResidualNorm: make([]float32, len(l.Hidden)), Attn: make([]Compact, len(l.Attn))}
+		lt := LayerTrace{Layer: l.Layer, ResidualNorm: make([]float32, len(l.Hidden)), Attn: make([]Compact, len(l.Attn)), MLPNorm: make([]float32, len(l.MLP))}
 		for i, h := range l.Hidden {
 			lt.ResidualNorm[i] = norm(h)
+		}
+		for i, a := range l.MLP {
+			lt.MLPNorm[i] = norm(a)
 		}
 		for h, a := range l.Attn {
 			lt.Attn[h] = append([]float32(nil), a...)
@@ -81,10 +84,11 @@ func (s *Session) prefill() (*PrefillInfo, error) {
 	s.hookTime = 0
 	start := time.Now()
 	all := s.cfg.AllAttention && s.nPrompt <= MaxAllAttention
-	logits, err := s.m.Forward(s.st, s.kv, s.ids[:s.nPrompt], s.traceHooks(all, &info.Layers))
+	logits, err := s.m.Forward(s.st, s.kv, s.ids[:s.nPrompt], s.viewHooks(s.traceHooks(all, &info.Layers)))
 	if err != nil {
 		return nil, err
 	}
+	info.Lens = s.view.lens
 	el := time.Since(start)
 	info.ModelMs, info.InspectMs = msf(el-s.hookTime), msf(s.hookTime)
 	s.timings.ModelMs += info.ModelMs
@@ -254,21 +258,23 @@ func (s *Session) appendToken() (*AppendInfo, error) {
 		if s.sched != nil && !s.cfg.NoCache {
 			// a decode step shares one batched forward pass with other
 			// sessions' steps; the time it waited for its batch is queue time
-			seq := &engine.BatchSeq{State: s.st, KV: s.kv, Token: id, Hooks: s.traceHooks(false, &traces)}
+			seq := &engine.BatchSeq{State: s.st, KV: s.kv, Token: id, Hooks: s.viewHooks(s.traceHooks(false, &traces))}
 			var slot Slot
 			slot, err = s.sched.Decode(context.Background(), seq)
 			logits = seq.Logits
 			info.QueueMs, info.BatchSize, info.BatchModelMs = msf(slot.Wait), slot.Batch, msf(slot.Model)
 			start = start.Add(slot.Wait)
 		} else {
-			logits, err = s.m.Forward(s.st, s.kv, feed, s.traceHooks(false, &traces))
+			logits, err = s.m.Forward(s.st, s.kv, feed, s.viewHooks(s.traceHooks(false, &traces)))
 			info.BatchSize = 1
 		}
 		if err != nil {
 			return nil, err
 		}
+		info.Lens = s.view.lens
 		for _, lt := range traces { // report the new position only
 			lt.ResidualNorm = lt.ResidualNorm[len(lt.ResidualNorm)-1:]
+			lt.MLPNorm = lt.MLPNorm[len(lt.MLPNorm)-1:]
 			info.LayerTraces = append(info.LayerTraces, lt)
 		}
 		el := time.Since(start)
