@@ -79,6 +79,10 @@ func (c *wsConn) handle(cmd Command) {
 			ev, _ := c.runner.Cancel()
 			c.reply(cmd.ID, MsgEvent, ev)
 		}
+	default:
+		if isRoomCommand(cmd.Type) {
+			c.roomCommand(cmd) // rooms.go
+		}
 	}
 }
 

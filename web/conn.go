@@ -111,6 +111,9 @@ type wsConn struct {
 	mu        sync.Mutex
 	cancelRun context.CancelFunc
 
+	// presenting is set while this connection presents a room (rooms.go)
+	presenting atomic.Pointer[presenterHook]
+
 	// worker-owned
 	runner  Runner
 	start   *StartPayload
@@ -146,6 +149,7 @@ func (c *wsConn) serve() {
 	c.mu.Unlock()
 	close(c.cmds)
 	wg.Wait()
+	c.leaveRoom()
 	c.s.conns.kvBytes.Add(-c.kvBytes)
 }
 
@@ -345,6 +349,9 @@ func (c *wsConn) replyErr(id int64, typ string, payload any) error {
 		}
 		return errEncode
 	}
+	if h := c.presenting.Load(); h != nil {
+		h.sent(typ, payload, p) // rooms: the presenter's output goes to the class, encoded once
+	}
 	if !c.enqueue(outMsg{typ: typ, id: id, payload: p}) {
 		return errClosed
 	}
@@ -402,7 +409,11 @@ func (c *wsConn) sendError(id int64, code, msg string) {
 
 func (c *wsConn) worker() {
 	for cmd := range c.cmds {
+		c.checkPresenter(cmd) // rooms: the presenter key, on every command
 		c.handle(cmd)
+		if h := c.presenting.Load(); h != nil {
+			h.done(c, cmd)
+		}
 	}
 }
 

@@ -55,6 +55,8 @@ type Options struct {
 	// sets to the client's address (X-Forwarded-For, X-Real-IP); per-visitor
 	// limits then count by its last address. Empty: the TCP peer address.
 	ClientIPHeader string
+	// Rooms configures classroom rooms (rooms.go); zero fields take defaults.
+	Rooms RoomOptions
 }
 
 // Server is the app's HTTP handler.
@@ -68,6 +70,7 @@ type Server struct {
 	hosts   *hostPolicy
 	metrics *metrics
 	lessons []*lessons.Lesson
+	rooms   *roomHub
 }
 
 // New builds the routes. It does not listen; use ServeHTTP or ListenAndServe.
@@ -83,6 +86,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, log: lg, echo: echo.New(), assets: assets, limits: opts.Limits.withDefaults(),
 		conns: &connSet{conns: map[*wsConn]struct{}{}}, hosts: newHostPolicy(opts.AllowedHosts)}
 	s.metrics = newMetrics(func() float64 { return float64(s.conns.kvBytes.Load()) })
+	s.rooms = newRoomHub(s, opts.Rooms)
 	if err := s.loadLessons(); err != nil {
 		return nil, fmt.Errorf("lessons: %w", err)
 	}
@@ -113,6 +117,7 @@ func New(opts Options) (*Server, error) {
 	e.GET("/lessons/:slug", s.lessonPage)
 	e.GET("/models/:name/card", s.modelCardPage)
 	e.GET("/models/:name/:file", s.modelCardFile)
+	s.roomRoutes(e)
 	return s, nil
 }
 
@@ -125,6 +130,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.Serv
 // Shutdown sends every websocket client a closing event, closes them, and
 // stops the listener, waiting for requests to finish.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.rooms.close()
 	s.shutdownSessions()
 	return s.echo.Shutdown(ctx)
 }
