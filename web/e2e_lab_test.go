@@ -138,7 +138,7 @@ func TestBrowserLab(t *testing.T) {
 	}
 	// 2 embed
 	step(2)
-	if txt := evalJS[string](t, ctx, `document.querySelector('[data-testid="embed-pos"]').textContent`); !strings.Contains(txt, "128 numbers") {
+	if txt := evalJS[string](t, ctx, `document.querySelector('[data-testid="embed-pos"]').textContent`); !strings.Contains(txt, fmt.Sprintf("%d numbers", m.Config.Dim)) {
 		t.Errorf("embed view %q", txt)
 	}
 	// 3 prefill: every prompt position in one pass
