@@ -5,6 +5,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,7 +38,11 @@ func (c *wsConn) handle(cmd Command) {
 		c.step(cmd)
 	case CmdRewind:
 		if c.needRunner(cmd.ID) {
-			ev, err := c.runner.Rewind(cmd.N)
+			var ev *session.Event
+			var err error
+			if c.withSlot(context.Background(), func() { ev, err = c.runner.Rewind(cmd.N) }) != nil {
+				return
+			}
 			if err != nil {
 				c.sendError(cmd.ID, "bad_request", err.Error())
 				return
@@ -54,16 +59,32 @@ func (c *wsConn) handle(cmd Command) {
 		}
 	case CmdLogits:
 		if c.needRunner(cmd.ID) {
-			l := c.runner.CurrentLogits()
-			if l == nil {
+			var msg outMsg
+			var err error
+			noLogits := false
+			if c.withSlot(context.Background(), func() {
+				l := c.runner.CurrentLogits()
+				if noLogits = l == nil; !noLogits {
+					msg, err = c.encode(cmd.ID, MsgLogits, map[string]any{"values": l})
+				}
+			}) != nil {
+				return
+			}
+			if noLogits {
 				c.sendError(cmd.ID, "out_of_order", "no logits yet: step through prefill first")
 				return
 			}
-			c.reply(cmd.ID, MsgLogits, map[string]any{"values": l})
+			if err == nil {
+				c.enqueue(msg)
+			}
 		}
 	case CmdSampleN:
 		if c.needRunner(cmd.ID) {
-			counts, err := c.runner.SampleMany(cmd.N)
+			var counts []session.TokenCount
+			var err error
+			if c.withSlot(context.Background(), func() { counts, err = c.runner.SampleMany(cmd.N) }) != nil {
+				return
+			}
 			if err != nil {
 				c.sendError(cmd.ID, "bad_request", err.Error())
 				return
@@ -91,7 +112,11 @@ func (c *wsConn) needRunner(id int64) bool {
 }
 
 func (c *wsConn) startRun(id int64, p *StartPayload) {
-	run, err := c.s.opts.Catalog.NewRun(p.Model, p.SessionConfig())
+	var run Run
+	var err error
+	if c.withSlot(context.Background(), func() { run, err = c.s.opts.Catalog.NewRun(p.Model, p.SessionConfig()) }) != nil {
+		return
+	}
 	if err != nil {
 		c.sendError(id, "bad_request", err.Error())
 		return
@@ -148,30 +173,82 @@ func (c *wsConn) step(cmd Command) {
 		c.mu.Unlock()
 		cancel()
 	}()
-	start := time.Now()
-	unencodable := false
-	_, err := c.runner.Advance(ctx, untilFor(cmd.Type), func(ev *session.Event) bool {
-		c.s.metrics.observeStep(ev, time.Since(start))
-		if err := c.replyErr(cmd.ID, MsgEvent, ev); err != nil {
-			unencodable = err == errEncode
-			return false
+	until := untilFor(cmd.Type)
+	// one stage per engine slot, so other visitors' steps interleave
+	for !c.runner.Done() {
+		var ev *session.Event
+		var msg outMsg
+		var encErr, err error
+		slotErr := c.withSlot(ctx, func() {
+			start := time.Now()
+			var evs []*session.Event
+			evs, err = c.runner.Advance(ctx, session.UntilStage, nil)
+			if len(evs) == 0 {
+				return
+			}
+			ev = evs[0]
+			c.s.metrics.observeStep(ev, time.Since(start))
+			msg, encErr = c.encode(cmd.ID, MsgEvent, ev)
+		})
+		if slotErr != nil {
+			if c.closed() {
+				return
+			}
+			// cancelled while waiting for a slot: the stop event costs no engine work
+			evs, _ := c.runner.Advance(ctx, session.UntilStage, nil)
+			for _, ev := range evs {
+				c.reply(cmd.ID, MsgEvent, ev)
+			}
+			return
 		}
+		if err != nil {
+			c.sendError(cmd.ID, "engine", err.Error())
+			return
+		}
+		if encErr != nil {
+			// the client was told why; end the run so it is not left waiting
+			if ev, err := c.runner.Cancel(); err == nil {
+				c.reply(cmd.ID, MsgEvent, ev)
+			}
+			return
+		}
+		if ev == nil || !c.enqueue(msg) || c.closed() {
+			return
+		}
+		if until == session.UntilStage || until == session.UntilToken && (ev.Stage == session.StageAppend || ev.Stage == session.StageStop) {
+			return
+		}
+	}
+}
+
+// withSlot runs engine work f holding one of the fair queue's slots for
+// this connection's visitor (sched.go). It returns an error, without
+// running f, if ctx ends or the connection closes first.
+func (c *wsConn) withSlot(ctx context.Context, f func()) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
 		select {
 		case <-c.done:
-			return false
-		default:
+			cancel()
+		case <-ctx.Done():
 		}
-		start = time.Now()
-		return true
-	})
+	}()
+	release, err := c.s.sched.Acquire(ctx, c.visitor)
 	if err != nil {
-		c.sendError(cmd.ID, "engine", err.Error())
+		return err
 	}
-	if unencodable && !c.runner.Done() {
-		// the client was told why; end the run so it is not left waiting
-		if ev, err := c.runner.Cancel(); err == nil {
-			c.reply(cmd.ID, MsgEvent, ev)
-		}
+	defer release()
+	f()
+	return nil
+}
+
+func (c *wsConn) closed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -181,19 +258,27 @@ func (c *wsConn) step(cmd Command) {
 // result equals the run the client had. One resumed message answers with
 // the events since the last reset, for the client to redraw from.
 func (c *wsConn) resume(id int64, r *ResumePayload) {
-	run, err := c.s.opts.Catalog.NewRun(r.Start.Model, r.Start.SessionConfig())
+	newRun := func() (run Run, err error) {
+		if c.withSlot(context.Background(), func() { run, err = c.s.opts.Catalog.NewRun(r.Start.Model, r.Start.SessionConfig()) }) != nil {
+			return run, errClosed
+		}
+		return run, err
+	}
+	run, err := newRun()
+	if errors.Is(err, errClosed) {
+		return
+	}
 	if err != nil {
 		c.sendError(id, "bad_request", "resume: "+err.Error())
 		return
 	}
 	var events []*session.Event
-	ctx := context.Background()
 	for i, e := range r.Log {
 		var evs []*session.Event
 		var ev *session.Event
 		switch e.Type {
 		case CmdReset:
-			if run, err = c.s.opts.Catalog.NewRun(r.Start.Model, r.Start.SessionConfig()); err == nil {
+			if run, err = newRun(); err == nil {
 				events = events[:0]
 			}
 		case CmdStep, CmdStepToken, CmdRun:
@@ -201,19 +286,24 @@ func (c *wsConn) resume(id int64, r *ResumePayload) {
 				err = fmt.Errorf("the run has stopped")
 				break
 			}
-			evs, err = run.Runner.Advance(ctx, untilFor(e.Type), nil)
+			evs, err = c.advanceFair(run.Runner, untilFor(e.Type))
 		case CmdForce:
 			if err = run.Runner.Force(e.Arg); err == nil {
-				evs, err = run.Runner.Advance(ctx, session.UntilToken, nil)
+				evs, err = c.advanceFair(run.Runner, session.UntilToken)
 			}
 		case CmdRewind:
-			ev, err = run.Runner.Rewind(e.Arg)
+			if c.withSlot(context.Background(), func() { ev, err = run.Runner.Rewind(e.Arg) }) != nil {
+				return
+			}
 		case CmdCancel:
 			if run.Runner.Done() {
 				err = fmt.Errorf("nothing to cancel: the run has stopped")
 				break
 			}
 			ev, err = run.Runner.Cancel()
+		}
+		if errors.Is(err, errClosed) {
+			return
 		}
 		if err != nil {
 			c.sendError(id, "bad_request", fmt.Sprintf("resume: log entry %d (%s) cannot be replayed: %v", i, e, err))
@@ -229,6 +319,27 @@ func (c *wsConn) resume(id int64, r *ResumePayload) {
 		p["log_len"], p["events"] = len(r.Log), events
 		c.reply(id, MsgResumed, p)
 	}
+}
+
+// advanceFair is Advance one stage per fair-queue slot, for replays.
+func (c *wsConn) advanceFair(r Runner, until session.Until) ([]*session.Event, error) {
+	var out []*session.Event
+	for !r.Done() {
+		var evs []*session.Event
+		var err error
+		if c.withSlot(context.Background(), func() { evs, err = r.Advance(context.Background(), session.UntilStage, nil) }) != nil {
+			return out, errClosed
+		}
+		out = append(out, evs...)
+		if err != nil || len(evs) == 0 {
+			return out, err
+		}
+		st := evs[len(evs)-1].Stage
+		if until == session.UntilStage || until == session.UntilToken && (st == session.StageAppend || st == session.StageStop) {
+			break
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) welcome() map[string]any {

@@ -334,6 +334,19 @@ func (c *wsConn) reply(id int64, typ string, payload any) bool {
 // the payload could not be encoded (the client got an error message in its
 // place), errClosed when the connection is going away.
 func (c *wsConn) replyErr(id int64, typ string, payload any) error {
+	m, err := c.encode(id, typ, payload)
+	if err != nil {
+		return err
+	}
+	if !c.enqueue(m) {
+		return errClosed
+	}
+	return nil
+}
+
+// encode makes a reply ready for the queue. A payload that cannot be JSON
+// is errEncode, and the client gets an error message saying why.
+func (c *wsConn) encode(id int64, typ string, payload any) (outMsg, error) {
 	p, err := json.Marshal(payload)
 	if err != nil {
 		var uv *json.UnsupportedValueError
@@ -343,12 +356,9 @@ func (c *wsConn) replyErr(id int64, typ string, payload any) error {
 			c.s.log.Error("marshal server message", "conn", c.id, "type", typ, "err", err)
 			c.sendError(id, "internal", "internal error: the "+typ+" message could not be encoded")
 		}
-		return errEncode
+		return outMsg{}, errEncode
 	}
-	if !c.enqueue(outMsg{typ: typ, id: id, payload: p}) {
-		return errClosed
-	}
-	return nil
+	return outMsg{typ: typ, id: id, payload: p}, nil
 }
 
 var errClosed = errors.New("connection closed")

@@ -55,6 +55,9 @@ type Options struct {
 	// sets to the client's address (X-Forwarded-For, X-Real-IP); per-visitor
 	// limits then count by its last address. Empty: the TCP peer address.
 	ClientIPHeader string
+	// EngineSlots is how many engine steps run at once, shared fairly
+	// across visitors (sched.go); 0 means GOMAXPROCS.
+	EngineSlots int
 }
 
 // Server is the app's HTTP handler.
@@ -66,6 +69,7 @@ type Server struct {
 	limits  Limits
 	conns   *connSet
 	hosts   *hostPolicy
+	sched   *FairQueue
 	metrics *metrics
 	lessons []*lessons.Lesson
 }
@@ -81,7 +85,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, log: lg, echo: echo.New(), assets: assets, limits: opts.Limits.withDefaults(),
-		conns: &connSet{conns: map[*wsConn]struct{}{}}, hosts: newHostPolicy(opts.AllowedHosts)}
+		conns: &connSet{conns: map[*wsConn]struct{}{}}, hosts: newHostPolicy(opts.AllowedHosts), sched: NewFairQueue(opts.EngineSlots)}
 	s.metrics = newMetrics(func() float64 { return float64(s.conns.kvBytes.Load()) })
 	if err := s.loadLessons(); err != nil {
 		return nil, fmt.Errorf("lessons: %w", err)
