@@ -111,8 +111,7 @@ func (c *EngineCatalog) Model(name string) (*engine.Model, error) {
 	return m, nil
 }
 
-// NewRun implements Catalog: a session on the named model, its card, and
-// the KV-cache bytes the session allocated.
+// NewRun implements Catalog: a session on the named model and its card.
 func (c *EngineCatalog) NewRun(name string, cfg session.Config) (Run, error) {
 	m, err := c.Model(name)
 	if err != nil {
@@ -126,5 +125,5 @@ func (c *EngineCatalog) NewRun(name string, cfg session.Config) (Run, error) {
 	card := ModelCardFor(m)
 	card.Default, card.Note = m.Name == c.deflt, c.notes[m.Name]
 	c.mu.RUnlock()
-	return Run{Runner: s, Model: card, KVBytes: s.KV().BytesAllocated()}, nil
+	return Run{Runner: s, Model: card}, nil
 }

@@ -47,6 +47,7 @@ func (c *wsConn) handle(cmd Command) {
 				c.sendError(cmd.ID, "bad_request", err.Error())
 				return
 			}
+			c.track(cmd.ID)
 			c.reply(cmd.ID, MsgEvent, ev)
 		}
 	case CmdForce:
@@ -114,7 +115,9 @@ func (c *wsConn) needRunner(id int64) bool {
 func (c *wsConn) startRun(id int64, p *StartPayload) {
 	var run Run
 	var err error
-	if c.withSlot(context.Background(), func() { run, err = c.s.opts.Catalog.NewRun(p.Model, p.SessionConfig()) }) != nil {
+	cfg := p.SessionConfig()
+	cfg.MaxBytes = c.budgetLeft()
+	if c.withSlot(context.Background(), func() { run, err = c.s.opts.Catalog.NewRun(p.Model, cfg) }) != nil {
 		return
 	}
 	if err != nil {
@@ -130,18 +133,39 @@ func startedPayload(run Run, p *StartPayload) map[string]any {
 	return map[string]any{"model": run.Model, "config": p.SessionConfig(), "next": run.Runner.Next()}
 }
 
-// install makes run the connection's run if the server-wide KV-cache
-// budget allows it; otherwise it answers server_full and keeps the old run.
+// install makes run the connection's run if the server-wide memory budget
+// for runs allows it; otherwise it answers server_full and keeps the old run.
 func (c *wsConn) install(id int64, p *StartPayload, run Run) bool {
-	kv := run.KVBytes
+	kv := run.Runner.MemoryBytes()
 	if total := c.s.conns.kvBytes.Add(kv - c.kvBytes); total > c.lim.MaxKVBytes {
 		c.s.conns.kvBytes.Add(c.kvBytes - kv)
-		c.sendError(id, "server_full", fmt.Sprintf("server memory for KV caches is full (%d of %d bytes): lower max_new_tokens or try again later", total-kv+c.kvBytes, c.lim.MaxKVBytes))
+		c.sendError(id, "server_full", fmt.Sprintf("server memory for runs is full (%d of %d bytes): lower max_new_tokens or try again later", total-kv+c.kvBytes, c.lim.MaxKVBytes))
 		return false
 	}
 	c.kvBytes = kv
 	c.runner, c.start = run.Runner, p
 	return true
+}
+
+// track counts the run's memory growth (its KV cache fills a position per
+// token) against the server-wide budget; false means the budget is spent,
+// and the client was told.
+func (c *wsConn) track(id int64) bool {
+	now := c.runner.MemoryBytes()
+	delta := now - c.kvBytes
+	c.kvBytes = now
+	if total := c.s.conns.kvBytes.Add(delta); delta > 0 && total > c.lim.MaxKVBytes {
+		c.sendError(id, "server_full", fmt.Sprintf("server memory for runs is full (%d of %d bytes): this run is stopped here; rewind, or try again later", total, c.lim.MaxKVBytes))
+		return false
+	}
+	return true
+}
+
+// budgetLeft is the memory a new run on this connection may use: the
+// server's budget less what other runs hold (this connection's old run is
+// replaced).
+func (c *wsConn) budgetLeft() int64 {
+	return max(1, c.lim.MaxKVBytes-c.s.conns.kvBytes.Load()+c.kvBytes)
 }
 
 // untilFor maps a stepping command to how far it advances the run.
@@ -215,6 +239,12 @@ func (c *wsConn) step(cmd Command) {
 		if ev == nil || !c.enqueue(msg) || c.closed() {
 			return
 		}
+		if !c.track(cmd.ID) {
+			if ev, err := c.runner.Cancel(); err == nil {
+				c.reply(cmd.ID, MsgEvent, ev)
+			}
+			return
+		}
 		if until == session.UntilStage || until == session.UntilToken && (ev.Stage == session.StageAppend || ev.Stage == session.StageStop) {
 			return
 		}
@@ -259,7 +289,9 @@ func (c *wsConn) closed() bool {
 // the events since the last reset, for the client to redraw from.
 func (c *wsConn) resume(id int64, r *ResumePayload) {
 	newRun := func() (run Run, err error) {
-		if c.withSlot(context.Background(), func() { run, err = c.s.opts.Catalog.NewRun(r.Start.Model, r.Start.SessionConfig()) }) != nil {
+		cfg := r.Start.SessionConfig()
+		cfg.MaxBytes = c.budgetLeft()
+		if c.withSlot(context.Background(), func() { run, err = c.s.opts.Catalog.NewRun(r.Start.Model, cfg) }) != nil {
 			return run, errClosed
 		}
 		return run, err

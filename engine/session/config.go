@@ -39,6 +39,9 @@ type Config struct {
 	// NoCache recomputes the whole sequence at every decode step instead of
 	// reusing cached keys and values: same logits, more time (a lesson).
 	NoCache bool `json:"no_cache,omitempty"`
+	// MaxBytes > 0 refuses a run whose scratch and prompt KV cache would
+	// exceed it, before allocating (the server's memory left for runs).
+	MaxBytes int64 `json:"-"`
 }
 
 // Validate checks everything that can be checked before tokenizing, for
