@@ -158,12 +158,12 @@ func (c *wsConn) reader() {
 			}
 			return
 		}
-		if typ != websocket.TextMessage {
-			c.sendError(0, "bad_frame", "binary frames are not accepted: send JSON text messages")
+		if !c.allow() { // every frame counts, binary ones too
+			c.sendError(commandID(b), "rate_limited", fmt.Sprintf("too many messages: the limit is %g per second (burst %d)", c.lim.MsgsPerSecond, c.lim.Burst))
 			continue
 		}
-		if !c.allow() {
-			c.sendError(0, "rate_limited", fmt.Sprintf("too many messages: the limit is %g per second (burst %d)", c.lim.MsgsPerSecond, c.lim.Burst))
+		if typ != websocket.TextMessage {
+			c.sendError(0, "bad_frame", "binary frames are not accepted: send JSON text messages")
 			continue
 		}
 		cmd, err := DecodeCommand(b)
@@ -445,4 +445,16 @@ func (s *Server) shutdownSessions() {
 			c.close()
 		}
 	}
+}
+
+// commandID is a message's "id" when it has one, so a refusal (such as
+// rate_limited) names the command it refuses; 0 otherwise.
+func commandID(b []byte) int64 {
+	var m struct {
+		ID int64 `json:"id"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return 0
+	}
+	return m.ID
 }
