@@ -51,6 +51,12 @@ function flush() {
     draw[n]();
     stats[n] = (stats[n] || 0) + performance.now() - t1;
   }
+  if (scrollTarget) {
+    const panel = $(PANEL[scrollTarget]);
+    scrollTarget = null;
+    if (panel) panel.scrollIntoView({ block: "nearest", behavior: "instant" });
+  }
+  updateBusy();
   const dt = performance.now() - t0;
   stats.frames++;
   stats.drawMs += dt;
@@ -412,11 +418,9 @@ function onStopped(s, wasFlying) {
   mark("stop", "timing");
 }
 
-function scrollToStage(stage) {
-  const panel = $(PANEL[stage]);
-  if (!panel) return;
-  requestAnimationFrame(() => panel.scrollIntoView({ block: "nearest", behavior: "instant" }));
-}
+// scrollToStage brings a stage's panel into view after the frame draws it.
+let scrollTarget = null;
+function scrollToStage(stage) { scrollTarget = stage; mark("pipeline"); }
 
 // ---------- status and buttons ----------
 function setStatus(text, isError) {
@@ -432,7 +436,12 @@ function setButtons() {
   $("btn-reset").disabled = !live || busy || cancelAsked;
   $("btn-cancel").disabled = !(pending === "run" || pending === "paced" || pending === "token" || paced) || cancelAsked;
   $("force-q").disabled = !live;
-  document.body.dataset.busy = busy || cancelAsked ? "1" : "0";
+  updateBusy();
+}
+// data-busy is "1" while a command runs or its results wait to be drawn,
+// so "0" means the page shows everything it has received.
+function updateBusy() {
+  document.body.dataset.busy = pending || paced !== null || cancelAsked || frame ? "1" : "0";
 }
 const narrow = window.matchMedia("(max-width: 900px)");
 const NEXT_WORDS = { tokenize: "tokenize the prompt", embed: "look up the embeddings", prefill: "run prefill", logits: "compute the logits",
