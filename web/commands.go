@@ -116,6 +116,7 @@ func (c *wsConn) install(id int64, p *StartPayload, run Run) bool {
 	}
 	c.kvBytes = kv
 	c.runner, c.start = run.Runner, p
+	c.live.setRun(run)
 	return true
 }
 
@@ -152,6 +153,7 @@ func (c *wsConn) step(cmd Command) {
 	unencodable := false
 	_, err := c.runner.Advance(ctx, untilFor(cmd.Type), func(ev *session.Event) bool {
 		c.s.metrics.observeStep(ev, time.Since(start))
+		c.live.observe(ev)
 		if err := c.replyErr(cmd.ID, MsgEvent, ev); err != nil {
 			unencodable = err == errEncode
 			return false

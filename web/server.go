@@ -68,6 +68,7 @@ type Server struct {
 	hosts   *hostPolicy
 	metrics *metrics
 	lessons []*lessons.Lesson
+	live    liveSet // open sessions' figures for /server (serverview.go)
 }
 
 // New builds the routes. It does not listen; use ServeHTTP or ListenAndServe.
@@ -113,6 +114,7 @@ func New(opts Options) (*Server, error) {
 	e.GET("/lessons/:slug", s.lessonPage)
 	e.GET("/models/:name/card", s.modelCardPage)
 	e.GET("/models/:name/:file", s.modelCardFile)
+	s.initServerView()
 	return s, nil
 }
 
