@@ -118,7 +118,10 @@ func TestServerViewAndBatching(t *testing.T) {
 			}
 			for i := range ws {
 				wg.Add(1)
-				go func() { defer wg.Done(); sizes[i] = runAll(t, ws[i], fmt.Sprintf("secret prompt number %d", i), tokens) }()
+				go func() {
+					defer wg.Done()
+					sizes[i] = runAll(t, ws[i], fmt.Sprintf("secret prompt number %d", i), tokens)
+				}()
 			}
 			wg.Wait()
 			largest := 0
