@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -242,4 +243,41 @@ func TestBrowserServerView(t *testing.T) {
 	b.SetViewport(t, 390, 844, true)
 	b.ViewportScreenshot(t, "server-phone-dark")
 	b.AssertNoJSErrors(t)
+}
+
+// BenchmarkLoadBatching is the 64-session load test (64 × 200 tokens on the
+// default model, step round trips) with batching off and on in one run.
+func BenchmarkLoadBatching(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		b.Run(fmt.Sprintf("batching=%v", on), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				ts := batchServer(b, on)
+				const sessions, tokens = 64, 200
+				var mu sync.Mutex
+				var all []time.Duration
+				events := 0
+				var wg sync.WaitGroup
+				start := time.Now()
+				for s := 0; s < sessions; s++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						w := dial(b, ts)
+						n, lat := runToEnd(b, w, fmt.Sprintf("The President said %d", s), tokens)
+						mu.Lock()
+						all = append(all, lat...)
+						events += n
+						mu.Unlock()
+					}()
+				}
+				wg.Wait()
+				el := time.Since(start)
+				sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+				b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-step-ms")
+				b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-step-ms")
+				b.ReportMetric(float64(sessions*tokens)/el.Seconds(), "tokens/s")
+				b.ReportMetric(float64(events), "events")
+			}
+		})
+	}
 }
