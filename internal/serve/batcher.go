@@ -90,6 +90,7 @@ type Batcher struct {
 	mu       sync.Mutex
 	queue    []*request
 	seen     map[*engine.KVCache]time.Time // sessions decoding lately, by cache
+	lastEnd  time.Time                     // when the previous pass finished
 	passes   int64
 	steps    int64
 	ticks    []Tick // ring
@@ -236,7 +237,14 @@ func (b *Batcher) take() ([]*request, time.Duration) {
 	}
 	want := min(max(active, 1), b.opt.MaxBatch)
 	if n < want && b.opt.MaxWait > 0 {
-		if left := b.opt.MaxWait - time.Since(b.queue[0].enq); left > 0 {
+		// from the later of the oldest step's arrival and the end of the
+		// previous pass: the sessions that pass served get MaxWait to queue
+		// their next step and join (else two groups alternate forever)
+		from := b.queue[0].enq
+		if b.lastEnd.After(from) {
+			from = b.lastEnd
+		}
+		if left := b.opt.MaxWait - now.Sub(from); left > 0 {
 			return nil, left
 		}
 	}
@@ -271,6 +279,7 @@ func (b *Batcher) run(batch []*request) {
 	model := time.Since(t0)
 	b.mu.Lock()
 	b.passes++
+	b.lastEnd = time.Now()
 	b.steps += int64(len(batch))
 	tk := Tick{At: t0, Size: len(batch), ModelMs: float64(model.Nanoseconds()) / 1e6, Queued: len(b.queue)}
 	if len(b.ticks) < tickHistory {
