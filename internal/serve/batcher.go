@@ -26,7 +26,8 @@ type Options struct {
 	// steps are queued than there are sessions decoding (those that queued
 	// a step in the last 250 ms), so a lone session never waits, and
 	// sessions that would otherwise fall into alternating groups share one
-	// pass.
+	// pass; and at most half the previous pass's time, so a small model's
+	// steps are not held longer than batching them saves.
 	MaxWait time.Duration
 }
 
@@ -91,6 +92,7 @@ type Batcher struct {
 	queue    []*request
 	seen     map[*engine.KVCache]time.Time // sessions decoding lately, by cache
 	lastEnd  time.Time                     // when the previous pass finished
+	lastPass time.Duration                 // how long it took
 	passes   int64
 	steps    int64
 	ticks    []Tick // ring
@@ -244,7 +246,10 @@ func (b *Batcher) take() ([]*request, time.Duration) {
 		if b.lastEnd.After(from) {
 			from = b.lastEnd
 		}
-		if left := b.opt.MaxWait - now.Sub(from); left > 0 {
+		// waiting costs every queued step, so it is worth at most half a
+		// pass: a small model whose passes take microseconds barely waits
+		wait := min(b.opt.MaxWait, b.lastPass/2)
+		if left := wait - now.Sub(from); left > 0 {
 			return nil, left
 		}
 	}
@@ -280,6 +285,7 @@ func (b *Batcher) run(batch []*request) {
 	b.mu.Lock()
 	b.passes++
 	b.lastEnd = time.Now()
+	b.lastPass = model
 	b.steps += int64(len(batch))
 	tk := Tick{At: t0, Size: len(batch), ModelMs: float64(model.Nanoseconds()) / 1e6, Queued: len(b.queue)}
 	if len(b.ticks) < tickHistory {
