@@ -22,7 +22,7 @@ type Options struct {
 	// MaxBatch is the most decode steps one forward pass runs (default 32).
 	MaxBatch int
 	// MaxWait is how long the oldest queued step may wait for more steps
-	// to join its batch (default 2 ms). The batcher waits only while fewer
+	// to join its batch (default 20 ms). The batcher waits only while fewer
 	// steps are queued than there are sessions decoding (those that queued
 	// a step in the last 250 ms), so a lone session never waits, and
 	// sessions that would otherwise fall into alternating groups share one
@@ -32,7 +32,7 @@ type Options struct {
 }
 
 // DefaultOptions are the serve command's defaults.
-func DefaultOptions() Options { return Options{MaxBatch: 32, MaxWait: 2 * time.Millisecond} }
+func DefaultOptions() Options { return Options{MaxBatch: 32, MaxWait: 20 * time.Millisecond} }
 
 func (o Options) withDefaults() Options {
 	d := DefaultOptions()
