@@ -28,6 +28,7 @@ type EngineCatalog struct {
 	trained map[string]*Training
 	deflt   string
 	ordered []string
+	sched   schedulers // batching (batching.go)
 }
 
 // NewEngineCatalog makes an empty catalog.
@@ -159,6 +160,7 @@ func (c *EngineCatalog) NewRun(name string, cfg session.Config) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
+	c.schedule(m, s)
 	c.mu.RLock()
 	card := c.card(m)
 	c.mu.RUnlock()

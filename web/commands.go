@@ -148,6 +148,7 @@ func (c *wsConn) install(id int64, p *StartPayload, run Run) bool {
 	}
 	c.kvBytes = kv
 	c.runner, c.start = run.Runner, p
+	c.live.setRun(run)
 	return true
 }
 
@@ -216,6 +217,7 @@ func (c *wsConn) step(cmd Command) {
 			}
 			ev = evs[0]
 			c.s.metrics.observeStep(ev, time.Since(start))
+			c.live.observe(ev)
 			msg, encErr = c.encode(cmd.ID, MsgEvent, ev)
 		})
 		if slotErr != nil {

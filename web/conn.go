@@ -73,6 +73,8 @@ func (s *Server) handleWS(c echo.Context) error {
 	defer s.conns.visitors.release(visitor)
 	conn := &wsConn{s: s, ws: ws, id: id, visitor: visitor, lim: lim, send: make(chan outMsg, lim.SendBuffer), active: make(chan struct{}, 1),
 		cmds: make(chan Command, 8), done: make(chan struct{}), shutdown: make(chan closeReason, 1), tokens: float64(lim.Burst), last: time.Now()}
+	conn.live = s.live.add()
+	defer s.live.remove(conn.live)
 	s.conns.mu.Lock()
 	s.conns.conns[conn] = struct{}{}
 	s.conns.mu.Unlock()
@@ -118,6 +120,7 @@ type wsConn struct {
 	runner  Runner
 	start   *StartPayload
 	kvBytes int64
+	live    *liveSession // this session on /server
 
 	// rate limit (reader-owned token bucket)
 	tokens float64

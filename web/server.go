@@ -75,6 +75,7 @@ type Server struct {
 	metrics *metrics
 	lessons []*lessons.Lesson
 	rooms   *roomHub
+	live    liveSet // open sessions' figures for /server (serverview.go)
 }
 
 // New builds the routes. It does not listen; use ServeHTTP or ListenAndServe.
@@ -122,6 +123,7 @@ func New(opts Options) (*Server, error) {
 	e.GET("/models/:name/card", s.modelCardPage)
 	e.GET("/models/:name/:file", s.modelCardFile)
 	s.roomRoutes(e)
+	s.initServerView()
 	return s, nil
 }
 

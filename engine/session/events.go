@@ -156,7 +156,7 @@ type LogitsInfo struct {
 	Max         float32        `json:"max"`
 	Mean        float32        `json:"mean"`
 	Histogram   Histogram      `json:"histogram"`
-	Full        []float32      `json:"-"` // the raw logits (sent only on request)
+	Full        []float32      `json:"-"` // the raw logits, a view valid until the session's next forward pass (copy to keep; Session.CurrentLogits copies)
 	DurationMs  float64        `json:"duration_ms"`
 	Recomputed  bool           `json:"recomputed,omitempty"` // after a rewind
 	FromPrefill bool           `json:"from_prefill"`

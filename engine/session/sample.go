@@ -180,8 +180,14 @@ func newSoftmaxSums(logits []float32, t float64) softmaxSums {
 		t = 1
 	}
 	s := softmaxSums{t: t, mx: math.Inf(-1)}
+	mx := float32(math.Inf(-1))
 	for _, v := range logits {
-		s.mx = math.Max(s.mx, float64(v))
+		if v > mx {
+			mx = v
+		}
+	}
+	if len(logits) > 0 {
+		s.mx = float64(mx)
 	}
 	// entropy H = −Σ p·log p with log p = u − log S (u = (z−max)/t), so
 	// H = log S − Σ e^u·u / S: no logarithm per token.
@@ -233,7 +239,11 @@ func NewDistributionTop(logits []float32, p SamplingParams, n int) *Distribution
 		if d.cut(V) {
 			break
 		}
-		m = min(4*m, V)
+		// grow fast, and past an eighth of the vocabulary a full sort is
+		// cheaper than a heap that large (a flat distribution keeps most)
+		if m = 16 * m; m > V/8 {
+			m = V
+		}
 	}
 	for _, c := range d.Sorted[:d.Kept] {
 		d.KeptMass += c.ProbT
@@ -359,7 +369,11 @@ func topIDs(logits []float32, m int) []int {
 			i = w
 		}
 	}
+	var worst float32 // logits[h[0]] once the heap is full
 	for id := 0; id < V; id++ {
+		if len(h) == m && logits[id] < worst {
+			continue // the common case: below the m-th best so far
+		}
 		if len(h) < m {
 			h = append(h, id)
 			for i := len(h) - 1; i > 0; {
@@ -370,11 +384,15 @@ func topIDs(logits []float32, m int) []int {
 				h[i], h[par] = h[par], h[i]
 				i = par
 			}
+			if len(h) == m {
+				worst = logits[h[0]]
+			}
 			continue
 		}
 		if before(logits, id, h[0]) {
 			h[0] = id
 			down(0)
+			worst = logits[h[0]]
 		}
 	}
 	sort.Slice(h, func(a, b int) bool { return before(logits, h[a], h[b]) })

@@ -112,7 +112,7 @@ func (s *Session) logitsStage(recomputed bool) *LogitsInfo {
 	s.dist = NewDistributionTop(s.logits, s.cfg.Sampling, s.cfg.TopN)
 	d := s.dist
 	info := &LogitsInfo{Pos: s.logitPos, Vocab: len(s.logits), Params: s.cfg.Sampling, AfterTopK: d.AfterK, AfterTopP: d.AfterP,
-		Kept: d.Kept, KeptMass: d.KeptMass, Entropy1: d.Entropy1, EntropyT: d.EntropyT, Full: append([]float32(nil), s.logits...),
+		Kept: d.Kept, KeptMass: d.KeptMass, Entropy1: d.Entropy1, EntropyT: d.EntropyT, Full: s.logits,
 		Recomputed: recomputed, FromPrefill: s.logitPos == s.nPrompt-1}
 	info.Min, info.Max = s.logits[0], s.logits[0]
 	var sum float64

@@ -22,14 +22,17 @@ type Options struct {
 	// MaxBatch is the most decode steps one forward pass runs (default 32).
 	MaxBatch int
 	// MaxWait is how long the oldest queued step may wait for more steps
-	// to join its batch (default 2 ms). The batcher waits only while fewer
-	// steps are queued than shared the previous batch, so a lone session
-	// never waits.
+	// to join its batch (default 20 ms). The batcher waits only while fewer
+	// steps are queued than there are sessions decoding (those that queued
+	// a step in the last 250 ms), so a lone session never waits, and
+	// sessions that would otherwise fall into alternating groups share one
+	// pass; and at most half the previous pass's time, so a small model's
+	// steps are not held longer than batching them saves.
 	MaxWait time.Duration
 }
 
 // DefaultOptions are the serve command's defaults.
-func DefaultOptions() Options { return Options{MaxBatch: 32, MaxWait: 2 * time.Millisecond} }
+func DefaultOptions() Options { return Options{MaxBatch: 32, MaxWait: 20 * time.Millisecond} }
 
 func (o Options) withDefaults() Options {
 	d := DefaultOptions()
@@ -64,6 +67,10 @@ type Stats struct {
 	Ticks          []Tick  `json:"ticks"` // the latest passes, oldest first
 }
 
+// activeWindow: a session that queued a step this recently counts as
+// decoding (the batcher waits up to MaxWait for its next step).
+const activeWindow = 250 * time.Millisecond
+
 // tickHistory is how many recent passes Stats keeps.
 const tickHistory = 240
 
@@ -83,7 +90,9 @@ type Batcher struct {
 
 	mu       sync.Mutex
 	queue    []*request
-	last     int // size of the previous batch
+	seen     map[*engine.KVCache]time.Time // sessions decoding lately, by cache
+	lastEnd  time.Time                     // when the previous pass finished
+	lastPass time.Duration                 // how long it took
 	passes   int64
 	steps    int64
 	ticks    []Tick // ring
@@ -101,7 +110,7 @@ type Batcher struct {
 func New(m *engine.Model, opt Options) *Batcher {
 	opt = opt.withDefaults()
 	b := &Batcher{m: m, opt: opt, bs: engine.NewBatchState(m.Config, opt.MaxBatch),
-		wake: make(chan struct{}, 1), quit: make(chan struct{}), stopped: make(chan struct{}), prefill: make(chan struct{}, 1)}
+		seen: map[*engine.KVCache]time.Time{}, wake: make(chan struct{}, 1), quit: make(chan struct{}), stopped: make(chan struct{}), prefill: make(chan struct{}, 1)}
 	go b.loop()
 	return b
 }
@@ -133,6 +142,9 @@ func (b *Batcher) Decode(ctx context.Context, seq *engine.BatchSeq) (session.Slo
 		return session.Slot{}, fmt.Errorf("the server is shutting down")
 	}
 	b.queue = append(b.queue, r)
+	if seq.KV != nil {
+		b.seen[seq.KV] = r.enq
+	}
 	b.mu.Unlock()
 	b.signal()
 	<-r.done
@@ -216,9 +228,28 @@ func (b *Batcher) take() ([]*request, time.Duration) {
 	if n == 0 {
 		return nil, 0
 	}
-	want := min(max(b.last, 1), b.opt.MaxBatch)
+	now := time.Now()
+	active := 0
+	for kv, t := range b.seen {
+		if now.Sub(t) > activeWindow {
+			delete(b.seen, kv)
+		} else {
+			active++
+		}
+	}
+	want := min(max(active, 1), b.opt.MaxBatch)
 	if n < want && b.opt.MaxWait > 0 {
-		if left := b.opt.MaxWait - time.Since(b.queue[0].enq); left > 0 {
+		// from the later of the oldest step's arrival and the end of the
+		// previous pass: the sessions that pass served get MaxWait to queue
+		// their next step and join (else two groups alternate forever)
+		from := b.queue[0].enq
+		if b.lastEnd.After(from) {
+			from = b.lastEnd
+		}
+		// waiting costs every queued step, so it is worth at most half a
+		// pass: a small model whose passes take microseconds barely waits
+		wait := min(b.opt.MaxWait, b.lastPass/2)
+		if left := wait - now.Sub(from); left > 0 {
 			return nil, left
 		}
 	}
@@ -252,8 +283,9 @@ func (b *Batcher) run(batch []*request) {
 	err := b.forward(seqs)
 	model := time.Since(t0)
 	b.mu.Lock()
-	b.last = len(batch)
 	b.passes++
+	b.lastEnd = time.Now()
+	b.lastPass = model
 	b.steps += int64(len(batch))
 	tk := Tick{At: t0, Size: len(batch), ModelMs: float64(model.Nanoseconds()) / 1e6, Queued: len(b.queue)}
 	if len(b.ticks) < tickHistory {

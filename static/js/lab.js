@@ -348,6 +348,7 @@ function apply(ev) {
     for (let i = 0; i < ev.prefill.positions; i++) run.passPos.push(i);
     run.cacheLen = ev.prefill.positions;
     run.times.prefill = ev.prefill.duration_ms;
+    run.times.queue = ev.prefill.queue_ms || 0;
     setAttnView("prefill");
     mark("prefill", "attn", "kv");
   }
@@ -376,8 +377,8 @@ function apply(ev) {
     run.sample = s;
     run.stepMs += s.duration_ms;
     if (s.step === 0) {
-      run.ttft = { tokenize: run.times.tokenize, embed: run.times.embed, prefill: run.times.prefill, first: run.stepMs };
-      run.ttft.total = run.ttft.tokenize + run.ttft.embed + run.ttft.prefill + run.ttft.first;
+      run.ttft = { queue: run.times.queue || 0, tokenize: run.times.tokenize, embed: run.times.embed, prefill: run.times.prefill, first: run.stepMs };
+      run.ttft.total = run.ttft.queue + run.ttft.tokenize + run.ttft.embed + run.ttft.prefill + run.ttft.first;
     } else {
       run.itl = run.itl.slice(0, s.step - 1);
       run.itl.push(run.stepMs);
@@ -750,10 +751,10 @@ function whatIf() {
 // ---------- timing: filled live, replaced by the engine's summary at the stop ----------
 function drawTiming() {
   const t = run.timings, box = C.clear($("ttft"));
-  const tt = t ? { tokenize: t.tokenize_ms, embed: t.embed_ms, prefill: t.prefill_ms, first: t.first_decode_ms, total: t.ttft_ms } : run.ttft;
+  const tt = t ? { queue: Math.max(0, t.ttft_ms - t.tokenize_ms - t.embed_ms - t.prefill_ms - t.first_decode_ms), tokenize: t.tokenize_ms, embed: t.embed_ms, prefill: t.prefill_ms, first: t.first_decode_ms, total: t.ttft_ms } : run.ttft;
   const itl = t ? t.itl_ms || [] : run.itl;
   if (tt) {
-    const parts = [["tokenize", tt.tokenize, "s-muted"], ["embed", tt.embed, "s-warn"], ["prefill", tt.prefill, "s-accent"], ["first logits + sample", tt.first, "s-good"]];
+    const parts = [["queue (waiting for the server)", tt.queue || 0, "s-free"], ["tokenize", tt.tokenize, "s-muted"], ["embed", tt.embed, "s-warn"], ["prefill", tt.prefill, "s-accent"], ["first logits + sample", tt.first, "s-good"]];
     box.appendChild(C.el("p", { "data-testid": "ttft-text", "data-ms": tt.total, text: "Time to first token: " + C.ms(tt.total) + " ms = " + parts.map((p) => p[0] + " " + C.fmt(p[1] || 0, 3)).join(" + ") + " ms" }));
     const bar = C.el("div", { class: "budget-bar", role: "img", "aria-label": "Time to first token by stage" });
     for (const p of parts) {
@@ -767,7 +768,9 @@ function drawTiming() {
   P.itlChart($("chart-itl"), itl);
   if (t) {
     $("rates").textContent = "Prefill " + C.fmt(t.prefill_tokens_per_s, 0) + " tokens/s (all prompt positions in parallel) · output " + C.fmt(t.output_tokens_per_s, 0) +
-      " tokens/s (one at a time) · median inter-token latency " + C.fmt(t.itl_p50_ms, 3) + " ms.";
+      " tokens/s (one at a time) · median inter-token latency " + C.fmt(t.itl_p50_ms, 3) + " ms." +
+      (t.model_ms !== undefined ? " Of this run's time, " + C.ms(t.model_ms) + " ms was the model's forward passes" + (t.model_tokens_per_s ? " (" + C.fmt(t.model_tokens_per_s, 0) + " tokens/s of forward time alone)" : "") +
+        ", " + C.ms(t.inspect_ms) + " ms was this lab building what it shows (probabilities, top list, histogram, layer traces) and " + C.ms(t.queue_ms || 0) + " ms waiting for the server's queue." : "");
   } else if (itl.length) {
     const s = itl.slice().sort((a, b) => a - b);
     $("rates").textContent = itl.length + " inter-token latencies so far · median " + C.fmt(s[s.length >> 1], 3) + " ms · last " + C.fmt(itl[itl.length - 1], 3) + " ms.";
