@@ -75,7 +75,7 @@
   function showModelCard() {
     var m = currentModel();
     if (!m) return;
-    $("model-card").textContent = m.arch + " · " + IS.count(m.params) + " parameters (" + IS.bytes(m.weights_bytes) + ") · " + m.layers + " layers · width " + m.dim +
+    $("model-card").textContent = m.arch + " · " + IS.count(m.params) + " parameters (" + IS.bytes(m.weights_bytes) + " as " + (m.precision === "bf16" ? "bfloat16" : "float32") + ") · " + m.layers + " layers · width " + m.dim +
       " · " + m.heads + " query heads, " + m.kv_heads + " key/value heads of " + m.head_dim + " · vocabulary " + m.vocab + " · context " + m.context +
       " · " + m.position + (m.note ? " · " + m.note : "");
   }
