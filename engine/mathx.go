@@ -24,6 +24,10 @@ func (st *State) linear(x []float32, T int, jobs ...linJob) {
 		total += j.w.Rows
 	}
 	k := kern
+	if T == 1 && inOutRun(jobs) {
+		st.linearSplitK(x, total, jobs)
+		return
+	}
 	if T == 1 {
 		parallelForAligned(total, 16, 64, func(_, lo, hi int) {
 			forJobs(jobs, lo, hi, func(j linJob, lo, hi int) { gemvRange(j, x, lo, hi) })
@@ -56,6 +60,62 @@ func (st *State) linear(x []float32, T int, jobs ...linJob) {
 			}
 		}
 	})
+}
+
+// inOutRun reports whether the jobs are float32 [in][out] matrices that lie
+// side by side in one array (GPT-2's q, k, v views of c_attn, or one Conv1D
+// matrix), with biases for all or none.
+func inOutRun(jobs []linJob) bool {
+	w0 := jobs[0].w
+	if !w0.InOut || w0.DType != F32 || w0.Empty() {
+		return false
+	}
+	off := w0.Off
+	for _, j := range jobs {
+		w := j.w
+		if !w.InOut || w.DType != F32 || w.Cols != w0.Cols || w.Ld != w0.Ld || w.Off != off ||
+			len(w.F32) == 0 || &w.F32[0] != &w0.F32[0] || (j.bias == nil) != (jobs[0].bias == nil) {
+			return false
+		}
+		off += w.Rows
+	}
+	return true
+}
+
+// linearSplitK is the decode step of [in][out] matrices: each worker
+// streams a contiguous block of input rows (whole stored rows, read in
+// order) into its own partial sums of every output, and the partial sums
+// are then added. Splitting the outputs instead would have each worker read
+// a strided band of every row.
+func (st *State) linearSplitK(x []float32, n int, jobs []linJob) {
+	w := jobs[0].w
+	if len(st.part) < maxWorkers() || len(st.part[0]) < n {
+		st.part = make([][]float32, maxWorkers())
+		for i := range st.part {
+			st.part[i] = make([]float32, n)
+		}
+	}
+	for _, p := range st.part {
+		clear(p[:n])
+	}
+	parallelForAligned(w.Cols, 4, 32, func(wk, lo, hi int) {
+		gemvTAcc(st.part[wk][:n], w.F32[lo*w.Ld+w.Off:], w.Ld, x[lo:hi], hi-lo, n)
+	})
+	base := 0
+	for _, j := range jobs {
+		out := j.out[:j.w.Rows]
+		if j.bias != nil {
+			copy(out, j.bias)
+		} else {
+			clear(out)
+		}
+		for _, p := range st.part {
+			for o, v := range p[base : base+j.w.Rows] {
+				out[o] += v
+			}
+		}
+		base += j.w.Rows
+	}
 }
 
 // forJobs calls fn for the part of each job inside the global row range [lo, hi).

@@ -42,6 +42,7 @@ type State struct {
 	// an edge tile [6][nr]; the last T%6 positions zero-padded to 6 rows.
 	pack, tile [][]float32
 	gemmTail   []float32
+	part       [][]float32 // per worker partial sums of an [in][out] decode step
 }
 
 // NewState allocates scratch for the model's shape.
@@ -94,6 +95,9 @@ func (st *State) Bytes() int64 {
 	}
 	for i := range st.pack {
 		n += len(st.pack[i]) + len(st.tile[i])
+	}
+	for _, p := range st.part {
+		n += len(p)
 	}
 	for _, a := range st.last {
 		n += len(a)
