@@ -12,7 +12,10 @@
 // config.go: the model's shape (Config) and its checks.
 package engine
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Arch is a model family.
 type Arch string
@@ -98,8 +101,11 @@ func (c Config) Validate() error {
 	if c.Arch == ArchGPT2 && c.NKVHeads != c.NHeads {
 		return fmt.Errorf("config: gpt2 needs n_kv_heads == n_heads, got %d and %d", c.NKVHeads, c.NHeads)
 	}
-	if c.NormEps <= 0 {
-		return fmt.Errorf("config: norm epsilon %g must be positive", c.NormEps)
+	if !(c.NormEps > 0) || math.IsInf(float64(c.NormEps), 0) {
+		return fmt.Errorf("config: norm epsilon %g must be a positive number", c.NormEps)
+	}
+	if c.Rope != RopeNone && (!(c.RopeTheta > 0) || math.IsInf(c.RopeTheta, 0)) {
+		return fmt.Errorf("config: rope_theta %g must be a positive number", c.RopeTheta)
 	}
 	return nil
 }

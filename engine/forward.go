@@ -48,8 +48,11 @@ func (m *Model) forward(st *State, kv *KVCache, tokens []int, hooks *Hooks, allL
 		// feed-forward sub-block (pre-norm, residual)
 		m.norm(st.xb, st.x, lw.MLPNorm, lw.MLPNormBias, T)
 		m.mlp(st, lw, T)
+		if hooks != nil && hooks.Lens != nil {
+			hooks.Lens.capture(c, l, st.x[(T-1)*d:T*d])
+		}
 		if hooks != nil && hooks.LayerDone != nil {
-			info := LayerInfo{Layer: l, Pos0: pos0, Hidden: rows(st.x, T, d), Attn: make([][]float32, c.NHeads)}
+			info := LayerInfo{Layer: l, Pos0: pos0, Hidden: rows(st.x, T, d), Attn: make([][]float32, c.NHeads), MLP: rows(st.hb, T, c.HiddenDim)}
 			for h := range info.Attn {
 				info.Attn[h] = st.last[h][:pos0+T]
 			}
@@ -67,6 +70,9 @@ func (m *Model) forward(st *State, kv *KVCache, tokens []int, hooks *Hooks, allL
 		}
 	}
 	kv.Len = pos0 + T
+	if hooks != nil && hooks.Lens != nil {
+		hooks.Lens.done(m, st, pos0+T-1)
+	}
 
 	// final norm and LM head: only the positions whose logits we return
 	first := T - 1

@@ -116,10 +116,10 @@ func ParseHFConfig(b []byte) (Config, error) {
 	default:
 		return Config{}, fmt.Errorf("config.json: unknown architecture model_type %q (supported: llama, gpt2)", h.ModelType)
 	}
-	c.BOS, c.EOS = tokenID(h.BOS), tokenID(h.EOS)
 	if err := c.Validate(); err != nil {
 		return Config{}, fmt.Errorf("config.json: %w", err)
 	}
+	c.BOS, c.EOS = validTokenID(tokenID(h.BOS), c.VocabSize), validTokenID(tokenID(h.EOS), c.VocabSize)
 	return c, nil
 }
 
@@ -201,6 +201,19 @@ func (s *tensorSource) get(name string, shape ...int) ([]float32, error) {
 	return v, err
 }
 
+// dataBytes is the tensor data the shards hold, in bytes.
+func (s *tensorSource) dataBytes() int64 {
+	seen := map[*SafetensorsFile]bool{}
+	var n int64
+	for _, f := range s.files {
+		if !seen[f] {
+			seen[f] = true
+			n += int64(len(f.data))
+		}
+	}
+	return n
+}
+
 // mat returns tensor name as a Mat without converting F32 or BF16 data. An
 // [in][out] tensor (inOut) of shape [r][c] is a c-output × r-input Mat; in
 // BF16 it is transposed into a new [out][in] array (the BF16 kernels read
@@ -261,7 +274,8 @@ func LoadHF(fsys fs.FS, dir string) (*Model, error) {
 	return loadHF(fsys, dir, func(name string) ([]byte, error) { return fs.ReadFile(fsys, name) })
 }
 
-func loadHF(fsys fs.FS, dir string, read func(name string) ([]byte, error)) (*Model, error) {
+func loadHF(fsys fs.FS, dir string, read func(name string) ([]byte, error)) (_ *Model, err error) {
+	defer recoverLoad("model "+dir, &err)
 	cb, err := fs.ReadFile(fsys, "config.json")
 	if err != nil {
 		return nil, fmt.Errorf("load model %s: %w", dir, err)
@@ -273,6 +287,9 @@ func loadHF(fsys fs.FS, dir string, read func(name string) ([]byte, error)) (*Mo
 	src, err := openTensorSource(fsys, dir, read)
 	if err != nil {
 		return nil, err
+	}
+	if err := checkWeightBytes(c, src.dataBytes()); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	var w Weights
 	switch c.Arch {

@@ -45,7 +45,13 @@ func ParseLlama2cHeader(b []byte, fileSize int64) (Config, error) {
 	if c.Dim%c.NHeads != 0 {
 		return Config{}, fmt.Errorf("header: dim %d is not a multiple of n_heads %d", c.Dim, c.NHeads)
 	}
-	want := 28 + 4*llama2cFloats(c)
+	floats, ok := llama2cFloats(c)
+	want, ok2 := checkedMul(floats, 4)
+	if !ok || !ok2 || want > math.MaxInt64-28 {
+		return Config{}, fmt.Errorf("header: sizes (dim %d, hidden %d, layers %d, heads %d, kv_heads %d, vocab %d, seq_len %d) overflow: not a llama2.c checkpoint",
+			c.Dim, c.HiddenDim, c.NLayers, c.NHeads, c.NKVHeads, h[5], c.SeqLen)
+	}
+	want += 28
 	if want != fileSize {
 		return Config{}, fmt.Errorf("header: sizes say the file has %d bytes (dim %d, hidden %d, layers %d, heads %d, kv_heads %d, vocab %d, seq_len %d), but it has %d",
 			want, c.Dim, c.HiddenDim, c.NLayers, c.NHeads, c.NKVHeads, h[5], c.SeqLen, fileSize)
@@ -53,18 +59,30 @@ func ParseLlama2cHeader(b []byte, fileSize int64) (Config, error) {
 	return c, nil
 }
 
-func llama2cFloats(c Config) int64 {
-	d, hd, L, kvd, V := int64(c.Dim), int64(c.HiddenDim), int64(c.NLayers), int64(c.KVDim()), int64(c.VocabSize)
-	n := V*d + L*d + L*d*d + 2*L*kvd*d + L*d*d + L*d + 3*L*hd*d + d + int64(c.SeqLen)*int64(c.HeadDim)
+// llama2cFloats is the number of float32s after the header, counted
+// without overflow (ok is false if int64 cannot hold it).
+func llama2cFloats(c Config) (n int64, ok bool) {
+	d, hd, L, kvd, V := c.Dim, c.HiddenDim, c.NLayers, c.KVDim(), c.VocabSize
+	var s sizeSum
+	s.add(V, d)                // token embeddings
+	s.add(L, d)                // attention norms
+	s.add(L, d, d)             // wq
+	s.add(L, 2, kvd, d)        // wk, wv
+	s.add(L, d, d)             // wo
+	s.add(L, d)                // mlp norms
+	s.add(L, 3, hd, d)         // w1, w2, w3
+	s.add(d)                   // final norm
+	s.add(c.SeqLen, c.HeadDim) // legacy RoPE tables
 	if !c.TiedHead {
-		n += V * d
+		s.add(V, d)
 	}
-	return n
+	return s.n, !s.overflow
 }
 
 // LoadLlama2c reads a llama2.c checkpoint (.bin). The tokenizer, if any, is
 // loaded separately (LoadLlama2cTokenizer).
-func LoadLlama2c(path string) (*Model, error) {
+func LoadLlama2c(path string) (m *Model, err error) {
+	defer recoverLoad("llama2.c checkpoint "+path, &err)
 	raw, err := mapFile(path) // the weights are used in place
 	if err != nil {
 		return nil, fmt.Errorf("load llama2.c checkpoint: %w", err)
@@ -128,7 +146,11 @@ func WriteLlama2c(path string, m *Model) error {
 		vocab = -vocab
 	}
 	hdr := []int32{int32(c.Dim), int32(c.HiddenDim), int32(c.NLayers), int32(c.NHeads), int32(c.NKVHeads), vocab, int32(c.SeqLen)}
-	buf := make([]byte, 0, 28+4*llama2cFloats(c))
+	floats, ok := llama2cFloats(c)
+	if !ok {
+		return fmt.Errorf("write llama2.c: the model's sizes overflow")
+	}
+	buf := make([]byte, 0, 28+4*floats)
 	for _, v := range hdr {
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(v))
 	}

@@ -13,7 +13,8 @@ import (
 // LoadModel loads a model from a Hugging Face directory or a llama2.c .bin
 // file. For a .bin, tokenizerPath names its tokenizer.bin; empty means
 // "tokenizer.bin" beside the checkpoint, if present.
-func LoadModel(path, tokenizerPath string) (*Model, error) {
+func LoadModel(path, tokenizerPath string) (_ *Model, err error) {
+	defer recoverLoad("model "+path, &err)
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("load model: %w", err)

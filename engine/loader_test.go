@@ -209,7 +209,8 @@ func FuzzLlama2cHeader(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if c.Validate() != nil || 28+4*llama2cFloats(c) != size {
+		n, ok := llama2cFloats(c)
+		if c.Validate() != nil || !ok || 28+4*n != size {
 			t.Fatalf("accepted inconsistent header %+v for size %d", c, size)
 		}
 	})

@@ -83,8 +83,8 @@ func ParseSafetensorsHeader(b []byte, fileSize int64) (map[string]TensorInfo, in
 				return nil, 0, fmt.Errorf("tensor %q: bad dimension %d in shape %v", name, s, e.Shape)
 			}
 			shape[i] = int(s)
-			count *= s
-			if count > 1<<40 {
+			var ok bool
+			if count, ok = checkedMul(count, s); !ok || count > 1<<40 {
 				return nil, 0, fmt.Errorf("tensor %q: shape %v is too large", name, e.Shape)
 			}
 		}

@@ -15,6 +15,9 @@ type Hooks struct {
 	// AllAttention asks LayerDone to carry every position's attention
 	// weights, not only the last position's.
 	AllAttention bool
+	// Lens, when set, reads each layer's residual through the final norm
+	// and the unembedding (the logit lens, lens.go).
+	Lens *LogitLens
 }
 
 // EmbedInfo describes the embedding stage for the positions in this pass.
@@ -36,4 +39,6 @@ type LayerInfo struct {
 	Attn [][]float32
 	// AttnAll[t][h] is the same for every position (only with AllAttention).
 	AttnAll [][][]float32
+	// MLP [T][hidden] is the MLP's inner activations (after SiLU·up or GELU).
+	MLP [][]float32
 }

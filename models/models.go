@@ -6,13 +6,15 @@ package models
 
 import (
 	"embed"
+	"encoding/json"
+	"fmt"
 	"io/fs"
 	"sync"
 
 	"github.com/inferscope/inferscope/engine"
 )
 
-//go:embed default/config.json default/model.safetensors default/tokenizer.json default/generation_config.json default/MODEL_CARD.md default/golden.json default/training.json default/loss_curve.svg
+//go:embed default/config.json default/model.safetensors default/tokenizer.json default/generation_config.json default/MODEL_CARD.md default/golden.json default/training.json default/loss_curve.svg default/capitals_eval.json
 var files embed.FS
 
 // DefaultName is the default model's name in the UI and CLI.
@@ -53,3 +55,39 @@ func Docs() fs.FS {
 
 // File returns one of the embedded files (MODEL_CARD.md, golden.json, training.json, ...).
 func File(name string) ([]byte, error) { return files.ReadFile("default/" + name) }
+
+// Trained summarises the default model's training and what it knows, from
+// its training.json and capitals_eval.json.
+type Trained struct {
+	Corpus        string
+	Tokens        int64   // training tokens seen
+	Minutes       float64 // training wall time
+	Hardware      string
+	ValLoss       float64 // final held-out loss, nats per token
+	CapitalsRight int
+	CapitalsTotal int
+}
+
+// Training reads the default model's training summary.
+func Training() (Trained, error) {
+	var t struct {
+		Tokens  int64   `json:"tokens_seen"`
+		Minutes float64 `json:"train_minutes"`
+		ValLoss float64 `json:"final_val_loss"`
+	}
+	var c CapitalEval
+	for name, v := range map[string]any{"training.json": &t, "capitals_eval.json": &c} {
+		b, err := File(name)
+		if err != nil {
+			return Trained{}, err
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			return Trained{}, fmt.Errorf("default model %s: %w", name, err)
+		}
+	}
+	return Trained{
+		Corpus: "the Brown Corpus, US State of the Union addresses and sentences about the world's countries",
+		Tokens: t.Tokens, Minutes: t.Minutes, Hardware: "2 CPU cores", ValLoss: t.ValLoss,
+		CapitalsRight: c.Right, CapitalsTotal: c.Total,
+	}, nil
+}

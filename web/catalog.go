@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -24,13 +25,14 @@ type EngineCatalog struct {
 	models  map[string]*engine.Model
 	notes   map[string]string
 	docs    map[string]fs.FS
+	trained map[string]*Training
 	deflt   string
 	ordered []string
 }
 
 // NewEngineCatalog makes an empty catalog.
 func NewEngineCatalog() *EngineCatalog {
-	return &EngineCatalog{models: map[string]*engine.Model{}, notes: map[string]string{}, docs: map[string]fs.FS{}}
+	return &EngineCatalog{models: map[string]*engine.Model{}, notes: map[string]string{}, docs: map[string]fs.FS{}, trained: map[string]*Training{}}
 }
 
 // Add registers a model under its name; the first added is the default
@@ -55,8 +57,9 @@ func (c *EngineCatalog) Add(m *engine.Model, note string, asDefault bool) error 
 }
 
 // AddDocs gives a loaded model a card page: docs holds MODEL_CARD.md and
-// the images it links (served at /models/NAME/card and /models/NAME/FILE).
-func (c *EngineCatalog) AddDocs(name string, docs fs.FS) error {
+// the images it links (served at /models/NAME/card and /models/NAME/FILE);
+// trained, if not nil, summarises its training on the card.
+func (c *EngineCatalog) AddDocs(name string, docs fs.FS, trained *Training) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.models[name]; !ok {
@@ -66,6 +69,7 @@ func (c *EngineCatalog) AddDocs(name string, docs fs.FS) error {
 		return fmt.Errorf("model %s: docs without MODEL_CARD.md", name)
 	}
 	c.docs[name] = docs
+	c.trained[name] = trained
 	return nil
 }
 
@@ -84,6 +88,7 @@ func (c *EngineCatalog) card(m *engine.Model) ModelCard {
 	card.Default, card.Note = m.Name == c.deflt, c.notes[m.Name]
 	if _, ok := c.docs[m.Name]; ok {
 		card.CardURL = "/models/" + url.PathEscape(m.Name) + "/card"
+		card.Trained = c.trained[m.Name]
 	}
 	return card
 }
@@ -102,10 +107,19 @@ func ModelCardFor(m *engine.Model) ModelCard {
 	if cf.Rope != engine.RopeNone {
 		pos = "RoPE (" + cf.Rope.String() + ")"
 	}
-	return ModelCard{Name: m.Name, Arch: string(cf.Arch), Source: m.Source, Params: m.Weights.NumParams(), WeightsBytes: m.Weights.Bytes(),
+	return ModelCard{Name: m.Name, Arch: string(cf.Arch), Source: displaySource(m.Source), Params: m.Weights.NumParams(), WeightsBytes: m.Weights.Bytes(),
 		Precision: m.Precision(), Layers: cf.NLayers, Dim: cf.Dim, Heads: cf.NHeads, KVHeads: cf.NKVHeads, HeadDim: cf.HeadDim, HiddenDim: cf.HiddenDim,
 		Vocab: cf.VocabSize, Context: cf.SeqLen, KVBytesPerToken: cf.KVBytesPerToken(), Tokenizer: m.Tokenizer.Kind(),
 		Position: pos, Checksum: m.WeightsChecksum(), Chat: string(tokenizer.ChatStyleFor(m.Tokenizer))}
+}
+
+// displaySource is where a model came from, as visitors may see it: a
+// file system path is cut to its last element (no server paths leak).
+func displaySource(src string) string {
+	if filepath.IsAbs(src) || strings.ContainsAny(src, `/\`) && !strings.Contains(src, ":") {
+		return filepath.Base(filepath.Clean(src))
+	}
+	return src
 }
 
 // Models implements Catalog: the default first, then in load order.

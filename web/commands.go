@@ -79,6 +79,10 @@ func (c *wsConn) handle(cmd Command) {
 			ev, _ := c.runner.Cancel()
 			c.reply(cmd.ID, MsgEvent, ev)
 		}
+	default:
+		if isRoomCommand(cmd.Type) {
+			c.roomCommand(cmd) // rooms.go
+		}
 	}
 }
 
@@ -149,9 +153,11 @@ func (c *wsConn) step(cmd Command) {
 		cancel()
 	}()
 	start := time.Now()
+	unencodable := false
 	_, err := c.runner.Advance(ctx, untilFor(cmd.Type), func(ev *session.Event) bool {
 		c.s.metrics.observeStep(ev, time.Since(start))
-		if !c.reply(cmd.ID, MsgEvent, ev) {
+		if err := c.replyErr(cmd.ID, MsgEvent, ev); err != nil {
+			unencodable = err == errEncode
 			return false
 		}
 		select {
@@ -164,6 +170,12 @@ func (c *wsConn) step(cmd Command) {
 	})
 	if err != nil {
 		c.sendError(cmd.ID, "engine", err.Error())
+	}
+	if unencodable && !c.runner.Done() {
+		// the client was told why; end the run so it is not left waiting
+		if ev, err := c.runner.Cancel(); err == nil {
+			c.reply(cmd.ID, MsgEvent, ev)
+		}
 	}
 }
 
@@ -225,7 +237,8 @@ func (c *wsConn) resume(id int64, r *ResumePayload) {
 
 func (s *Server) welcome() map[string]any {
 	return map[string]any{"protocol": ProtocolVersion, "models": s.opts.Catalog.Models(), "limits": map[string]any{
-		"max_sessions": s.limits.MaxSessions, "read_limit_bytes": s.limits.ReadLimit, "messages_per_second": s.limits.MsgsPerSecond,
+		"max_sessions": s.limits.MaxSessions, "max_sessions_per_visitor": s.limits.MaxSessionsPerVisitor, "idle_timeout_s": s.limits.IdleTimeout.Seconds(),
+		"read_limit_bytes": s.limits.ReadLimit, "messages_per_second": s.limits.MsgsPerSecond,
 		"max_prompt_bytes": session.MaxPromptBytes, "max_stop_strings": session.MaxStopStrings, "max_sample_n": session.MaxSampleMany, "max_resume_log": MaxResumeLog,
 	}}
 }

@@ -9,15 +9,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
-	"net/url"
-	"strings"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
+
+	"github.com/inferscope/inferscope/engine/session"
 )
 
 // connSet is the server's live connections, counted for the session and
@@ -28,27 +30,9 @@ type connSet struct {
 	n       atomic.Int64
 	kvBytes atomic.Int64
 	closing atomic.Bool
-	nextID  atomic.Int64
-}
-
-func (s *Server) checkOrigin(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true // not a browser
-	}
-	u, err := url.Parse(origin)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(u.Host, r.Host) {
-		return true
-	}
-	for _, allowed := range s.opts.AllowedOrigins {
-		if strings.EqualFold(strings.TrimRight(allowed, "/"), origin) {
-			return true
-		}
-	}
-	return false
+	// visitors counts open sessions per visitor (visitors.go).
+	visitors visitorCount
+	nextID   atomic.Int64
 }
 
 // handleWS upgrades /ws and serves one client's runs until it leaves.
@@ -66,22 +50,29 @@ func (s *Server) handleWS(c echo.Context) error {
 	}
 	lim := s.limits
 	id := fmt.Sprintf("ws-%d-%s", s.conns.nextID.Add(1), c.Response().Header().Get(echo.HeaderXRequestID))
-	if s.conns.closing.Load() || s.conns.n.Add(1) > int64(lim.MaxSessions) {
-		if !s.conns.closing.Load() {
-			s.conns.n.Add(-1)
-		}
-		b, _ := json.Marshal(ServerMsg{Type: MsgError, V: ProtocolVersion, Seq: 1, Payload: ErrorPayload{Code: "server_full",
-			Message: fmt.Sprintf("server full: %d sessions are running (the limit); try again in a minute", lim.MaxSessions)}})
+	visitor := s.visitorOf(c.Request())
+	refuse := func(code, msg, reason string) error {
+		p, _ := json.Marshal(ErrorPayload{Code: code, Message: msg})
 		ws.SetWriteDeadline(time.Now().Add(lim.WriteWait))
-		ws.WriteMessage(websocket.TextMessage, b)
-		ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "server full"))
+		ws.WriteMessage(websocket.TextMessage, outMsg{typ: MsgError, payload: p}.frame(1))
+		ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, reason))
 		ws.Close()
 		s.metrics.rejected.Add(1)
 		return nil
 	}
+	if s.conns.closing.Load() || s.conns.n.Add(1) > int64(lim.MaxSessions) {
+		if !s.conns.closing.Load() {
+			s.conns.n.Add(-1)
+		}
+		return refuse("server_full", fmt.Sprintf("server full: %d sessions are running (the limit); try again in a minute", lim.MaxSessions), "server full")
+	}
 	defer s.conns.n.Add(-1)
-	conn := &wsConn{s: s, ws: ws, id: id, lim: lim, send: make(chan []byte, lim.SendBuffer),
-		cmds: make(chan Command, 8), done: make(chan struct{}), shutdown: make(chan string, 1), tokens: float64(lim.Burst), last: time.Now()}
+	if n, ok := s.conns.visitors.acquire(visitor, lim.MaxSessionsPerVisitor); !ok {
+		return refuse("too_many_sessions", fmt.Sprintf("your address already has %d sessions open (the limit per visitor is %d): close another tab of this app and try again", n, lim.MaxSessionsPerVisitor), "too many sessions")
+	}
+	defer s.conns.visitors.release(visitor)
+	conn := &wsConn{s: s, ws: ws, id: id, visitor: visitor, lim: lim, send: make(chan outMsg, lim.SendBuffer), active: make(chan struct{}, 1),
+		cmds: make(chan Command, 8), done: make(chan struct{}), shutdown: make(chan closeReason, 1), tokens: float64(lim.Burst), last: time.Now()}
 	s.conns.mu.Lock()
 	s.conns.conns[conn] = struct{}{}
 	s.conns.mu.Unlock()
@@ -100,21 +91,28 @@ func (s *Server) handleWS(c echo.Context) error {
 // and a worker that runs engine steps, so that a "cancel" can be read while
 // a long run is in progress.
 type wsConn struct {
-	s    *Server
-	ws   *websocket.Conn
-	id   string
-	lim  Limits
-	send chan []byte
-	cmds chan Command
-	done chan struct{}
-	once sync.Once
+	s       *Server
+	ws      *websocket.Conn
+	id      string
+	visitor string // client address, the key of per-visitor limits
+	lim     Limits
+	// active tells the writer a command arrived (idle expiry).
+	active chan struct{}
+	send   chan outMsg
+	cmds   chan Command
+	done   chan struct{}
+	once   sync.Once
 	// shutdown asks the writer to flush, send the closing event and close.
-	shutdown     chan string
+	shutdown     chan closeReason
 	shutdownOnce sync.Once
-	seq          atomic.Int64
+	seq          int64 // writer-owned: the last seq sent
+	slow         atomic.Bool
 
 	mu        sync.Mutex
 	cancelRun context.CancelFunc
+
+	// presenting is set while this connection presents a room (rooms.go)
+	presenting atomic.Pointer[presenterHook]
 
 	// worker-owned
 	runner  Runner
@@ -151,6 +149,7 @@ func (c *wsConn) serve() {
 	c.mu.Unlock()
 	close(c.cmds)
 	wg.Wait()
+	c.leaveRoom()
 	c.s.conns.kvBytes.Add(-c.kvBytes)
 }
 
@@ -177,6 +176,12 @@ func (c *wsConn) reader() {
 			errors.As(err, &pe)
 			c.sendError(cmd.ID, pe.Code, pe.Msg)
 			continue
+		}
+		if cmd.Type != CmdPing {
+			select {
+			case c.active <- struct{}{}:
+			default:
+			}
 		}
 		switch cmd.Type {
 		case CmdCancel:
@@ -210,14 +215,43 @@ func (c *wsConn) allow() bool {
 	return true
 }
 
+// closeReason is why the server ends a session: the closing message's
+// code and reason, and the websocket close frame's.
+type closeReason struct {
+	code, reason string
+	frame        int
+}
+
 func (c *wsConn) writer() {
 	ping := time.NewTicker(c.lim.PongWait * 9 / 10)
 	defer ping.Stop()
+	idle := time.NewTimer(c.lim.IdleTimeout)
+	defer idle.Stop()
 	for {
 		select {
-		case b := <-c.send:
+		case <-c.active:
+			idle.Reset(c.lim.IdleTimeout)
+		case <-idle.C:
+			c.mu.Lock()
+			busy := c.cancelRun != nil
+			c.mu.Unlock()
+			if busy { // a run in progress is not idle
+				idle.Reset(c.lim.IdleTimeout)
+				continue
+			}
+			c.s.metrics.idleClosed.Add(1)
+			c.flushAndClose(closeReason{code: "idle", frame: websocket.CloseNormalClosure,
+				reason: fmt.Sprintf("this session was closed after %v without a command; reconnect (resume) to continue where you were", c.lim.IdleTimeout)})
+			return
+		case m := <-c.send:
+			c.seq++
+			b := m.frame(c.seq)
 			c.ws.SetWriteDeadline(time.Now().Add(c.lim.WriteWait))
 			if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
+				if ne, ok := err.(net.Error); ok && ne.Timeout() {
+					c.s.log.Warn("closing a client too slow to read its events", "conn", c.id)
+					c.closeSlow()
+				}
 				c.close()
 				return
 			}
@@ -238,13 +272,14 @@ func (c *wsConn) writer() {
 
 // flushAndClose writes what is queued, then the closing event and a close
 // frame, so a client sees everything up to "closing" in order.
-func (c *wsConn) flushAndClose(reason string) {
+func (c *wsConn) flushAndClose(why closeReason) {
 	deadline := time.Now().Add(2 * time.Second)
 	c.ws.SetWriteDeadline(deadline)
 	for {
 		select {
-		case b := <-c.send:
-			if c.ws.WriteMessage(websocket.TextMessage, b) != nil {
+		case m := <-c.send:
+			c.seq++
+			if c.ws.WriteMessage(websocket.TextMessage, m.frame(c.seq)) != nil {
 				c.close()
 				return
 			}
@@ -253,23 +288,92 @@ func (c *wsConn) flushAndClose(reason string) {
 		}
 		break
 	}
-	b, _ := json.Marshal(ServerMsg{Type: MsgClosing, V: ProtocolVersion, Seq: c.seq.Add(1), Payload: map[string]string{"reason": reason}})
-	c.ws.WriteMessage(websocket.TextMessage, b)
-	c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"), deadline)
+	p, _ := json.Marshal(map[string]string{"code": why.code, "reason": why.reason})
+	c.seq++
+	c.ws.WriteMessage(websocket.TextMessage, outMsg{typ: MsgClosing, payload: p}.frame(c.seq))
+	c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(why.frame, why.code), deadline)
 	c.close()
 }
 
-// reply queues a message. If the client is so slow that the buffer stays
-// full for SendTimeout, the connection is closed rather than letting an
-// engine step wait without bound.
-func (c *wsConn) reply(id int64, typ string, payload any) bool {
-	b, err := json.Marshal(ServerMsg{Type: typ, V: ProtocolVersion, Seq: c.seq.Add(1), ID: id, Payload: payload})
-	if err != nil {
-		c.s.log.Error("marshal server message", "conn", c.id, "type", typ, "err", err)
-		return false
+// outMsg is a reply waiting for the writer, which numbers it: seq is
+// assigned where messages leave, so seq is gapless and strictly increasing
+// whichever goroutine queued them.
+type outMsg struct {
+	typ     string
+	id      int64
+	payload json.RawMessage // nil: no payload field
+}
+
+// frame is the message's wire form with seq.
+func (m outMsg) frame(seq int64) []byte {
+	b := make([]byte, 0, len(m.payload)+64)
+	b = append(b, `{"type":`...)
+	b = strconv.AppendQuote(b, m.typ)
+	b = append(b, `,"v":`...)
+	b = strconv.AppendInt(b, ProtocolVersion, 10)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, seq, 10)
+	if m.id != 0 {
+		b = append(b, `,"id":`...)
+		b = strconv.AppendInt(b, m.id, 10)
 	}
+	if len(m.payload) > 0 && string(m.payload) != "null" {
+		b = append(b, `,"payload":`...)
+		b = append(b, m.payload...)
+	}
+	return append(b, '}')
+}
+
+// errEncode is a reply that could not be encoded; the client was told.
+var errEncode = errors.New("reply could not be encoded")
+
+// reply queues a message; false means it was not sent (the connection is
+// closing, or the payload could not be encoded, which the client is told
+// with an error naming why).
+func (c *wsConn) reply(id int64, typ string, payload any) bool {
+	return c.replyErr(id, typ, payload) == nil
+}
+
+// replyErr is reply returning why a message was not sent: errEncode when
+// the payload could not be encoded (the client got an error message in its
+// place), errClosed when the connection is going away.
+func (c *wsConn) replyErr(id int64, typ string, payload any) error {
+	p, err := json.Marshal(payload)
+	if err != nil {
+		var uv *json.UnsupportedValueError
+		if errors.As(err, &uv) {
+			c.sendError(id, "non_finite", fmt.Sprintf("the model produced a value that is not a finite number (%s) in this %s; its weights or settings make the arithmetic overflow, so the run is stopped: try another model", uv.Str, describeReply(typ, payload)))
+		} else {
+			c.s.log.Error("marshal server message", "conn", c.id, "type", typ, "err", err)
+			c.sendError(id, "internal", "internal error: the "+typ+" message could not be encoded")
+		}
+		return errEncode
+	}
+	if h := c.presenting.Load(); h != nil {
+		h.sent(typ, payload, p) // rooms: the presenter's output goes to the class, encoded once
+	}
+	if !c.enqueue(outMsg{typ: typ, id: id, payload: p}) {
+		return errClosed
+	}
+	return nil
+}
+
+var errClosed = errors.New("connection closed")
+
+// describeReply names what a reply carried, for error messages.
+func describeReply(typ string, payload any) string {
+	if ev, ok := payload.(*session.Event); ok && ev != nil {
+		return string(ev.Stage) + " event"
+	}
+	return typ + " message"
+}
+
+// enqueue hands m to the writer. If the client is so slow that the queue
+// stays full for SendTimeout, the connection is closed rather than letting
+// an engine step wait without bound.
+func (c *wsConn) enqueue(m outMsg) bool {
 	select {
-	case c.send <- b:
+	case c.send <- m:
 		return true
 	case <-c.done:
 		return false
@@ -278,16 +382,24 @@ func (c *wsConn) reply(id int64, typ string, payload any) bool {
 	t := time.NewTimer(c.lim.SendTimeout)
 	defer t.Stop()
 	select {
-	case c.send <- b:
+	case c.send <- m:
 		return true
 	case <-c.done:
 		return false
 	case <-t.C:
 		c.s.log.Warn("closing a client too slow to read its events", "conn", c.id)
-		c.s.metrics.slowClosed.Add(1)
-		c.close()
+		c.closeSlow()
 		return false
 	}
+}
+
+// closeSlow closes a connection whose client stopped reading, counting it
+// once in inferscope_slow_clients_closed_total.
+func (c *wsConn) closeSlow() {
+	if c.slow.CompareAndSwap(false, true) {
+		c.s.metrics.slowClosed.Add(1)
+	}
+	c.close()
 }
 
 func (c *wsConn) sendError(id int64, code, msg string) {
@@ -297,7 +409,11 @@ func (c *wsConn) sendError(id int64, code, msg string) {
 
 func (c *wsConn) worker() {
 	for cmd := range c.cmds {
+		c.checkPresenter(cmd) // rooms: the presenter key, on every command
 		c.handle(cmd)
+		if h := c.presenting.Load(); h != nil {
+			h.done(c, cmd)
+		}
 	}
 }
 
@@ -318,7 +434,9 @@ func (s *Server) shutdownSessions() {
 			c.cancelRun()
 		}
 		c.mu.Unlock()
-		c.shutdownOnce.Do(func() { c.shutdown <- "the server is shutting down; reload the page in a moment" })
+		c.shutdownOnce.Do(func() {
+			c.shutdown <- closeReason{code: "shutdown", frame: websocket.CloseGoingAway, reason: "the server is shutting down; reload the page in a moment"}
+		})
 	}
 	timeout := time.After(3 * time.Second)
 	for _, c := range conns {

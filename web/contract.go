@@ -59,6 +59,20 @@ type ModelCard struct {
 	Note            string `json:"note,omitempty"`
 	// CardURL is the model card page (/models/NAME/card), when the model has one.
 	CardURL string `json:"card_url,omitempty"`
+	// Trained says how the model was trained, when its card says so.
+	Trained *Training `json:"trained,omitempty"`
+}
+
+// Training summarises how a model was trained and what it knows, for the
+// lab's model line and the lessons (the full story is on its card page).
+type Training struct {
+	Corpus        string  `json:"corpus"`         // what it read, in a few words
+	Tokens        int64   `json:"tokens"`         // training tokens seen
+	Minutes       float64 `json:"minutes"`        // wall time of training
+	Hardware      string  `json:"hardware"`       // where it trained
+	ValLoss       float64 `json:"val_loss"`       // held-out loss, nats per token
+	CapitalsRight int     `json:"capitals_right"` // greedy "The capital of X is" right
+	CapitalsTotal int     `json:"capitals_total"` // countries checked
 }
 
 // Catalog is the set of models runs can use.

@@ -21,6 +21,7 @@ func TestBrowserLessons(t *testing.T) {
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
+	checkedTokens := false
 	for _, slug := range []string{"after-send", "sampling", "kv-cache"} {
 		if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lessons/"+slug)); err != nil {
 			t.Fatal(err)
@@ -49,8 +50,10 @@ func TestBrowserLessons(t *testing.T) {
 			if empty := evalJS[int](t, ctx, fmt.Sprintf(`[...document.querySelectorAll('%s .live')].filter(e => e.textContent === "…").length`, sel)); empty > 0 {
 				t.Errorf("%s section %d: %d live values not filled", slug, s, empty)
 			}
-			if slug == "after-send" && s == 2 {
-				ids := evalJS[[]int](t, ctx, `[...document.querySelectorAll('#section-2 .chip')].map(c => +c.dataset.id)`)
+			// the first tokens panel tokenizes the lesson's running example
+			if slug == "after-send" && !checkedTokens && evalJS[bool](t, ctx, fmt.Sprintf(`!!document.querySelector('%s [data-kind="tokens"]')`, sel)) {
+				checkedTokens = true
+				ids := evalJS[[]int](t, ctx, fmt.Sprintf(`[...document.querySelectorAll('%s .chip')].map(c => +c.dataset.id)`, sel))
 				toks, _ := m.Tokenizer.Encode("The capital of France is", tokenizer.EncodeOptions{AddBOS: true})
 				var want []int
 				for _, tk := range toks {
@@ -61,13 +64,18 @@ func TestBrowserLessons(t *testing.T) {
 				}
 			}
 			if slug == "kv-cache" && s == 4 {
+				// the reason's code is an attribute; the page says it in English
+				reason := evalJS[string](t, ctx, `document.querySelector('[data-testid="lesson-stop"]').dataset.reason`)
 				txt := evalJS[string](t, ctx, `document.querySelector('[data-testid="lesson-stop"]').textContent`)
-				if want := "context_full"; !strings.Contains(txt, want) {
-					t.Errorf("context limit section: %q lacks %q", txt, want)
+				if reason != "context_full" || strings.Contains(txt, "context_full") || !strings.Contains(txt, "context is full") {
+					t.Errorf("context limit section: reason %q, text %q", reason, txt)
 				}
 			}
 		}
 		b.Screenshot(t, "lesson-"+slug)
+	}
+	if !checkedTokens {
+		t.Error("no tokens panel found in the first lesson")
 	}
 	b.AssertNoJSErrors(t)
 }

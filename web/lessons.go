@@ -5,6 +5,7 @@ package web
 import (
 	"fmt"
 	"github.com/inferscope/inferscope/internal/human"
+	"math"
 	"net/http"
 	"strconv"
 
@@ -18,7 +19,7 @@ import (
 // number in a lesson's prose comes from here or from a live panel.
 func LessonValues(m ModelCard) lessons.Values {
 	mha := 2 * int64(m.Layers) * int64(m.Heads) * int64(m.HeadDim) * 4
-	return lessons.Values{
+	v := lessons.Values{
 		"model.name":                   m.Name,
 		"model.params":                 human.Count(m.Params),
 		"model.weights":                human.Bytes(m.WeightsBytes),
@@ -34,7 +35,28 @@ func LessonValues(m ModelCard) lessons.Values {
 		"model.kv_bytes_per_token_mha": human.Bytes(mha),
 		"model.kv_formula":             fmt.Sprintf("2 × %d layers × %d heads × %d × 4 bytes", m.Layers, m.KVHeads, m.HeadDim),
 		"model.kv_bytes_full_context":  human.Bytes(m.KVBytesPerToken * int64(m.Context)),
+		"model.card_url":               m.CardURL,
 	}
+	if t := m.Trained; t != nil {
+		v["model.trained_on"] = t.Corpus
+		v["model.train_tokens"] = human.Count(t.Tokens)
+		v["model.train_minutes"] = strconv.Itoa(int(math.Round(t.Minutes)))
+		v["model.train_hardware"] = t.Hardware
+		v["model.val_loss"] = strconv.FormatFloat(t.ValLoss, 'f', 2, 64)
+		v["model.capitals_right"] = strconv.Itoa(t.CapitalsRight)
+		v["model.capitals_total"] = strconv.Itoa(t.CapitalsTotal)
+	}
+	// A model without a card (never the embedded default) still fills every
+	// placeholder, in words.
+	for k, w := range map[string]string{"model.card_url": "/lab", "model.trained_on": "text its authors chose",
+		"model.train_tokens": "an unknown number of", "model.train_minutes": "an unknown number of",
+		"model.train_hardware": "unknown hardware", "model.val_loss": "unknown", "model.capitals_right": "an unknown share",
+		"model.capitals_total": "the"} {
+		if v[k] == "" {
+			v[k] = w
+		}
+	}
+	return v
 }
 
 // loadLessons parses the lessons with the default model's numbers.
@@ -69,7 +91,7 @@ func (s *Server) lessonPage(c echo.Context) error {
 		if l.Slug != slug {
 			continue
 		}
-		d := views.LessonPageData{Slug: l.Slug, Title: l.Title, Summary: l.Summary}
+		d := views.LessonPageData{Slug: l.Slug, Title: l.Title, Summary: l.Summary, Defaults: s.pageData().Defaults}
 		for _, sec := range l.Sections {
 			var panels []views.LessonPanel
 			for _, p := range sec.Panels {

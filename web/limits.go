@@ -16,12 +16,28 @@ type Limits struct {
 	WriteWait     time.Duration `json:"-"`
 	PongWait      time.Duration `json:"-"`
 	MaxKVBytes    int64         `json:"max_kv_bytes"` // total KV cache across sessions
+
+	// Per visitor (client address; see visitors.go).
+	MaxSessionsPerVisitor int `json:"max_sessions_per_visitor"` // open websocket sessions
+	MaxConnsPerVisitor    int `json:"-"`                        // open TCP connections (Serve only)
+	// IdleTimeout closes a session with no command (pings aside) for this
+	// long; the client gets closing with code "idle" and may resume.
+	IdleTimeout time.Duration `json:"-"`
+
+	// HTTP server timeouts (Serve only; the websocket clears them once
+	// upgraded).
+	ReadHeaderTimeout time.Duration `json:"-"`
+	ReadTimeout       time.Duration `json:"-"`
+	WriteTimeout      time.Duration `json:"-"`
+	HTTPIdleTimeout   time.Duration `json:"-"` // idle keep-alive connections
 }
 
 // DefaultLimits are documented in the README.
 func DefaultLimits() Limits {
 	return Limits{MaxSessions: 64, ReadLimit: 64 << 10, MsgsPerSecond: 50, Burst: 100, SendBuffer: 256,
-		SendTimeout: 10 * time.Second, WriteWait: 10 * time.Second, PongWait: 60 * time.Second, MaxKVBytes: 2 << 30}
+		SendTimeout: 10 * time.Second, WriteWait: 10 * time.Second, PongWait: 60 * time.Second, MaxKVBytes: 2 << 30,
+		MaxSessionsPerVisitor: 8, MaxConnsPerVisitor: 256, IdleTimeout: 15 * time.Minute,
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, HTTPIdleTimeout: 120 * time.Second}
 }
 
 func (l Limits) withDefaults() Limits {
@@ -52,6 +68,17 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxKVBytes <= 0 {
 		l.MaxKVBytes = d.MaxKVBytes
+	}
+	for _, f := range []struct{ v, d *int }{{&l.MaxSessionsPerVisitor, &d.MaxSessionsPerVisitor}, {&l.MaxConnsPerVisitor, &d.MaxConnsPerVisitor}} {
+		if *f.v <= 0 {
+			*f.v = *f.d
+		}
+	}
+	for _, f := range []struct{ v, d *time.Duration }{{&l.IdleTimeout, &d.IdleTimeout}, {&l.ReadHeaderTimeout, &d.ReadHeaderTimeout},
+		{&l.ReadTimeout, &d.ReadTimeout}, {&l.WriteTimeout, &d.WriteTimeout}, {&l.HTTPIdleTimeout, &d.HTTPIdleTimeout}} {
+		if *f.v <= 0 {
+			*f.v = *f.d
+		}
 	}
 	return l
 }

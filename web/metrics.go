@@ -15,16 +15,19 @@ import (
 // metrics are the server's counters, exported on /metrics in Prometheus
 // text format. Each Server has its own registry.
 type metrics struct {
-	reg        *prometheus.Registry
-	sessions   atomic.Int64
-	rejected   atomic.Int64
-	errors     atomic.Int64
-	slowClosed atomic.Int64
-	bytesSent  atomic.Int64
-	steps      *prometheus.CounterVec
-	stepTime   *prometheus.HistogramVec
-	tokens     prometheus.Counter
-	tokRate    prometheus.Gauge
+	reg          *prometheus.Registry
+	sessions     atomic.Int64
+	rejected     atomic.Int64
+	errors       atomic.Int64
+	slowClosed   atomic.Int64
+	bytesSent    atomic.Int64
+	hostRefused  atomic.Int64
+	connsRefused atomic.Int64
+	idleClosed   atomic.Int64
+	steps        *prometheus.CounterVec
+	stepTime     *prometheus.HistogramVec
+	tokens       prometheus.Counter
+	tokRate      prometheus.Gauge
 }
 
 func newMetrics(kvBytes func() float64) *metrics {
@@ -47,6 +50,9 @@ func newMetrics(kvBytes func() float64) *metrics {
 		counter("inferscope_client_errors_total", "Error events sent to clients (bad input, limits).", &m.errors),
 		counter("inferscope_slow_clients_closed_total", "Connections closed because the client did not read.", &m.slowClosed),
 		counter("inferscope_ws_bytes_sent_total", "Bytes of websocket messages sent.", &m.bytesSent),
+		counter("inferscope_connections_refused_total", "TCP connections closed at once because their address had too many open.", &m.connsRefused),
+		counter("inferscope_idle_sessions_closed_total", "Sessions closed after the idle timeout without a command.", &m.idleClosed),
+		counter("inferscope_host_refused_total", "Requests refused because their Host is not on the allowlist (DNS rebinding).", &m.hostRefused),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return m

@@ -24,13 +24,13 @@ func TestModelCardPage(t *testing.T) {
 	if err := cat.Add(m, "", true); err != nil {
 		t.Fatal(err)
 	}
-	if err := cat.AddDocs("nope", models.Docs()); err == nil {
+	if err := cat.AddDocs("nope", models.Docs(), nil); err == nil {
 		t.Error("docs for a model that is not loaded were accepted")
 	}
-	if err := cat.AddDocs(m.Name, fstest.MapFS{"x.svg": {}}); err == nil || !strings.Contains(err.Error(), "MODEL_CARD.md") {
+	if err := cat.AddDocs(m.Name, fstest.MapFS{"x.svg": {}}, nil); err == nil || !strings.Contains(err.Error(), "MODEL_CARD.md") {
 		t.Errorf("docs without MODEL_CARD.md: err %v", err)
 	}
-	if err := cat.AddDocs(m.Name, models.Docs()); err != nil {
+	if err := cat.AddDocs(m.Name, models.Docs(), &web.Training{Corpus: "test", CapitalsTotal: 3}); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := web.New(web.Options{Catalog: cat})
@@ -39,7 +39,9 @@ func TestModelCardPage(t *testing.T) {
 	}
 	get := func(path string) (int, string, string) {
 		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Host = "localhost" // the Host allowlist serves loopback names
+		srv.ServeHTTP(rec, req)
 		b, _ := io.ReadAll(rec.Body)
 		return rec.Code, rec.Header().Get("Content-Type"), string(b)
 	}
@@ -52,8 +54,8 @@ func TestModelCardPage(t *testing.T) {
 		t.Fatalf("/api/models: %d %v %s", code, err, body)
 	}
 	url := cards[0].CardURL
-	if url != "/models/"+m.Name+"/card" {
-		t.Fatalf("card_url %q", url)
+	if url != "/models/"+m.Name+"/card" || cards[0].Trained == nil || cards[0].Trained.CapitalsTotal != 3 {
+		t.Fatalf("card_url %q, trained %+v", url, cards[0].Trained)
 	}
 	tests := []struct {
 		path     string
@@ -61,7 +63,7 @@ func TestModelCardPage(t *testing.T) {
 		ctype    string
 		contains []string
 	}{
-		{url, 200, "text/html", []string{`data-testid="model-card"`, "<table>", `src="loss_curve.svg"`, "Training data", "Brown Corpus"}},
+		{url, 200, "text/html", []string{`data-testid="model-card-page"`, "<table>", `src="loss_curve.svg"`, "Training data", "Brown Corpus"}},
 		{"/models/" + m.Name + "/loss_curve.svg", 200, "image/svg+xml", []string{"<svg", "validation loss"}},
 		{"/models/" + m.Name + "/MODEL_CARD.md", 404, "", []string{".svg"}},
 		{"/models/" + m.Name + "/none.svg", 404, "", []string{"none.svg"}},

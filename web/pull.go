@@ -1,6 +1,9 @@
 package web
 
-// pull.go: POST /api/pull and its status: model downloads from the lab.
+// pull.go: model downloads from the lab: GET /api/pull (presets and
+// status), POST /api/pull (start), DELETE /api/pull (cancel). Downloads are
+// an operator's choice: without serve --allow-pull there is no Puller and
+// every route answers 404.
 
 import (
 	"net/http"
@@ -11,7 +14,7 @@ import (
 // PullStatus is the state of the server's model download.
 type PullStatus struct {
 	Repo   string   `json:"repo"`
-	State  string   `json:"state"` // idle, running, done, error
+	State  string   `json:"state"` // idle, running, done, error, cancelled
 	File   string   `json:"file"`
 	Done   int64    `json:"done"`
 	Total  int64    `json:"total"`
@@ -19,26 +22,31 @@ type PullStatus struct {
 	ETA    float64  `json:"eta_s"`
 	Error  string   `json:"error,omitempty"`
 	Model  string   `json:"model,omitempty"` // the loaded model's name when done
-	Cached []string `json:"cached"`
+	Cached []string `json:"cached"`          // offered repos already in the cache
 }
 
-// Puller downloads models for the lab's "get more models" panel.
+// Puller downloads models for the lab's "get more models" panel, one at a
+// time. Its errors and status name repos, never server paths.
 type Puller interface {
 	Presets() any
 	Start(repo string) error
 	Status() PullStatus
+	// Cancel stops the running download (an error if none runs).
+	Cancel() error
 }
+
+const pullsOff = "downloads are disabled on this server (the operator can allow them with serve --allow-pull)"
 
 func (s *Server) pullStatus(c echo.Context) error {
 	if s.opts.Puller == nil {
-		return echo.NewHTTPError(http.StatusNotFound, "downloads are disabled on this server")
+		return echo.NewHTTPError(http.StatusNotFound, pullsOff)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"presets": s.opts.Puller.Presets(), "status": s.opts.Puller.Status()})
 }
 
 func (s *Server) pullStart(c echo.Context) error {
 	if s.opts.Puller == nil {
-		return echo.NewHTTPError(http.StatusNotFound, "downloads are disabled on this server")
+		return echo.NewHTTPError(http.StatusNotFound, pullsOff)
 	}
 	var req struct {
 		Repo string `json:"repo"`
@@ -50,4 +58,14 @@ func (s *Server) pullStart(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
 	return c.JSON(http.StatusAccepted, s.opts.Puller.Status())
+}
+
+func (s *Server) pullCancel(c echo.Context) error {
+	if s.opts.Puller == nil {
+		return echo.NewHTTPError(http.StatusNotFound, pullsOff)
+	}
+	if err := s.opts.Puller.Cancel(); err != nil {
+		return echo.NewHTTPError(http.StatusConflict, err.Error())
+	}
+	return c.JSON(http.StatusOK, s.opts.Puller.Status())
 }

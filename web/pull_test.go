@@ -19,6 +19,14 @@ func (f *fakePuller) Presets() any { return []string{"org/model"} }
 func (f *fakePuller) Status() PullStatus {
 	return f.st
 }
+func (f *fakePuller) Cancel() error {
+	if f.st.State != "running" {
+		return errors.New("no download is running")
+	}
+	f.st.State = "cancelled"
+	return nil
+}
+
 func (f *fakePuller) Start(repo string) error {
 	if repo == "bad" {
 		return errors.New(`repo "bad" is not a valid model id`)
@@ -43,9 +51,11 @@ func TestPullEndpoints(t *testing.T) {
 		{"POST", `{"repo":"org/model"}`, 202, `"state":"running"`},
 		{"POST", `{"repo":"bad"}`, 400, "not a valid model id"},
 		{"POST", `{nope`, 400, "want a JSON body"},
+		{"DELETE", "", 200, `"state":"cancelled"`},
+		{"DELETE", "", 409, "no download is running"},
 	}
 	for _, tt := range tests {
-		req := httptest.NewRequest(tt.method, "/api/pull", strings.NewReader(tt.body))
+		req := localRequest(tt.method, "/api/pull", strings.NewReader(tt.body))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, req)
@@ -58,8 +68,8 @@ func TestPullEndpoints(t *testing.T) {
 	}
 	s2, _ := New(Options{})
 	rec := httptest.NewRecorder()
-	s2.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/pull", nil))
-	if rec.Code != 404 || !strings.Contains(rec.Body.String(), "downloads are disabled") {
+	s2.ServeHTTP(rec, localRequest(http.MethodGet, "/api/pull", nil))
+	if rec.Code != 404 || !strings.Contains(rec.Body.String(), "serve --allow-pull") {
 		t.Errorf("no puller: %d %s", rec.Code, rec.Body.String())
 	}
 }

@@ -289,7 +289,7 @@ func TestGracefulShutdownSendsClosing(t *testing.T) {
 // killed mid-run, send garbage and exceed limits; every good session still
 // receives every event in order.
 func TestFaultsDoNotAffectOthers(t *testing.T) {
-	ts := newWSServer(t, web.Limits{MaxSessions: 16})
+	ts := newWSServer(t, web.Limits{MaxSessions: 16, MaxSessionsPerVisitor: 16})
 	var wg sync.WaitGroup
 	errs := make(chan error, 32)
 	for i := 0; i < 4; i++ {
@@ -336,13 +336,14 @@ func TestFaultsDoNotAffectOthers(t *testing.T) {
 	runToEnd(t, dial(t, ts), "The", 3)
 }
 
-// BenchmarkLoad runs 50 concurrent sessions stepping 200 tokens each on the
-// default model over loopback (bounded: 50 × 200 tokens) and reports step
-// latency percentiles, throughput, errors and peak memory.
+// BenchmarkLoad runs 64 concurrent sessions stepping 200 tokens each on the
+// default model over loopback (bounded: 64 × 200 tokens) and reports step
+// latency percentiles, throughput, errors and peak memory. (All from one
+// address: the per-visitor session limit is raised to 64 for it.)
 func BenchmarkLoad(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		ts := newWSServer(b, web.Limits{MaxSessions: 64, MsgsPerSecond: 1e6, Burst: 1e6})
-		const sessions, tokens = 50, 200
+		ts := newWSServer(b, web.Limits{MaxSessions: 64, MaxSessionsPerVisitor: 64, MsgsPerSecond: 1e6, Burst: 1e6})
+		const sessions, tokens = 64, 200
 		var mu sync.Mutex
 		var all []time.Duration
 		totalEvents := 0

@@ -44,10 +44,19 @@ type Options struct {
 	// AllowedOrigins lists extra websocket origins ("https://host:port");
 	// the page's own host is always allowed.
 	AllowedOrigins []string
+	// AllowedHosts are the Host names served besides localhost and IP
+	// literals (the --addr host, --allow-host names); see hosts.go.
+	AllowedHosts []string
 	// Limits bound sessions and messages; zero fields take defaults.
 	Limits Limits
 	// Puller downloads models from the lab; nil disables downloads.
 	Puller Puller
+	// ClientIPHeader, when set, names a header a trusted reverse proxy
+	// sets to the client's address (X-Forwarded-For, X-Real-IP); per-visitor
+	// limits then count by its last address. Empty: the TCP peer address.
+	ClientIPHeader string
+	// Rooms configures classroom rooms (rooms.go); zero fields take defaults.
+	Rooms RoomOptions
 }
 
 // Server is the app's HTTP handler.
@@ -58,8 +67,10 @@ type Server struct {
 	assets  *assetStore
 	limits  Limits
 	conns   *connSet
+	hosts   *hostPolicy
 	metrics *metrics
 	lessons []*lessons.Lesson
+	rooms   *roomHub
 }
 
 // New builds the routes. It does not listen; use ServeHTTP or ListenAndServe.
@@ -73,8 +84,9 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, log: lg, echo: echo.New(), assets: assets, limits: opts.Limits.withDefaults(),
-		conns: &connSet{conns: map[*wsConn]struct{}{}}}
+		conns: &connSet{conns: map[*wsConn]struct{}{}}, hosts: newHostPolicy(opts.AllowedHosts)}
 	s.metrics = newMetrics(func() float64 { return float64(s.conns.kvBytes.Load()) })
+	s.rooms = newRoomHub(s, opts.Rooms)
 	if err := s.loadLessons(); err != nil {
 		return nil, fmt.Errorf("lessons: %w", err)
 	}
@@ -84,8 +96,10 @@ func New(opts Options) (*Server, error) {
 	e.HTTPErrorHandler = s.handleError
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{}))
 	e.Use(securityHeaders)
+	e.Use(s.checkHost)
 	e.Use(s.recoverer)
 	e.Use(middleware.BodyLimit(maxBody))
+	useTransport(e)
 
 	e.GET("/", s.home)
 	e.GET("/static/*", s.static)
@@ -95,12 +109,15 @@ func New(opts Options) (*Server, error) {
 	e.GET("/lab", s.lab)
 	e.GET("/compare", s.compare)
 	e.GET("/api/models", s.apiModels)
+	e.GET("/api/vocab", s.apiVocab)
 	e.GET("/api/pull", s.pullStatus)
-	e.POST("/api/pull", s.pullStart)
+	e.POST("/api/pull", s.pullStart, s.stateChange)
+	e.DELETE("/api/pull", s.pullCancel, s.stateChange)
 	e.GET("/lessons", s.lessonIndex)
 	e.GET("/lessons/:slug", s.lessonPage)
 	e.GET("/models/:name/card", s.modelCardPage)
 	e.GET("/models/:name/:file", s.modelCardFile)
+	s.roomRoutes(e)
 	return s, nil
 }
 
@@ -113,13 +130,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.Serv
 // Shutdown sends every websocket client a closing event, closes them, and
 // stops the listener, waiting for requests to finish.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.rooms.close()
 	s.shutdownSessions()
 	return s.echo.Shutdown(ctx)
 }
 
-// Serve accepts connections on ln until Shutdown. It returns nil after a clean shutdown.
+// Serve accepts connections on ln until Shutdown, with the HTTP timeouts
+// and the per-address connection cap of Limits. It returns nil after a
+// clean shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	s.echo.Listener = ln
+	hs := s.echo.Server
+	hs.ReadHeaderTimeout, hs.ReadTimeout = s.limits.ReadHeaderTimeout, s.limits.ReadTimeout
+	hs.WriteTimeout, hs.IdleTimeout = s.limits.WriteTimeout, s.limits.HTTPIdleTimeout
+	hs.MaxHeaderBytes = 64 << 10
+	s.echo.Listener = &limitListener{Listener: ln, max: s.limits.MaxConnsPerVisitor, refused: func() { s.metrics.connsRefused.Add(1) }}
 	err := s.echo.Start("")
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

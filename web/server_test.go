@@ -46,7 +46,7 @@ func TestRoutes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := httptest.NewRequest(http.MethodGet, tt.path, nil)
+			req := localRequest(http.MethodGet, tt.path, nil)
 			for k, v := range tt.header {
 				req.Header.Set(k, v)
 			}
@@ -77,12 +77,12 @@ func TestRoutes(t *testing.T) {
 func TestStaticCaching(t *testing.T) {
 	s := newTestServer(t)
 	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/static/css/app.css", nil))
+	s.ServeHTTP(rec, localRequest(http.MethodGet, "/static/css/app.css", nil))
 	etag := rec.Header().Get("ETag")
 	if etag == "" || !strings.Contains(rec.Header().Get("Cache-Control"), "max-age=") {
 		t.Fatalf("want ETag and Cache-Control, got %v", rec.Header())
 	}
-	req := httptest.NewRequest(http.MethodGet, "/static/css/app.css", nil)
+	req := localRequest(http.MethodGet, "/static/css/app.css", nil)
 	req.Header.Set("If-None-Match", etag)
 	rec = httptest.NewRecorder()
 	s.ServeHTTP(rec, req)

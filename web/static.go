@@ -1,14 +1,18 @@
 package web
 
-// static.go: static assets: embedded files with content hashes and cache headers.
+// static.go: static assets: embedded files with content hashes, cache
+// headers, and gzip bodies made once at start-up.
 
 import (
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -22,8 +26,22 @@ type assetStore struct {
 
 type asset struct {
 	body  []byte
+	gz    []byte // gzip of body; nil when that is not smaller
 	etag  string
 	ctype string
+}
+
+// gzipped compresses b at the best level, or returns nil when that does
+// not save bytes (images, tiny files).
+func gzipped(b []byte) []byte {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Write(b)
+	zw.Close()
+	if buf.Len() >= len(b) {
+		return nil
+	}
+	return buf.Bytes()
 }
 
 func newAssetStore(fsys fs.FS) (*assetStore, error) {
@@ -41,7 +59,7 @@ func newAssetStore(fsys fs.FS) (*assetStore, error) {
 		if ct == "" {
 			ct = "application/octet-stream"
 		}
-		st.files[p] = asset{body: b, etag: `"` + hex.EncodeToString(sum[:8]) + `"`, ctype: ct}
+		st.files[p] = asset{body: b, gz: gzipped(b), etag: hex.EncodeToString(sum[:8]), ctype: ct}
 		return nil
 	})
 	return st, err
@@ -56,12 +74,36 @@ func (s *Server) static(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "no such asset")
 	}
 	h := c.Response().Header()
-	h.Set("ETag", a.etag)
+	body, etag := a.body, `"`+a.etag+`"`
+	h.Set("Vary", "Accept-Encoding")
+	if a.gz != nil && acceptsGzip(c.Request().Header.Get("Accept-Encoding")) {
+		body, etag = a.gz, `"`+a.etag+`-gz"`
+		h.Set("Content-Encoding", "gzip")
+	}
+	h.Set("ETag", etag)
 	// Short max-age plus ETag revalidation: a new binary's assets show up
 	// within minutes, and unchanged ones cost a 304.
 	h.Set("Cache-Control", "public, max-age=300, must-revalidate")
-	if match := c.Request().Header.Get("If-None-Match"); match == a.etag {
+	if match := c.Request().Header.Get("If-None-Match"); match == etag {
+		h.Del("Content-Encoding")
 		return c.NoContent(http.StatusNotModified)
 	}
-	return c.Blob(http.StatusOK, a.ctype, a.body)
+	return c.Blob(http.StatusOK, a.ctype, body)
+}
+
+// acceptsGzip reports whether an Accept-Encoding header allows gzip.
+func acceptsGzip(ae string) bool {
+	for _, part := range strings.Split(ae, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if name = strings.TrimSpace(name); !strings.EqualFold(name, "gzip") && name != "*" {
+			continue
+		}
+		q, ok := strings.CutPrefix(strings.TrimSpace(params), "q=")
+		if !ok {
+			return true
+		}
+		v, err := strconv.ParseFloat(q, 64)
+		return err == nil && v > 0
+	}
+	return false
 }

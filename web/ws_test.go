@@ -94,8 +94,8 @@ func (w *wsClient) read() inMsg {
 	if m.V != web.ProtocolVersion {
 		w.t.Fatalf("message version %d", m.V)
 	}
-	if m.Seq <= w.seq {
-		w.t.Fatalf("seq %d after %d: out of order", m.Seq, w.seq)
+	if m.Seq != w.seq+1 {
+		w.t.Fatalf("seq %d after %d: a message was lost or reordered", m.Seq, w.seq)
 	}
 	w.seq = m.Seq
 	return m

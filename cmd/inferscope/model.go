@@ -61,7 +61,7 @@ func loadModelRef(ref, tokenizer string) (*engine.Model, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.Name = ref
+		m.Name, m.Source = ref, "hf-cache:"+ref // no server path in what visitors see
 		return m, nil
 	}
 	return engine.LoadModel(ref, tokenizer)

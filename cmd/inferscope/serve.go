@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"time"
 
 	"github.com/inferscope/inferscope/models"
@@ -28,12 +29,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defaultName := fs.String("default", "", "name of the model the lab starts with (default: the embedded model, or the first --model)")
 	var origins multiFlag
 	fs.Var(&origins, "allow-origin", "extra websocket origin to accept, e.g. https://class.example.org (repeatable)")
+	var hosts multiFlag
+	fs.Var(&hosts, "allow-host", "extra Host name to serve, e.g. class.example.org (repeatable); localhost, IP addresses and the --addr host are always served")
 	dl := web.DefaultLimits()
 	maxSessions := fs.Int("max-sessions", dl.MaxSessions, "concurrent lab sessions (websocket connections); one more gets \"server full, try again\"")
 	readLimit := fs.Int64("read-limit", dl.ReadLimit, "largest websocket message a client may send, bytes")
 	rate := fs.Float64("rate", dl.MsgsPerSecond, "websocket messages per second per connection")
 	burst := fs.Int("burst", dl.Burst, "websocket message burst per connection")
 	maxKV := fs.Int64("max-kv-bytes", dl.MaxKVBytes, "KV cache memory across all sessions, bytes")
+	perVisitor := fs.Int("max-sessions-per-visitor", dl.MaxSessionsPerVisitor, "concurrent lab sessions from one client address")
+	idle := fs.Duration("idle-timeout", dl.IdleTimeout, "close a session after this long without a command (the page can resume it)")
+	ipHeader := fs.String("client-ip-header", "", "header a trusted reverse proxy sets to the client address (e.g. X-Forwarded-For); per-visitor limits count by it. Only set it behind such a proxy")
+	var allowPull pullFlag
+	fs.Var(&allowPull, "allow-pull", "let visitors download models from the lab: the curated models (--allow-pull) or any hub repo (--allow-pull=any); off by default")
+	maxPull := fs.Int64("max-pull-bytes", 1<<30, "largest download --allow-pull permits, bytes (checked against the hub's listed sizes and free disk first)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -43,7 +52,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	card := cat.Models()[0]
-	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, Puller: newServerPuller(ctx, cat, lg), Limits: web.Limits{MaxSessions: *maxSessions, ReadLimit: *readLimit, MsgsPerSecond: *rate, Burst: *burst, MaxKVBytes: *maxKV},
+	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, AllowedHosts: servedHosts(*addr, hosts), Puller: puller(ctx, cat, lg, allowPull.mode, *maxPull), ClientIPHeader: *ipHeader,
+		Limits: web.Limits{MaxSessions: *maxSessions, ReadLimit: *readLimit, MsgsPerSecond: *rate, Burst: *burst, MaxKVBytes: *maxKV,
+			MaxSessionsPerVisitor: *perVisitor, IdleTimeout: *idle},
 		ModelName: card.Name, ModelCard: fmt.Sprintf("(%s, %d layers, %s parameters)", card.Arch, card.Layers, human.Count(card.Params)),
 	})
 	if err != nil {
@@ -85,7 +96,12 @@ func buildCatalog(paths []string, tokenizer, deflt string, lg *slog.Logger) (*we
 	if err := cat.Add(m, "trained for inferscope on public-domain text; an educational toy (see its model card)", deflt == "" || deflt == m.Name); err != nil {
 		return nil, err
 	}
-	if err := cat.AddDocs(m.Name, models.Docs()); err != nil {
+	tr, err := models.Training()
+	if err != nil {
+		return nil, err
+	}
+	if err := cat.AddDocs(m.Name, models.Docs(), &web.Training{Corpus: tr.Corpus, Tokens: tr.Tokens, Minutes: tr.Minutes,
+		Hardware: tr.Hardware, ValLoss: tr.ValLoss, CapitalsRight: tr.CapitalsRight, CapitalsTotal: tr.CapitalsTotal}); err != nil {
 		return nil, err
 	}
 	for _, p := range paths {
@@ -104,4 +120,31 @@ func buildCatalog(paths []string, tokenizer, deflt string, lg *slog.Logger) (*we
 		}
 	}
 	return cat, nil
+}
+
+// servedHosts is the Host allowlist beyond localhost and IP literals: the
+// --addr host, the --allow-host names and, when listening on every
+// interface, this machine's host name (what classmates type).
+func servedHosts(addr string, extra []string) []string {
+	out := append([]string(nil), extra...)
+	host, _, _ := net.SplitHostPort(addr)
+	if host != "" {
+		out = append(out, host)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		if h, err := os.Hostname(); err == nil && h != "" {
+			out = append(out, h, h+".local")
+		}
+	}
+	return out
+}
+
+// puller is the lab's downloader, or nil (downloads off) unless the
+// operator passed --allow-pull.
+func puller(ctx context.Context, cat *web.EngineCatalog, lg *slog.Logger, mode pullMode, maxBytes int64) web.Puller {
+	if mode == pullOff {
+		return nil
+	}
+	lg.Info("visitors may download models", "allowed", string(mode), "max_bytes", maxBytes)
+	return newServerPuller(ctx, cat, lg, mode, maxBytes)
 }

@@ -16,6 +16,11 @@ const (
 	MaxStopStrings   = 8
 	MaxStopStringLen = 64
 	DefaultTopN      = 20 // candidates listed per step
+	// MaxAllAttention is the longest prompt whose every position's
+	// attention prefill reports with AllAttention (the weights grow with
+	// the square of the prompt: 64 positions of the default model are
+	// about 0.5 MB of JSON).
+	MaxAllAttention = 64
 )
 
 // MaxSampleMany bounds SampleMany's n.
@@ -34,11 +39,16 @@ type Config struct {
 	StopAtEOS *bool `json:"stop_at_eos,omitempty"`
 	// TopN is how many candidates each logits event lists (default 20).
 	TopN int `json:"top_n,omitempty"`
-	// AllAttention records every prompt position's attention in prefill.
+	// AllAttention records every prompt position's attention in prefill
+	// (prompts of at most MaxAllAttention tokens; longer ones report the
+	// last position's only).
 	AllAttention bool `json:"all_attention,omitempty"`
 	// NoCache recomputes the whole sequence at every decode step instead of
 	// reusing cached keys and values: same logits, more time (a lesson).
 	NoCache bool `json:"no_cache,omitempty"`
+	// Lens adds the logit lens (the top tokens read out of the residual
+	// after every layer, lens.go) to every forward pass's event.
+	Lens bool `json:"lens,omitempty"`
 }
 
 // Validate checks everything that can be checked before tokenizing, for

@@ -43,6 +43,7 @@ type TokenizeInfo struct {
 	ContextLimit int               `json:"context_limit"`
 	Chat         bool              `json:"chat"`
 	ChatStyle    string            `json:"chat_style,omitempty"`
+	DurationMs   float64           `json:"duration_ms"`
 }
 
 // EmbedPosition is what enters layer 0 at one position.
@@ -60,9 +61,10 @@ type EmbedPosition struct {
 
 // EmbedInfoStage is the Embed stage's view of the prompt.
 type EmbedInfoStage struct {
-	Dim       int             `json:"dim"`
-	Positions []EmbedPosition `json:"positions"`
-	Method    string          `json:"method"` // how position enters: learned vector or RoPE
+	Dim        int             `json:"dim"`
+	Positions  []EmbedPosition `json:"positions"`
+	Method     string          `json:"method"` // how position enters: learned vector or RoPE
+	DurationMs float64         `json:"duration_ms"`
 }
 
 // LayerTrace is one block's output for the positions of one pass.
@@ -71,6 +73,9 @@ type LayerTrace struct {
 	ResidualNorm []float32   `json:"residual_norm"` // per position in the pass
 	Attn         []Compact   `json:"attn"`          // [head][key position] for the pass's last position
 	AttnAll      [][]Compact `json:"attn_all,omitempty"`
+	// MLPNorm is the length of the MLP's inner activations per position in
+	// the pass (how strongly the block's neurons fire).
+	MLPNorm []float32 `json:"mlp_norm,omitempty"`
 }
 
 // Compact is a float vector that marshals to JSON with 4 decimals (trailing
@@ -112,6 +117,14 @@ type PrefillInfo struct {
 	Layers       []LayerTrace `json:"layers"`
 	DurationMs   float64      `json:"duration_ms"`
 	TokensPerSec float64      `json:"tokens_per_s"`
+	// ModelMs is the forward pass alone; InspectMs the time spent copying
+	// per-layer traces for the lab (DurationMs is both).
+	ModelMs   float64 `json:"model_ms"`
+	InspectMs float64 `json:"inspect_ms"`
+	// QueueMs is how long the prefill waited for the server's prefill slot
+	// (0 when it ran alone).
+	QueueMs float64      `json:"queue_ms"`
+	Lens    *LensReading `json:"lens,omitempty"` // with Config.Lens: the logit lens at the last prompt position
 }
 
 // TokenProb is one candidate token with its numbers.
@@ -147,6 +160,7 @@ type LogitsInfo struct {
 	DurationMs  float64        `json:"duration_ms"`
 	Recomputed  bool           `json:"recomputed,omitempty"` // after a rewind
 	FromPrefill bool           `json:"from_prefill"`
+	Lens        *LensReading   `json:"lens,omitempty"` // after a rewind, with Config.Lens: the recomputed position's logit lens
 }
 
 // Histogram counts values in equal-width bins from Lo to Hi.
@@ -185,15 +199,26 @@ type CDFPoint struct {
 	Cum   float32 `json:"cum"`
 }
 
+// CDFRank is the cumulative probability after the cut at one rank (0-based).
+type CDFRank struct {
+	Rank int     `json:"rank"`
+	Cum  float32 `json:"cum"`
+}
+
 // SampleInfo: which token was chosen and why.
 type SampleInfo struct {
-	Rule     string     `json:"rule"`
-	Draw     float64    `json:"draw"` // uniform random number in [0,1); -1 when none was drawn
-	Forced   bool       `json:"forced"`
-	Chosen   TokenProb  `json:"chosen"`
-	CDF      []CDFPoint `json:"cdf"` // the first 64 kept candidates, or up to the chosen one
-	Step     int        `json:"step"`
-	Duration float64    `json:"duration_ms"`
+	Rule   string     `json:"rule"`
+	Draw   float64    `json:"draw"` // uniform random number in [0,1); -1 when none was drawn
+	Forced bool       `json:"forced"`
+	Chosen TokenProb  `json:"chosen"`
+	CDF    []CDFPoint `json:"cdf"` // the first 64 kept candidates, or up to the chosen one
+	// CDFTail continues CDF over every kept candidate without naming them:
+	// up to 64 ranks beyond CDF, spaced evenly on a log scale, the last one
+	// the last kept rank (its Cum is the whole kept mass, 1).
+	CDFTail  []CDFRank `json:"cdf_tail,omitempty"`
+	Kept     int       `json:"kept"` // how many candidates the cut kept
+	Step     int       `json:"step"`
+	Duration float64   `json:"duration_ms"`
 }
 
 // MemoryBudget is what the run holds in memory, in bytes.
@@ -222,18 +247,33 @@ type AppendInfo struct {
 	BytesUsed     int64        `json:"bytes_used"`
 	Memory        MemoryBudget `json:"memory"`
 	LayerTraces   []LayerTrace `json:"layer_traces,omitempty"`
-	DurationMs    float64      `json:"duration_ms"`
+	DurationMs    float64      `json:"duration_ms"` // the forward pass with its trace copies (ModelMs + InspectMs)
+	ModelMs       float64      `json:"model_ms"`    // the forward pass alone (for a batched step: the whole batch's pass)
+	InspectMs     float64      `json:"inspect_ms"`  // copying per-layer traces for the lab
+	// QueueMs is how long this step waited for its batch to start, and
+	// BatchSize how many sessions' steps shared its forward pass (1: alone).
+	QueueMs      float64      `json:"queue_ms"`
+	BatchSize    int          `json:"batch_size"`
+	BatchModelMs float64      `json:"batch_model_ms,omitempty"` // the batch's forward pass, as the scheduler timed it
+	Lens         *LensReading `json:"lens,omitempty"`           // with Config.Lens: the logit lens at the new position
 }
 
 // Timings summarizes compute time per stage (time spent waiting for a
-// student to press "next" is not counted).
+// student to press "next" is not counted). Model time (forward passes) and
+// inspection time (distribution, top list, histogram, layer traces: what
+// the lab shows, not what a server would compute) are also totalled apart.
 type Timings struct {
 	TokenizeMs     float64   `json:"tokenize_ms"`
 	EmbedMs        float64   `json:"embed_ms"`
 	PrefillMs      float64   `json:"prefill_ms"`
-	FirstDecodeMs  float64   `json:"first_decode_ms"` // logits + sample of the first token
-	TTFTMs         float64   `json:"ttft_ms"`
-	ITLMs          []float64 `json:"itl_ms"` // per later token: append (forward) + logits + sample
+	FirstDecodeMs  float64   `json:"first_decode_ms"`    // logits + sample of the first token
+	TTFTMs         float64   `json:"ttft_ms"`            // queue + tokenize + embed + prefill + first decode
+	QueueMs        float64   `json:"queue_ms"`           // waiting for the server's scheduler (prefill slot, decode batches)
+	ModelMs        float64   `json:"model_ms"`           // forward passes: the model's compute
+	InspectMs      float64   `json:"inspect_ms"`         // building the lab's views of each stage
+	ITLModelMs     []float64 `json:"itl_model_ms"`       // per later token: its forward pass alone
+	ModelTokPerS   float64   `json:"model_tokens_per_s"` // decode tokens per second of forward time alone
+	ITLMs          []float64 `json:"itl_ms"`             // per later token: append (forward) + logits + sample
 	ITLp50Ms       float64   `json:"itl_p50_ms"`
 	PrefillTokPerS float64   `json:"prefill_tokens_per_s"`
 	OutputTokPerS  float64   `json:"output_tokens_per_s"`

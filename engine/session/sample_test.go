@@ -53,6 +53,45 @@ func TestDistributionByHand(t *testing.T) {
 	}
 }
 
+// TestTopKTies: top-k keeps every token tied with the k-th score, as
+// transformers' TopKLogitsWarper (scores < k-th score are removed).
+// Logits [2, 1, 1, 1, 0] at T=1: e^2 = 7.389, e^1 = 2.718 (three times),
+// e^0 = 1, sum 16.544 → p = [0.44663, 0.16431 ×3, 0.06045].
+func TestTopKTies(t *testing.T) {
+	logits := []float32{2, 1, 1, 1, 0}
+	tests := []struct {
+		k, afterK int
+		mass      float64
+	}{
+		{1, 1, 0.44663}, // no tie with the top
+		{2, 4, 0.93955}, // the 2nd score (1) is shared by ids 1, 2, 3: all kept
+		{3, 4, 0.93955}, // ditto
+		{4, 4, 0.93955}, // exactly k
+		{5, 5, 1},       // everything
+		{0, 5, 1},       // off
+	}
+	for _, tt := range tests {
+		d := NewDistribution(logits, SamplingParams{Temperature: 1, TopK: tt.k, TopP: 1})
+		if d.AfterK != tt.afterK || d.Kept != tt.afterK || !near(d.KeptMass, tt.mass) {
+			t.Errorf("top-k %d: kept %d (after top-k %d), mass %.5f; want %d, %.5f", tt.k, d.Kept, d.AfterK, d.KeptMass, tt.afterK, tt.mass)
+		}
+		for i, c := range d.Sorted[:d.Kept] {
+			if want := c.ProbT / tt.mass; !near(c.ProbKept, want) {
+				t.Errorf("top-k %d rank %d: kept prob %.5f, want %.5f", tt.k, i, c.ProbKept, want)
+			}
+		}
+	}
+	// the ties are sampled: with top-k 2 every one of ids 1, 2, 3 is drawn
+	d := NewDistribution(logits, SamplingParams{Temperature: 1, TopK: 2, TopP: 1})
+	seen := map[int]bool{}
+	for r := 0.0; r < 1; r += 0.01 {
+		seen[d.Sorted[d.Pick(r)].ID] = true
+	}
+	if len(seen) != 4 || seen[4] {
+		t.Errorf("top-k 2 draws ids %v, want 0, 1, 2, 3", seen)
+	}
+}
+
 func TestPick(t *testing.T) {
 	d := NewDistribution([]float32{2.0, 1.0, 0.1}, SamplingParams{Temperature: 0.5, TopK: 2, TopP: 1})
 	// cumulative kept: 0.88080, 1.0

@@ -39,9 +39,16 @@ type Session struct {
 	text     strings.Builder // generated text
 	timings  Timings
 	stepMs   float64 // compute time of the current decode step so far
-	stopped  *StopInfo
-	pending  pendingStop
-	before   string
+	// stepModelMs is the forward-pass part of stepMs; hookTime is time spent
+	// inside trace hooks during the current forward pass (inspection).
+	stepModelMs float64
+	hookTime    time.Duration
+	sched       Scheduler // nil: forward passes run here, unshared
+	stopped     *StopInfo
+	pending     pendingStop
+	before      string
+	view        passView          // the last pass's last position, for Inspect (lens.go)
+	lens        *engine.LogitLens // the lens's scratch, with Config.Lens
 }
 
 type pendingStop struct{ reason, detail string }
@@ -164,13 +171,15 @@ func (s *Session) Step(ctx context.Context) (*Event, error) {
 	switch s.next {
 	case StageTokenize:
 		info := s.tokInfo
+		info.DurationMs = msf(s.tokTime)
 		ev.Tokenize = &info
-		s.timings.TokenizeMs = msf(s.tokTime)
+		s.timings.TokenizeMs = info.DurationMs
 		s.next = StageEmbed
 	case StageEmbed:
 		start := time.Now()
 		ev.Embed, err = s.embedInfo()
 		s.timings.EmbedMs = msf(time.Since(start))
+		ev.Embed.DurationMs = s.timings.EmbedMs
 		s.next = StagePrefill
 	case StagePrefill:
 		ev.Prefill, err = s.prefill()
@@ -255,7 +264,7 @@ func (s *Session) Rewind(n int) (*Event, error) {
 	s.ids = s.ids[:keep]
 	s.gen = s.gen[:len(s.gen)-n]
 	start := time.Now()
-	logits, err := s.m.Forward(s.st, s.kv, s.ids[keep-1:keep], nil)
+	logits, err := s.m.Forward(s.st, s.kv, s.ids[keep-1:keep], s.viewHooks(nil))
 	if err != nil {
 		return nil, err
 	}
@@ -268,15 +277,18 @@ func (s *Session) Rewind(n int) (*Event, error) {
 		s.text.WriteString(s.dec.Add(id))
 	}
 	if len(s.gen) == 0 {
-		s.timings.ITLMs = nil
+		s.timings.ITLMs, s.timings.ITLModelMs = nil, nil
 	} else if len(s.timings.ITLMs) >= len(s.gen) {
 		s.timings.ITLMs = s.timings.ITLMs[:len(s.gen)-1]
+		s.timings.ITLModelMs = s.timings.ITLModelMs[:min(len(s.timings.ITLModelMs), len(s.gen)-1)]
 	}
 	s.stopped, s.pending, s.forced = nil, pendingStop{}, -1
 	s.stepMs = msf(time.Since(start))
+	s.stepModelMs = s.stepMs
 	s.next = StageLogits
 	ev := &Event{Stage: StageLogits}
 	ev.Logits = s.logitsStage(true)
+	ev.Logits.Lens = s.view.lens
 	s.next = StageSample
 	s.seq++
 	ev.Seq, ev.Next = s.seq, s.next
@@ -294,7 +306,7 @@ func (s *Session) SampleMany(n int) ([]TokenCount, error) {
 		return nil, fmt.Errorf("sampling many is possible when the next stage is logits or sample (it is %s)", s.next)
 	}
 	if s.dist == nil {
-		s.dist = NewDistribution(s.logits, s.cfg.Sampling)
+		s.dist = NewDistributionTop(s.logits, s.cfg.Sampling, s.cfg.TopN)
 	}
 	r := rand.New(rand.NewPCG(s.cfg.Sampling.Seed^0xa5a5a5a5, uint64(len(s.gen))))
 	counts := map[int]int{}

@@ -5,6 +5,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -364,6 +365,20 @@ func TestSampleCDFReachesChosen(t *testing.T) {
 		}
 		if float32(sm.Draw) < lo-1e-6 || float32(sm.Draw) >= sm.CDF[r].Cum+1e-6 {
 			t.Errorf("draw %v outside [%v, %v)", sm.Draw, lo, sm.CDF[r].Cum)
+		}
+		// the listed CDF and its tail together cover every kept candidate
+		last := CDFRank{Rank: len(sm.CDF) - 1, Cum: sm.CDF[len(sm.CDF)-1].Cum}
+		if len(sm.CDFTail) > 65 {
+			t.Errorf("CDF tail of %d points, want at most 65", len(sm.CDFTail))
+		}
+		for _, pt := range sm.CDFTail {
+			if pt.Rank <= last.Rank || pt.Cum < last.Cum-1e-6 {
+				t.Fatalf("CDF tail point %+v after %+v: ranks must grow and the sum must not fall", pt, last)
+			}
+			last = pt
+		}
+		if last.Rank != sm.Kept-1 || math.Abs(float64(last.Cum)-1) > 1e-4 {
+			t.Errorf("CDF ends at rank %d with %v; want the last kept rank %d with 1", last.Rank, last.Cum, sm.Kept-1)
 		}
 	}
 }

@@ -44,7 +44,9 @@ func eosDetail(piece string) string {
 func stopStringDetail(stop string) string {
 	return fmt.Sprintf("the generated text contains the stop string %q", stop)
 }
-func maxTokensDetail(n int) string { return fmt.Sprintf("generated max_new_tokens = %d tokens", n) }
+func maxTokensDetail(n int) string {
+	return fmt.Sprintf("it generated the %d new tokens it was allowed (the max new tokens setting)", n)
+}
 func contextFullDetail(n int) string {
 	return fmt.Sprintf("the KV cache is full at %d positions", n)
 }

@@ -10,18 +10,19 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"unicode"
-	"unicode/utf8"
 )
 
 // ByteLevelBPE is GPT-2's tokenizer: text is pre-split with GPT-2's pattern
 // (contractions, letters, digits, punctuation, whitespace runs), each piece's
 // bytes are mapped to printable characters (space → "Ġ"), and merges apply
-// lowest rank first within each piece.
+// lowest rank first within each piece. A tokenizer.json may normalize the
+// text first and add pre-tokenizer steps (pretokenize.go).
 type ByteLevelBPE struct {
 	vocabulary
-	rank        map[[2]int]int
-	splitDigits bool // SmolLM-style: every digit is its own pre-token
+	rank         map[[2]int]int
+	steps        []preStep  // pre-tokenizers, in order (gpt2Steps for GPT-2)
+	norm         normalizer // Unicode normalization before pre-tokenizing; nil = none
+	ignoreMerges bool       // a pre-token that is itself in the vocabulary is one token (Llama 3)
 
 	mu    sync.Mutex
 	cache map[string][]int // pre-token → ids
@@ -59,7 +60,7 @@ func newByteLevel(vocab map[string]int, merges [][2]string, kind string) (*ByteL
 		return nil, fmt.Errorf("vocabulary ids reach %d, beyond the limit %d", size, 1<<22)
 	}
 	tk := &ByteLevelBPE{vocabulary: vocabulary{pieces: make([]string, size), raw: make([][]byte, size), ids: vocab,
-		special: map[int]bool{}, bos: -1, eos: -1, kind: kind}, cache: map[string][]int{}}
+		special: map[int]bool{}, bos: -1, eos: -1, kind: kind}, cache: map[string][]int{}, steps: gpt2Steps}
 	for p, id := range vocab {
 		tk.pieces[id] = p
 		var b []byte
@@ -173,21 +174,42 @@ func (tk *ByteLevelBPE) Encode(text string, opts EncodeOptions) ([]Token, error)
 	if opts.AddBOS && tk.bos >= 0 {
 		out = append(out, Token{ID: tk.bos, Piece: tk.pieces[tk.bos], Special: true, Added: true})
 	}
-	for _, seg := range splitSpecial(text, tk.specials, tk.ids, opts.AllowSpecial) {
-		if seg.special >= 0 {
-			out = append(out, Token{ID: seg.special, Piece: tk.pieces[seg.special], Text: seg.text, Start: seg.start, End: seg.start + len(seg.text), Special: true})
+	for _, sp := range tk.spans(text, opts.AllowSpecial, tk.norm) {
+		if sp.special >= 0 {
+			out = append(out, Token{ID: sp.special, Piece: tk.pieces[sp.special], Text: sp.text, Start: sp.at(0), End: sp.at(len(sp.text)), Special: tk.special[sp.special]})
 			continue
 		}
-		for _, w := range gpt2Split(seg.text, tk.splitDigits) {
-			ws := seg.start + w[0]
-			word := seg.text[w[0]:w[1]]
+		for _, w := range preTokenize(sp.text, tk.steps) {
+			word := sp.text[w.start:w.end]
+			if w.prefix {
+				word = " " + word
+			}
 			for _, s := range tk.encodeWord(word) {
-				out = append(out, Token{ID: s.id, Piece: tk.pieces[s.id], Text: string(tk.raw[s.id]), Start: ws + s.start, End: ws + s.end})
+				a, b := s.start, s.end // in word, where an inserted space is byte 0
+				if w.prefix {
+					a, b = max(a-1, 0), max(b-1, 0)
+				}
+				out = append(out, Token{ID: s.id, Piece: tk.pieces[s.id], Text: string(tk.raw[s.id]),
+					Start: sp.at(w.start + a), End: sp.at(w.start + b), Added: w.prefix && s.end <= 1})
 			}
 		}
 	}
 	markPartial(text, out)
 	return out, nil
+}
+
+// wholeWord is ignore_merges: a pre-token spelled in the vocabulary is
+// that one token, whatever the merges would make of it.
+func (tk *ByteLevelBPE) wholeWord(word string) (int, bool) {
+	if !tk.ignoreMerges || len(word) < 2 {
+		return 0, false
+	}
+	var b strings.Builder
+	for i := 0; i < len(word); i++ {
+		b.WriteRune(byteToUnicode[word[i]])
+	}
+	id, ok := tk.ids[b.String()]
+	return id, ok && !tk.special[id]
 }
 
 // encodeWord runs BPE on one pre-token, returning symbols with spans
@@ -210,7 +232,11 @@ func (tk *ByteLevelBPE) encodeWord(word string) []sym {
 	for i := 0; i < len(word); i++ {
 		syms[i] = sym{id: tk.byteID[word[i]], start: i, end: i + 1}
 	}
-	syms = mergeSymbols(syms, tk.score)
+	if id, ok := tk.wholeWord(word); ok {
+		syms = []sym{{id: id, start: 0, end: len(word)}}
+	} else {
+		syms = mergeSymbols(syms, tk.score)
+	}
 	if len(word) <= 64 {
 		ids = make([]int, len(syms))
 		for i, s := range syms {
@@ -224,110 +250,6 @@ func (tk *ByteLevelBPE) encodeWord(word string) []sym {
 		tk.mu.Unlock()
 	}
 	return syms
-}
-
-// isSpaceJS is \s as JavaScript's and Python's regex engines (with the
-// Unicode flag) read GPT-2's pattern.
-func isSpaceJS(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200a
-}
-
-// gpt2Split applies GPT-2's pre-tokenization pattern
-//
-//	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-//
-// by hand (Go's regexp has no look-ahead), returning [start,end) byte spans.
-// With splitDigits each digit is a pre-token of its own.
-func gpt2Split(s string, splitDigits bool) [][2]int {
-	var out [][2]int
-	isL := unicode.IsLetter
-	isN := unicode.IsNumber
-	at := func(i int) (rune, int) {
-		if i >= len(s) {
-			return -1, 0
-		}
-		return utf8.DecodeRuneInString(s[i:])
-	}
-	run := func(i int, pred func(rune) bool, limit int) int {
-		n := 0
-		for i < len(s) {
-			r, sz := at(i)
-			if !pred(r) || limit > 0 && n >= limit {
-				break
-			}
-			i += sz
-			n++
-		}
-		return i
-	}
-	other := func(r rune) bool { return !isSpaceJS(r) && !isL(r) && !isN(r) }
-	i := 0
-	for i < len(s) {
-		r, sz := at(i)
-		// contractions
-		if r == '\'' {
-			matched := false
-			for _, c := range []string{"'s", "'t", "'re", "'ve", "'m", "'ll", "'d"} {
-				if strings.HasPrefix(s[i:], c) {
-					out = append(out, [2]int{i, i + len(c)})
-					i += len(c)
-					matched = true
-					break
-				}
-			}
-			if matched {
-				continue
-			}
-		}
-		j := i
-		r2 := r
-		if r == ' ' {
-			r2, _ = at(i + 1)
-			j = i + 1
-		}
-		digitLimit := 0
-		if splitDigits {
-			digitLimit = 1
-		}
-		switch {
-		case r2 >= 0 && isL(r2):
-			e := run(j, isL, 0)
-			out = append(out, [2]int{i, e})
-			i = e
-			continue
-		case r2 >= 0 && isN(r2):
-			e := run(j, isN, digitLimit)
-			out = append(out, [2]int{i, e})
-			i = e
-			continue
-		case r2 >= 0 && other(r2):
-			e := run(j, other, 0)
-			out = append(out, [2]int{i, e})
-			i = e
-			continue
-		}
-		// whitespace: \s+(?!\S) then \s+
-		if isSpaceJS(r) {
-			e := run(i, isSpaceJS, 0)
-			if e < len(s) { // followed by non-space: leave the last space for it
-				_, lsz := utf8.DecodeLastRuneInString(s[i:e])
-				if e-lsz > i {
-					e -= lsz
-				}
-			}
-			out = append(out, [2]int{i, e})
-			i = e
-			continue
-		}
-		// unreachable for valid input; advance one rune defensively
-		out = append(out, [2]int{i, i + sz})
-		i += sz
-	}
-	return out
 }
 
 // mergeRanks maps each merge pair (by ids) to its priority: earlier lines

@@ -1,6 +1,8 @@
 package tokenizer
 
-// json.go: the tokenizer.json loader: picks byte-level BPE or SentencePiece BPE from the file.
+// json.go: the tokenizer.json loader: picks byte-level BPE or SentencePiece BPE from the file,
+// applies every normalizer, pre-tokenizer and model option it reads, and refuses, naming the
+// field and what is allowed, every option it cannot apply exactly as Hugging Face tokenizers does.
 
 import (
 	"encoding/json"
@@ -9,12 +11,19 @@ import (
 	"strings"
 )
 
+// maxVocabIDs bounds token ids read from files (4M entries).
+const maxVocabIDs = 1 << 22
+
 // tokenizerJSON is the subset of Hugging Face tokenizer.json we read.
 type tokenizerJSON struct {
 	AddedTokens []struct {
-		ID      int    `json:"id"`
-		Content string `json:"content"`
-		Special bool   `json:"special"`
+		ID         int    `json:"id"`
+		Content    string `json:"content"`
+		Special    bool   `json:"special"`
+		Normalized *bool  `json:"normalized"`
+		LStrip     bool   `json:"lstrip"`
+		RStrip     bool   `json:"rstrip"`
+		SingleWord bool   `json:"single_word"`
 	} `json:"added_tokens"`
 	Normalizer    json.RawMessage `json:"normalizer"`
 	PreTokenizer  json.RawMessage `json:"pre_tokenizer"`
@@ -26,27 +35,51 @@ type tokenizerJSON struct {
 		Merges       json.RawMessage `json:"merges"`
 		ByteFallback bool            `json:"byte_fallback"`
 		UnkToken     *string         `json:"unk_token"`
+		Dropout      *float64        `json:"dropout"`
+		FuseUnk      bool            `json:"fuse_unk"`
+		IgnoreMerges bool            `json:"ignore_merges"`
+		Prefix       *string         `json:"continuing_subword_prefix"`
+		Suffix       *string         `json:"end_of_word_suffix"`
 	} `json:"model"`
 }
 
+// component is a normalizer, pre-tokenizer, decoder or post-processor.
 type component struct {
-	Type          string      `json:"type"`
-	Pretokenizers []component `json:"pretokenizers"`
-	Normalizers   []component `json:"normalizers"`
-	Decoders      []component `json:"decoders"`
-	Replacement   string      `json:"replacement"`
-	PrependScheme string      `json:"prepend_scheme"`
-	AddPrefix     *bool       `json:"add_prefix_space"`
-	Prepend       string      `json:"prepend"`
-	Individual    bool        `json:"individual_digits"`
-	Pattern       any         `json:"pattern"`
-	Content       string      `json:"content"`
+	Type          string          `json:"type"`
+	Pretokenizers []component     `json:"pretokenizers"`
+	Normalizers   []component     `json:"normalizers"`
+	Decoders      []component     `json:"decoders"`
+	Processors    []component     `json:"processors"`
+	Replacement   string          `json:"replacement"`
+	PrependScheme *string         `json:"prepend_scheme"`
+	Split         *bool           `json:"split"`
+	AddPrefix     *bool           `json:"add_prefix_space"`
+	UseRegex      *bool           `json:"use_regex"`
+	Prepend       string          `json:"prepend"`
+	Individual    bool            `json:"individual_digits"`
+	Pattern       json.RawMessage `json:"pattern"`
+	Behavior      string          `json:"behavior"`
+	Invert        bool            `json:"invert"`
+	Content       string          `json:"content"`
+	Start         int             `json:"start"`
+	Stop          int             `json:"stop"`
+	Single        []struct {
+		SpecialToken *struct {
+			ID string `json:"id"`
+		} `json:"SpecialToken"`
+		Sequence *struct {
+			ID string `json:"id"`
+		} `json:"Sequence"`
+	} `json:"single"`
+	SpecialTokens map[string]struct {
+		IDs []int `json:"ids"`
+	} `json:"special_tokens"`
 }
 
 // flatten lists a component and, for Sequence, its parts.
 func (c component) flatten() []component {
 	var out []component
-	for _, s := range [][]component{c.Pretokenizers, c.Normalizers, c.Decoders} {
+	for _, s := range [][]component{c.Pretokenizers, c.Normalizers, c.Decoders, c.Processors} {
 		for _, p := range s {
 			out = append(out, p.flatten()...)
 		}
@@ -83,108 +116,334 @@ func LoadTokenizerJSON(path string) (Tokenizer, error) {
 	return tk, nil
 }
 
+// jsonOptions is what the normalizer, pre-tokenizer, decoder and
+// post-processor sections ask for.
+type jsonOptions struct {
+	byteLevel     bool
+	steps         []preStep
+	metaspace     bool   // a Metaspace pre-tokenizer, or the legacy Prepend + Replace normalizers
+	replacement   string // how spaces are spelled ("▁")
+	prependScheme string // first, always, never
+	prependAlways bool   // the Prepend normalizer: unconditional, before every text span
+	split         bool   // Metaspace split
+	norm          normalizer
+	bos           string // the post-processor's leading special token
+}
+
 // ParseTokenizerJSON parses tokenizer.json bytes.
 func ParseTokenizerJSON(b []byte) (Tokenizer, error) {
 	var tj tokenizerJSON
 	if err := json.Unmarshal(b, &tj); err != nil {
 		return nil, fmt.Errorf("not valid tokenizer JSON: %v", err)
 	}
-	if tj.Model.Type != "BPE" {
-		return nil, fmt.Errorf("model type %q is not supported (supported: BPE)", tj.Model.Type)
-	}
-	if len(tj.Model.Vocab) == 0 {
+	m := tj.Model
+	switch {
+	case m.Type != "BPE":
+		return nil, fmt.Errorf("model type %q is not supported (supported: BPE)", m.Type)
+	case len(m.Vocab) == 0:
 		return nil, fmt.Errorf("model.vocab is empty")
+	case m.Dropout != nil && *m.Dropout != 0:
+		return nil, fmt.Errorf("model.dropout %v is not supported (allowed: null or 0; dropout makes encoding random)", *m.Dropout)
+	case m.Prefix != nil && *m.Prefix != "":
+		return nil, fmt.Errorf("model.continuing_subword_prefix %q is not supported (allowed: null or \"\")", *m.Prefix)
+	case m.Suffix != nil && *m.Suffix != "":
+		return nil, fmt.Errorf("model.end_of_word_suffix %q is not supported (allowed: null or \"\")", *m.Suffix)
 	}
-	merges, err := parseJSONMerges(tj.Model.Merges)
+	merges, err := parseJSONMerges(m.Merges)
 	if err != nil {
 		return nil, err
 	}
-	pre, err := parseComponent(tj.PreTokenizer)
+	o, err := parseSections(tj)
 	if err != nil {
-		return nil, fmt.Errorf("pre_tokenizer: %v", err)
-	}
-	norm, err := parseComponent(tj.Normalizer)
-	if err != nil {
-		return nil, fmt.Errorf("normalizer: %v", err)
+		return nil, err
 	}
 	vocab := map[string]int{}
-	for k, v := range tj.Model.Vocab {
+	for k, v := range m.Vocab {
+		if v < 0 || v >= maxVocabIDs {
+			return nil, fmt.Errorf("model.vocab: token %q has id %d; ids must be 0 to %d", k, v, maxVocabIDs-1)
+		}
 		vocab[k] = v
 	}
-	for _, a := range tj.AddedTokens {
-		if a.ID < 0 {
-			return nil, fmt.Errorf("added token %q has negative id %d", a.Content, a.ID)
+	for i, a := range tj.AddedTokens {
+		switch {
+		case a.ID < 0 || a.ID >= maxVocabIDs:
+			return nil, fmt.Errorf("added_tokens: token %q has id %d; ids must be 0 to %d", a.Content, a.ID, maxVocabIDs-1)
+		case a.Content == "":
+			return nil, fmt.Errorf("added_tokens[%d] (id %d) has empty content", i, a.ID)
+		case a.LStrip || a.RStrip || a.SingleWord:
+			return nil, fmt.Errorf("added token %q: lstrip, rstrip and single_word are not supported (allowed: false)", a.Content)
 		}
 		vocab[a.Content] = a.ID
 	}
-	byteLevel, metaspace, digits := false, false, false
-	replacement, prependFirst := "▁", true
-	for _, c := range pre {
-		switch c.Type {
-		case "ByteLevel":
-			byteLevel = true
-		case "Metaspace":
-			metaspace = true
-			if c.Replacement != "" {
-				replacement = c.Replacement
-			}
-			if c.PrependScheme == "never" || c.AddPrefix != nil && !*c.AddPrefix {
-				prependFirst = false
-			}
-		case "Digits":
-			digits = c.Individual
-		case "Split":
-			// Accepted only when it is GPT-2's own pattern (which gpt2Split
-			// implements); other patterns (Llama 3, Qwen) would silently cut
-			// text differently, so they are refused.
-			if pat := splitPattern(c.Pattern); pat != gpt2Pattern {
-				return nil, fmt.Errorf("pre_tokenizer Split with pattern %q is not supported (only GPT-2's pattern)", pat)
-			}
-		default:
-			return nil, fmt.Errorf("pre_tokenizer %q is not supported", c.Type)
-		}
-	}
-	for _, c := range norm {
-		switch c.Type {
-		case "Prepend":
-			metaspace = true
-			replacement = c.Prepend
-		case "Replace":
-			metaspace = true
-		case "NFC", "NFKC":
-			// inputs are assumed normalized; most vocabularies are ASCII-dominated
-		default:
-			return nil, fmt.Errorf("normalizer %q is not supported", c.Type)
-		}
-	}
+	var v *vocabulary
+	var tk Tokenizer
 	switch {
-	case byteLevel:
-		tk, err := newByteLevel(vocab, merges, "byte-level BPE (tokenizer.json)")
+	case o.byteLevel:
+		bl, err := newByteLevel(vocab, merges, "byte-level BPE (tokenizer.json)")
 		if err != nil {
 			return nil, err
 		}
-		tk.splitDigits = digits
-		for _, a := range tj.AddedTokens {
-			if a.Special {
-				tk.addSpecial(a.Content, a.ID)
-			}
+		bl.steps, bl.norm, bl.ignoreMerges = o.steps, o.norm, m.IgnoreMerges
+		v, tk = &bl.vocabulary, bl
+	case o.metaspace:
+		sp, err := newSentencePieceJSON(vocab, merges, tj, o)
+		if err != nil {
+			return nil, err
 		}
-		if id, ok := vocab["<|endoftext|>"]; ok {
-			tk.bos, tk.eos = id, id
-		}
-		for _, name := range []string{"<s>", "<|im_start|>"} {
-			if id, ok := vocab[name]; ok && tk.special[id] && name == "<s>" {
-				tk.bos = id
-			}
-		}
-		if id, ok := vocab["</s>"]; ok && tk.special[id] {
-			tk.eos = id
-		}
-		return tk, nil
-	case metaspace:
-		return newSentencePieceJSON(vocab, merges, tj, replacement, prependFirst)
+		v, tk = &sp.vocabulary, sp
+	default:
+		return nil, fmt.Errorf("cannot tell the tokenizer family: no ByteLevel or Metaspace pre-tokenizer, no Prepend normalizer")
 	}
-	return nil, fmt.Errorf("cannot tell the tokenizer family: no ByteLevel or Metaspace pre-tokenizer, no Prepend normalizer")
+	if err := addTokens(v, tj, o.norm); err != nil {
+		return nil, err
+	}
+	if o.byteLevel {
+		if id, ok := vocab["<|endoftext|>"]; ok {
+			v.bos, v.eos = id, id
+		}
+		if id, ok := vocab["<s>"]; ok && v.special[id] {
+			v.bos = id
+		}
+		if id, ok := vocab["</s>"]; ok && v.special[id] {
+			v.eos = id
+		}
+	}
+	if o.bos != "" {
+		id, ok := vocab[o.bos]
+		if !ok {
+			return nil, fmt.Errorf("post_processor: its leading token %q is not in the vocabulary", o.bos)
+		}
+		v.bos = id
+	}
+	return tk, nil
+}
+
+// addTokens registers tokenizer.json's added tokens: special ones are
+// matched when the caller allows specials, the others always; with a
+// normalizer, "normalized": true ones are matched after normalization.
+func addTokens(v *vocabulary, tj tokenizerJSON, nf normalizer) error {
+	v.specials, v.normSpecials, v.normIDs = nil, nil, nil
+	for _, a := range tj.AddedTokens {
+		if a.ID >= len(v.pieces) {
+			return fmt.Errorf("added token %q has id %d, beyond the vocabulary's %d ids", a.Content, a.ID, len(v.pieces))
+		}
+		if a.Special {
+			v.special[a.ID] = true
+		} else {
+			if v.always == nil {
+				v.always = map[string]bool{}
+			}
+			v.always[a.Content] = true
+		}
+		v.pieces[a.ID] = a.Content
+		v.raw[a.ID] = []byte(a.Content)
+		v.ids[a.Content] = a.ID
+		// "normalized" defaults to true for non-special added tokens, false for special ones
+		normalized := !a.Special
+		if a.Normalized != nil {
+			normalized = *a.Normalized
+		}
+		if len(nf) > 0 && normalized { // matched by its normalized spelling, as HF does
+			key := nf.apply(span{text: a.Content, special: -1}).text
+			if v.normIDs == nil {
+				v.normIDs = map[string]int{}
+			}
+			if _, dup := v.normIDs[key]; !dup {
+				v.normIDs[key] = a.ID
+				v.normSpecials = append(v.normSpecials, key)
+			}
+			if !a.Special {
+				v.always[key] = true
+			}
+		} else {
+			v.specials = append(v.specials, a.Content)
+		}
+	}
+	listed := map[int]bool{}
+	for _, a := range tj.AddedTokens {
+		listed[a.ID] = true
+	}
+	for id := range v.special { // special by convention (<|endoftext|>) but not an added token
+		if !listed[id] {
+			v.specials = append(v.specials, v.pieces[id])
+		}
+	}
+	sortSpecials(v.specials)
+	sortSpecials(v.normSpecials)
+	return nil
+}
+
+// parseSections reads the normalizer, pre-tokenizer, decoder and
+// post-processor, refusing what we cannot apply exactly.
+func parseSections(tj tokenizerJSON) (jsonOptions, error) {
+	o := jsonOptions{replacement: "▁", prependScheme: "always", split: true}
+	pre, err := parseComponent(tj.PreTokenizer)
+	if err != nil {
+		return o, fmt.Errorf("pre_tokenizer: %v", err)
+	}
+	norms, err := parseComponent(tj.Normalizer)
+	if err != nil {
+		return o, fmt.Errorf("normalizer: %v", err)
+	}
+	for _, c := range pre {
+		switch c.Type {
+		case "ByteLevel":
+			if o.byteLevel {
+				return o, fmt.Errorf("pre_tokenizer: more than one ByteLevel is not supported")
+			}
+			o.byteLevel = true
+			o.steps = append(o.steps, preStep{kind: stepByteLevel, addPrefixSpace: c.AddPrefix == nil || *c.AddPrefix,
+				useRegex: c.UseRegex == nil || *c.UseRegex})
+		case "Digits":
+			o.steps = append(o.steps, preStep{kind: stepDigits, individual: c.Individual})
+		case "Split":
+			// Only GPT-2's own pattern, which gpt2Split implements; others
+			// (Llama 3, Qwen) would silently cut text differently.
+			pat, isRegex := splitPattern(c.Pattern)
+			if !isRegex || !isGPT2Pattern(pat) {
+				return o, fmt.Errorf("pre_tokenizer Split with pattern %q is not supported (only GPT-2's pattern as a Regex)", pat)
+			}
+			if c.Behavior != "Isolated" || c.Invert {
+				return o, fmt.Errorf("pre_tokenizer Split with behavior %q, invert %v is not supported (allowed: behavior \"Isolated\", invert false)", c.Behavior, c.Invert)
+			}
+			o.steps = append(o.steps, preStep{kind: stepSplit})
+		case "Metaspace":
+			o.metaspace = true
+			if c.Replacement != "" {
+				o.replacement = c.Replacement
+			}
+			switch {
+			case c.PrependScheme != nil:
+				o.prependScheme = *c.PrependScheme
+			case c.AddPrefix != nil && !*c.AddPrefix:
+				o.prependScheme = "never"
+			}
+			if s := o.prependScheme; s != "first" && s != "always" && s != "never" {
+				return o, fmt.Errorf("pre_tokenizer Metaspace prepend_scheme %q is not supported (allowed: first, always, never)", s)
+			}
+			o.split = c.Split == nil || *c.Split
+		default:
+			return o, fmt.Errorf("pre_tokenizer %q is not supported (supported: ByteLevel, Digits, Split with GPT-2's pattern, Metaspace)", c.Type)
+		}
+	}
+	if o.byteLevel && o.metaspace {
+		return o, fmt.Errorf("pre_tokenizer: ByteLevel and Metaspace together are not supported")
+	}
+	if !o.byteLevel && len(o.steps) > 0 {
+		return o, fmt.Errorf("pre_tokenizer: Digits and Split are supported only together with ByteLevel")
+	}
+	replaced := false
+	for _, c := range norms {
+		if f, ok := parseNormForm(c.Type); ok {
+			o.norm = append(o.norm, f)
+			continue
+		}
+		switch c.Type {
+		case "Prepend":
+			if o.byteLevel || c.Prepend == "" {
+				return o, fmt.Errorf("normalizer Prepend %q is supported only to put the Metaspace character before SentencePiece-style text", c.Prepend)
+			}
+			o.prependAlways = true
+			o.replacement = c.Prepend
+		case "Replace":
+			pat, isRegex := splitPattern(c.Pattern)
+			if o.byteLevel || isRegex || pat != " " || c.Content == "" {
+				return o, fmt.Errorf("normalizer Replace %q → %q is not supported (only \" \" → the Metaspace character, in SentencePiece-style files)", pat, c.Content)
+			}
+			replaced = true
+			o.replacement = c.Content
+		default:
+			return o, unsupportedNormalizer(c)
+		}
+	}
+	if o.prependAlways || replaced {
+		if o.metaspace {
+			return o, fmt.Errorf("normalizer Prepend/Replace together with a Metaspace pre-tokenizer is not supported")
+		}
+		if !replaced {
+			return o, fmt.Errorf("normalizer Prepend without Replace of \" \" is not supported")
+		}
+		o.metaspace = true
+		o.prependScheme, o.split = "never", false
+		if o.prependAlways {
+			o.prependScheme = "always"
+		}
+	}
+	if err := checkDecoder(tj.Decoder, o); err != nil {
+		return o, err
+	}
+	bos, err := checkPostProcessor(tj.PostProcessor)
+	if err != nil {
+		return o, err
+	}
+	o.bos = bos
+	return o, nil
+}
+
+// checkDecoder accepts the decoders whose output our Decode reproduces:
+// ByteLevel for the byte-level family; Metaspace, or Replace of the
+// Metaspace character, ByteFallback, Fuse and Strip for SentencePiece.
+func checkDecoder(raw json.RawMessage, o jsonOptions) error {
+	decs, err := parseComponent(raw)
+	if err != nil {
+		return fmt.Errorf("decoder: %v", err)
+	}
+	for _, c := range decs {
+		ok := false
+		switch c.Type {
+		case "ByteLevel":
+			ok = o.byteLevel
+		case "Metaspace", "ByteFallback", "Fuse":
+			ok = !o.byteLevel
+		case "Replace":
+			pat, _ := splitPattern(c.Pattern)
+			ok = !o.byteLevel && pat == o.replacement && c.Content == " "
+		case "Strip":
+			ok = !o.byteLevel && c.Content == " " && c.Start <= 1 && c.Stop == 0
+		}
+		if !ok {
+			family := "SentencePiece-style (Metaspace, Replace of the Metaspace character by \" \", ByteFallback, Fuse, Strip of one leading space)"
+			if o.byteLevel {
+				family = "byte-level (ByteLevel)"
+			}
+			return fmt.Errorf("decoder %q is not supported for this %s tokenizer (supported: %s)", c.Type, strings.Fields(family)[0], family)
+		}
+	}
+	return nil
+}
+
+// checkPostProcessor accepts no post-processor, ByteLevel (offsets only),
+// and TemplateProcessing that puts at most one special token before the
+// text and none after it; it returns that token (the BOS that AddBOS adds).
+func checkPostProcessor(raw json.RawMessage) (string, error) {
+	procs, err := parseComponent(raw)
+	if err != nil {
+		return "", fmt.Errorf("post_processor: %v", err)
+	}
+	bos := ""
+	for _, c := range procs {
+		switch c.Type {
+		case "ByteLevel":
+		case "TemplateProcessing":
+			seen := false
+			for _, p := range c.Single {
+				switch {
+				case p.Sequence != nil:
+					seen = true
+				case p.SpecialToken != nil && !seen && bos == "":
+					bos = p.SpecialToken.ID
+				default:
+					return "", fmt.Errorf("post_processor TemplateProcessing: single template adds tokens other than one leading special token; not supported (allowed: [BOS] $A or $A)")
+				}
+			}
+			if st, ok := c.SpecialTokens[bos]; bos != "" && ok && len(st.IDs) != 1 {
+				return "", fmt.Errorf("post_processor TemplateProcessing: special token %q stands for %d ids, want 1", bos, len(st.IDs))
+			}
+		default:
+			return "", fmt.Errorf("post_processor %q is not supported (supported: ByteLevel, TemplateProcessing with [BOS] $A)", c.Type)
+		}
+	}
+	return bos, nil
 }
 
 // parseJSONMerges accepts both merges encodings: ["a b", ...] and [["a","b"], ...].
@@ -218,16 +477,23 @@ func parseJSONMerges(raw json.RawMessage) ([][2]string, error) {
 	return out, nil
 }
 
-func newSentencePieceJSON(vocab map[string]int, merges [][2]string, tj tokenizerJSON, space string, prefix bool) (*SentencePiece, error) {
+func newSentencePieceJSON(vocab map[string]int, merges [][2]string, tj tokenizerJSON, o jsonOptions) (*SentencePiece, error) {
 	size := 0
-	for _, id := range vocab {
+	for p, id := range vocab {
+		if id < 0 || id >= maxVocabIDs {
+			return nil, fmt.Errorf("token %q has id %d; ids must be 0 to %d", p, id, maxVocabIDs-1)
+		}
 		size = max(size, id+1)
 	}
-	if size > 1<<22 {
+	if size > maxVocabIDs {
 		return nil, fmt.Errorf("vocabulary ids reach %d, beyond the limit %d", size, 1<<22)
 	}
 	tk := &SentencePiece{vocabulary: vocabulary{pieces: make([]string, size), ids: vocab, special: map[int]bool{},
-		kind: "SentencePiece BPE (tokenizer.json)", bos: -1, eos: -1}, scores: make([]float32, size), dummyPrefix: prefix, spaceRune: space}
+		kind: "SentencePiece BPE (tokenizer.json)", bos: -1, eos: -1}, scores: make([]float32, size),
+		dummyPrefix: o.prependScheme != "never", spaceRune: o.replacement}
+	tk.hf = hfSentencePiece{prependAll: o.prependScheme == "always", prependIfNoSpace: !o.prependAlways,
+		splitWords: o.split, noByteFallback: !tj.Model.ByteFallback, unk: -1, fuseUnk: tj.Model.FuseUnk,
+		ignoreMerges: tj.Model.IgnoreMerges, norm: o.norm}
 	for p, id := range vocab {
 		tk.pieces[id] = p
 	}
@@ -237,13 +503,13 @@ func newSentencePieceJSON(vocab map[string]int, merges [][2]string, tj tokenizer
 	}
 	tk.mergeRank = rank
 	tk.finish()
-	for _, a := range tj.AddedTokens {
-		if a.Special {
-			tk.special[a.ID] = true
-			tk.specials = append(tk.specials, a.Content)
+	if u := tj.Model.UnkToken; u != nil {
+		id, ok := vocab[*u]
+		if !ok {
+			return nil, fmt.Errorf("model.unk_token %q is not in the vocabulary", *u)
 		}
+		tk.hf.unk = id
 	}
-	sortSpecials(tk.specials)
 	if id, ok := vocab["<s>"]; ok {
 		tk.bos = id
 	}
@@ -253,15 +519,19 @@ func newSentencePieceJSON(vocab map[string]int, merges [][2]string, tj tokenizer
 	return tk, nil
 }
 
-const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
-
-func splitPattern(p any) string {
-	if m, ok := p.(map[string]any); ok {
-		for _, k := range []string{"Regex", "String"} {
-			if s, ok := m[k].(string); ok {
-				return s
-			}
+// splitPattern reads a Split or Replace pattern: {"Regex": ...} or {"String": ...}.
+func splitPattern(raw json.RawMessage) (pat string, isRegex bool) {
+	var p struct {
+		Regex  *string
+		String *string
+	}
+	if err := json.Unmarshal(raw, &p); err == nil {
+		switch {
+		case p.Regex != nil:
+			return *p.Regex, true
+		case p.String != nil:
+			return *p.String, false
 		}
 	}
-	return fmt.Sprint(p)
+	return string(raw), false
 }

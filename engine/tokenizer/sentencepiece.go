@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -22,9 +21,23 @@ type SentencePiece struct {
 	vocabulary
 	scores      []float32
 	mergeRank   map[[2]int]int // HF: pair → rank; nil for llama2.c (score mode)
-	dummyPrefix bool
-	spaceRune   string // how the vocabulary spells a space: " " or "▁"
+	dummyPrefix bool           // a space goes before the text (see prependAll, prependIfNoSpace)
+	spaceRune   string         // how the vocabulary spells a space: " " or "▁"
 	maxLen      int
+	hf          hfSentencePiece // tokenizer.json options; zero for llama2.c
+}
+
+// hfSentencePiece holds the tokenizer.json options of the SentencePiece
+// family, as Hugging Face tokenizers applies them.
+type hfSentencePiece struct {
+	prependAll       bool       // a space before every text span, also after added tokens (Metaspace "always", the Prepend normalizer)
+	prependIfNoSpace bool       // Metaspace: no space before a span that starts with one
+	splitWords       bool       // Metaspace split: each space starts a new word, and merges stay inside words
+	noByteFallback   bool       // unknown characters become unk, not <0xNN> tokens
+	unk              int        // the unk token's id; -1 if none
+	fuseUnk          bool       // consecutive unknown characters make one unk token
+	ignoreMerges     bool       // a word spelled in the vocabulary is that one token
+	norm             normalizer // Unicode normalization
 }
 
 // LoadLlama2cTokenizer reads llama2.c's tokenizer.bin for a model with
@@ -93,6 +106,91 @@ func ParseLlama2cTokenizer(b []byte, vocabSize int) (*SentencePiece, error) {
 	return tk, nil
 }
 
+// spChar is one character of a span on its way to BPE, with its input span
+// (start == end for the inserted prefix space).
+type spChar struct {
+	r          rune
+	start, end int
+}
+
+// words lists a text span's characters, after an inserted space when
+// prefix is set, cut into words when the file says so (Metaspace split:
+// each space, or the space character itself, starts a new word).
+func (tk *SentencePiece) words(sp span, prefix bool) [][]spChar {
+	var chars []spChar
+	if prefix {
+		chars = append(chars, spChar{r: ' ', start: sp.at(0), end: sp.at(0)})
+	}
+	for i, r := range sp.text {
+		chars = append(chars, spChar{r: r, start: sp.at(i), end: sp.at(i + utf8.RuneLen(r))})
+	}
+	if !tk.hf.splitWords {
+		return [][]spChar{chars}
+	}
+	space, _ := utf8.DecodeRuneInString(tk.spaceRune)
+	var out [][]spChar
+	last := 0
+	for i, c := range chars {
+		if i > last && (c.r == ' ' || c.r == space) {
+			out = append(out, chars[last:i])
+			last = i
+		}
+	}
+	return append(out, chars[last:])
+}
+
+// encodeWord runs BPE over one word's characters: each is its piece, or
+// its <0xNN> byte pieces (byte fallback), or unk.
+func (tk *SentencePiece) encodeWord(chars []spChar) []sym {
+	if tk.hf.ignoreMerges && len(chars) > 1 {
+		var b strings.Builder
+		for _, c := range chars {
+			if c.r == ' ' {
+				b.WriteString(tk.spaceRune)
+			} else {
+				b.WriteRune(c.r)
+			}
+		}
+		if id, ok := tk.ids[b.String()]; ok && !tk.special[id] {
+			return []sym{{id: id, start: chars[0].start, end: chars[len(chars)-1].end, inserted: chars[len(chars)-1].end == chars[0].start}}
+		}
+	}
+	var syms []sym
+	var buf [utf8.UTFMax]byte
+	for _, c := range chars {
+		ch := string(c.r)
+		if c.r == ' ' {
+			ch = tk.spaceRune
+		}
+		if id, ok := tk.ids[ch]; ok && !tk.special[id] {
+			syms = append(syms, sym{id: id, start: c.start, end: c.end, inserted: c.start == c.end})
+			continue
+		}
+		n := utf8.EncodeRune(buf[:], c.r)
+		fallback := !tk.hf.noByteFallback
+		for _, b := range buf[:n] {
+			fallback = fallback && tk.byteID[b] >= 0
+		}
+		if fallback {
+			for k, b := range buf[:n] {
+				st, en := min(c.start+k, c.end), min(c.start+k+1, c.end)
+				if k == n-1 { // a normalized character may stand for more input bytes
+					en = c.end
+				}
+				syms = append(syms, sym{id: tk.byteID[b], start: st, end: en})
+			}
+			continue
+		}
+		unk := max(tk.hf.unk, 0)
+		if l := len(syms) - 1; tk.hf.fuseUnk && l >= 0 && syms[l].id == unk && syms[l].end == c.start {
+			syms[l].end = c.end
+			continue
+		}
+		syms = append(syms, sym{id: unk, start: c.start, end: c.end})
+	}
+	return mergeSymbols(syms, tk.score)
+}
+
 // finish derives byte meanings and byte-fallback ids from the pieces.
 func (tk *SentencePiece) finish() {
 	for i := range tk.byteID {
@@ -140,90 +238,24 @@ func (tk *SentencePiece) Encode(text string, opts EncodeOptions) ([]Token, error
 	if opts.AddBOS && tk.bos >= 0 {
 		out = append(out, Token{ID: tk.bos, Piece: tk.pieces[tk.bos], Special: true, Added: true})
 	}
-	segs := splitSpecial(text, tk.specials, tk.ids, opts.AllowSpecial)
-	for si, seg := range segs {
-		if seg.special >= 0 {
-			out = append(out, Token{ID: seg.special, Piece: tk.pieces[seg.special], Text: seg.text, Start: seg.start, End: seg.start + len(seg.text), Special: true})
+	for si, sp := range tk.spans(text, opts.AllowSpecial, tk.hf.norm) {
+		if sp.special >= 0 {
+			out = append(out, Token{ID: sp.special, Piece: tk.pieces[sp.special], Text: sp.text, Start: sp.at(0), End: sp.at(len(sp.text)), Special: tk.special[sp.special]})
 			continue
 		}
-		var syms []sym
-		if tk.dummyPrefix && si == 0 && len(text) > 0 && !opts.Continuation {
-			if id, ok := tk.ids[tk.spaceRune]; ok {
-				syms = append(syms, sym{id: id, start: seg.start, end: seg.start, inserted: true})
-			}
+		prefix := tk.dummyPrefix && len(sp.text) > 0 && !opts.Continuation && si == 0 && sp.at(0) == 0
+		if tk.hf.prependAll {
+			prefix = tk.dummyPrefix && len(sp.text) > 0 && !(opts.Continuation && sp.at(0) == 0)
 		}
-		for i, r := range seg.text {
-			st := seg.start + i
-			sz := utf8.RuneLen(r)
-			ch := string(r)
-			if r == ' ' {
-				ch = tk.spaceRune
-			}
-			if id, ok := tk.ids[ch]; ok && !tk.special[id] {
-				syms = append(syms, sym{id: id, start: st, end: st + sz})
-				continue
-			}
-			for k := 0; k < sz; k++ {
-				id := tk.byteID[seg.text[i+k]]
-				if id < 0 {
-					id = 0 // <unk>
-				}
-				syms = append(syms, sym{id: id, start: st + k, end: st + k + 1})
-			}
+		if prefix && tk.hf.prependIfNoSpace && (sp.text[0] == ' ' || strings.HasPrefix(sp.text, tk.spaceRune)) {
+			prefix = false
 		}
-		for _, s := range mergeSymbols(syms, tk.score) {
-			out = append(out, Token{ID: s.id, Piece: tk.pieces[s.id], Text: string(tk.raw[s.id]), Start: s.start, End: s.end, Added: s.inserted})
+		for _, word := range tk.words(sp, prefix) {
+			for _, s := range tk.encodeWord(word) {
+				out = append(out, Token{ID: s.id, Piece: tk.pieces[s.id], Text: string(tk.raw[s.id]), Start: s.start, End: s.end, Added: s.inserted})
+			}
 		}
 	}
 	markPartial(text, out)
 	return out, nil
-}
-
-// segment is a run of plain text, or one special token (special ≥ 0).
-type segment struct {
-	text    string
-	start   int
-	special int
-}
-
-// splitSpecial cuts text at occurrences of special-token strings when
-// allowed (longest match first); otherwise the whole text is one segment.
-func splitSpecial(text string, specials []string, ids map[string]int, allow bool) []segment {
-	if !allow || len(specials) == 0 {
-		return []segment{{text: text, special: -1}}
-	}
-	var segs []segment
-	last := 0
-	for i := 0; i < len(text); {
-		found := ""
-		for _, s := range specials {
-			if strings.HasPrefix(text[i:], s) {
-				found = s
-				break
-			}
-		}
-		if found == "" {
-			i++
-			continue
-		}
-		if i > last {
-			segs = append(segs, segment{text: text[last:i], start: last, special: -1})
-		}
-		segs = append(segs, segment{text: found, start: i, special: ids[found]})
-		i += len(found)
-		last = i
-	}
-	if last < len(text) || len(segs) == 0 {
-		segs = append(segs, segment{text: text[last:], start: last, special: -1})
-	}
-	return segs
-}
-
-func sortSpecials(s []string) {
-	sort.Slice(s, func(i, j int) bool {
-		if len(s[i]) != len(s[j]) {
-			return len(s[i]) > len(s[j])
-		}
-		return s[i] < s[j]
-	})
 }

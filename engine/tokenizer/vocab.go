@@ -11,9 +11,14 @@ type vocabulary struct {
 	ids      map[string]int // spelling → id
 	byteID   [256]int       // id of each single-byte piece (byte fallback)
 	special  map[int]bool
-	specials []string // special-token strings, longest first
-	bos, eos int      // -1 if none
-	kind     string
+	specials []string // added-token strings matched in the input, longest first
+	// normSpecials are tokenizer.json added tokens matched after
+	// normalization ("normalized": true, with a normalizer), longest first.
+	normSpecials []string
+	normIDs      map[string]int  // normalized spelling → id, for normSpecials
+	always       map[string]bool // added tokens that are not special: matched even when specials are not
+	bos, eos     int             // -1 if none
+	kind         string
 }
 
 func (v *vocabulary) VocabSize() int       { return len(v.pieces) }

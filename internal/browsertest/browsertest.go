@@ -1,8 +1,10 @@
-// Package browsertest starts headless Chromium for page tests with chromedp.
+// Package browsertest starts headless Chromium for page tests with chromedp,
+// and checks pages with axe-core.
 package browsertest
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/inferscope/inferscope/internal/testenv"
@@ -62,7 +66,8 @@ func New(t testing.TB) *Browser {
 	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	// generous: a loaded machine (CI, other jobs) slows Chromium a lot
+	ctx, cancelT := context.WithTimeout(ctx, 5*time.Minute)
 	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("start chromium (%s): %v", bin, err)
@@ -115,6 +120,90 @@ func (b *Browser) Screenshot(t testing.TB, name string) {
 		t.Errorf("screenshot dir: %v", err)
 		return
 	}
+	if err := os.WriteFile(dir+"/"+name+".png", png, 0o644); err != nil {
+		t.Errorf("write screenshot: %v", err)
+	}
+}
+
+//go:embed testdata/axe.min.js
+var axeSource string
+
+// AxeViolation is one rule axe-core found broken on a page.
+type AxeViolation struct {
+	ID      string   `json:"id"`
+	Impact  string   `json:"impact"`
+	Help    string   `json:"help"`
+	Targets []string `json:"targets"`
+}
+
+// Axe runs axe-core (vendored: testdata/VERSIONS) on the current page and
+// returns its violations of impact serious or critical.
+func (b *Browser) Axe(t testing.TB) []AxeViolation {
+	t.Helper()
+	var vs []AxeViolation
+	_, err := chromedp.Run(b.Ctx, chromedp.Evaluate[chromedp.Void](axeSource))
+	if err != nil {
+		t.Fatalf("inject axe-core: %v", err)
+	}
+	vs, err = chromedp.Run(b.Ctx, chromedp.Evaluate[[]AxeViolation](`axe.run(document, {resultTypes: ["violations"]}).then(r =>
+		r.violations.filter(v => v.impact === "serious" || v.impact === "critical").map(v =>
+			({id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 5).map(n => n.target.join(" ") + " — " + (n.failureSummary || "").replace(/\s+/g, " ").slice(0, 160))})))`,
+		chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("run axe-core: %v", err)
+	}
+	return vs
+}
+
+// AssertAccessible fails the test when axe-core finds serious or critical
+// violations on the current page; what names the page in the message.
+func (b *Browser) AssertAccessible(t testing.TB, what string) {
+	t.Helper()
+	for _, v := range b.Axe(t) {
+		t.Errorf("%s: axe %s (%s): %s\n  %s", what, v.ID, v.Impact, v.Help, strings.Join(v.Targets, "\n  "))
+	}
+}
+
+// SetDark switches the page's prefers-color-scheme to dark (or back).
+func (b *Browser) SetDark(t testing.TB, dark bool) {
+	t.Helper()
+	v := "light"
+	if dark {
+		v = "dark"
+	}
+	set := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v}}})
+		return err
+	})
+	if err := chromedp.Do(b.Ctx, set); err != nil {
+		t.Fatalf("emulate %s mode: %v", v, err)
+	}
+}
+
+// SetViewport resizes the page's viewport to w×h CSS pixels.
+func (b *Browser) SetViewport(t testing.TB, w, h int64, mobile bool) {
+	t.Helper()
+	if _, err := chromedp.Run(b.Ctx, chromedp.EmulateViewport(w, h, chromedp.EmulateScale(1), func(p *emulation.SetDeviceMetricsOverrideParams, _ *emulation.SetTouchEmulationEnabledParams) {
+		p.Mobile = mobile
+	})); err != nil {
+		t.Fatalf("viewport %dx%d: %v", w, h, err)
+	}
+}
+
+// ViewportScreenshot saves what is on screen (not the whole page) as
+// $ARTIFACTS_DIR/name.png; nothing when ARTIFACTS_DIR is unset.
+func (b *Browser) ViewportScreenshot(t testing.TB, name string) {
+	t.Helper()
+	dir := os.Getenv("ARTIFACTS_DIR")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(b.Ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	os.MkdirAll(dir, 0o755)
 	if err := os.WriteFile(dir+"/"+name+".png", png, 0o644); err != nil {
 		t.Errorf("write screenshot: %v", err)
 	}

@@ -94,6 +94,10 @@ type Client struct {
 	HTTP     *http.Client // default: a client with a 30 s header timeout
 	// OnProgress is called as bytes arrive (from the calling goroutine).
 	OnProgress func(Progress)
+	// MaxBytes > 0 refuses a pull whose files add up to more, checked
+	// against the hub's listed sizes before downloading and against the
+	// bytes received while downloading.
+	MaxBytes int64
 }
 
 // FromEnv fills a Client from HF_ENDPOINT, HF_TOKEN, HF_HUB_CACHE and HF_HOME.
@@ -226,8 +230,23 @@ func (c *Client) head(ctx context.Context, repo, rev, file string) (*meta, error
 	return m, nil
 }
 
+// maxIndexBytes bounds a sharded model's index file.
+const maxIndexBytes = 16 << 20
+
+// diskReserve is free space Pull leaves on the cache's disk.
+const diskReserve = 256 << 20
+
+// planned is one file Pull will fetch.
+type planned struct {
+	file string
+	m    *meta
+}
+
 // Pull downloads a model (or only the given files) and returns its
 // snapshot directory. Files already in the cache are not downloaded again.
+// Before downloading the weights it asks the hub for every file's size and
+// refuses a model larger than MaxBytes, or one that would leave less than
+// 256 MiB free on the cache's disk.
 func (c *Client) Pull(ctx context.Context, repo, rev string, only []string) (string, error) {
 	if err := ValidRepo(repo); err != nil {
 		return "", err
@@ -243,57 +262,81 @@ func (c *Client) Pull(ctx context.Context, repo, rev string, only []string) (str
 	if !explicit {
 		files = append(append([]string{}, requiredFiles...), optionalFiles...)
 	}
-	var snap, commit string
-	fetch := func(file string, required bool) (string, error) {
+	var commit string
+	var plan []planned
+	head := func(file string, required bool) (*meta, error) {
 		if err := validFile(file); err != nil {
-			return "", err
+			return nil, err
 		}
 		m, err := c.head(ctx, repo, rev, file)
 		if err != nil {
 			var he *HTTPError
 			if !required && errors.As(err, &he) && he.Status == http.StatusNotFound {
-				return "", nil
+				return nil, nil
 			}
-			return "", err
+			return nil, err
 		}
 		if commit == "" {
 			commit = m.commit
-			snap = filepath.Join(c.RepoDir(repo), "snapshots", commit)
 		}
-		return c.fetch(ctx, repo, file, m, snap)
+		return m, nil
 	}
 	for _, f := range files {
-		if _, err := fetch(f, explicit || contains(requiredFiles, f)); err != nil {
+		m, err := head(f, explicit || contains(requiredFiles, f))
+		if err != nil {
 			return "", err
+		}
+		if m != nil {
+			plan = append(plan, planned{f, m})
 		}
 	}
 	if !explicit {
 		// weights: one file, or an index and its shards
-		p, err := fetch("model.safetensors", false)
+		m, err := head("model.safetensors", false)
 		if err != nil {
 			return "", err
 		}
-		if p == "" {
-			idx, err := fetch("model.safetensors.index.json", false)
+		if m != nil {
+			plan = append(plan, planned{"model.safetensors", m})
+		} else {
+			im, err := head("model.safetensors.index.json", false)
 			if err != nil {
 				return "", err
 			}
-			if idx == "" {
+			if im == nil {
 				return "", fmt.Errorf("%s: no model.safetensors or model.safetensors.index.json at revision %s (only safetensors weights are supported)", repo, rev)
+			}
+			if im.size > maxIndexBytes {
+				return "", fmt.Errorf("%s: model.safetensors.index.json is %d bytes; the limit is %d", repo, im.size, maxIndexBytes)
+			}
+			idx, err := c.fetch(ctx, repo, "model.safetensors.index.json", im, c.snapshot(repo, commit))
+			if err != nil {
+				return "", err
 			}
 			shards, err := shardNames(idx)
 			if err != nil {
 				return "", err
 			}
 			for _, sh := range shards {
-				if _, err := fetch(sh, true); err != nil {
+				m, err := head(sh, true)
+				if err != nil {
 					return "", err
 				}
+				plan = append(plan, planned{sh, m})
 			}
 		}
 	}
-	if snap == "" {
+	if commit == "" {
 		return "", fmt.Errorf("%s: nothing downloaded", repo)
+	}
+	if err := c.checkSize(repo, plan); err != nil {
+		return "", err
+	}
+	snap := c.snapshot(repo, commit)
+	for _, it := range plan {
+		if _, err := c.fetch(ctx, repo, it.file, it.m, snap); err != nil {
+			return "", err
+		}
 	}
 	if rev != commit {
 		refs := filepath.Join(c.RepoDir(repo), "refs")
@@ -306,6 +349,31 @@ func (c *Client) Pull(ctx context.Context, repo, rev string, only []string) (str
 	}
 	return snap, nil
 }
+
+func (c *Client) snapshot(repo, commit string) string {
+	return filepath.Join(c.RepoDir(repo), "snapshots", commit)
+}
+
+// checkSize refuses a plan whose listed sizes exceed MaxBytes, or whose
+// missing files would leave less than diskReserve free on the cache's disk.
+func (c *Client) checkSize(repo string, plan []planned) error {
+	var total, need int64
+	for _, it := range plan {
+		total += it.m.size
+		if st, err := os.Stat(filepath.Join(c.RepoDir(repo), "blobs", it.m.etag)); err != nil || st.Size() != it.m.size {
+			need += it.m.size
+		}
+	}
+	if c.MaxBytes > 0 && total > c.MaxBytes {
+		return fmt.Errorf("%s is %s to download; this server's limit is %s (serve --max-pull-bytes)", repo, mib(total), mib(c.MaxBytes))
+	}
+	if free, ok := diskFree(c.CacheDir); ok && need > free-diskReserve {
+		return fmt.Errorf("%s needs %s more on disk, but the model cache's disk has %s free (%s is kept free): free some space first", repo, mib(need), mib(free), mib(diskReserve))
+	}
+	return nil
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 func shardNames(indexPath string) ([]string, error) {
 	b, err := os.ReadFile(indexPath)
@@ -428,6 +496,10 @@ func (c *Client) download(ctx context.Context, repo, file string, m *meta, blob 
 				return fmt.Errorf("%s: write %s: %w", file, part, err)
 			}
 			done += int64(n)
+			if m.size > 0 && done > m.size || m.size <= 0 && c.MaxBytes > 0 && done > c.MaxBytes {
+				os.Remove(part)
+				return fmt.Errorf("%s: the server sent more than the %d bytes it announced; the download was stopped", file, max(m.size, c.MaxBytes))
+			}
 			if time.Since(last) > 200*time.Millisecond {
 				last = time.Now()
 				c.report(file, done, m.size, resumed, start)
@@ -554,3 +626,5 @@ func (c *Client) Cached() []string {
 	}
 	return out
 }
+
+func parentDir(d string) string { return filepath.Dir(d) }

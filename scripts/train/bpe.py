@@ -106,6 +106,19 @@ def to_tokenizer_json(vocab, merges):
     }
 
 
+def from_tokenizer_json(tj):
+    """Inverse of to_tokenizer_json: (vocab, merges) from a tokenizer.json dict."""
+    u2b = {u: b for b, u in B2U.items()}
+    by_id = {i: p for p, i in tj["model"]["vocab"].items() if p != EOT}
+    vocab = [bytes(u2b[ch] for ch in by_id[i]) for i in range(len(by_id))]
+    ids = {p: i for i, p in by_id.items()}
+    merges = []
+    for m in tj["model"]["merges"]:
+        a, b = m.split(" ") if isinstance(m, str) else m
+        merges.append((ids[a], ids[b]))
+    return vocab, merges
+
+
 class Encoder:
     """Encodes text with a trained vocab/merges (lowest merge rank first)."""
 

@@ -50,8 +50,9 @@ lines = [
     "",
     "A small Llama-style language model trained from scratch for inferscope, so a new user sees a real",
     "trained model at work with no download. It is an educational toy: it writes English-looking",
-    "phrases with local grammar, but it knows few facts and often loops under greedy decoding.",
-    "For real answers, pull GPT-2 or SmolLM2 (`inferscope pull`).",
+    "phrases with local grammar and has learned the capitals, continents, languages and currencies of the",
+    "world's countries from sentences made for it (below), but it knows little else and often loops under",
+    "greedy decoding. For broader answers, pull GPT-2 or SmolLM2 (`inferscope pull`).",
     "",
     "## Architecture",
     "",
@@ -103,8 +104,8 @@ if caps:
               " addresses taught it at this size: English-looking sentences with local grammar, few facts, frequent loops"
               " under greedy decoding. Real assistants have billions of parameters trained on trillions of tokens.", ""]
     if wrong:
-        lines.append("Countries it gets wrong: " + "; ".join(f"{c['country']} ({c['got'].strip()!r} for {c['capital']})" for c in wrong[:40])
-                     + (f"; and {len(wrong) - 40} more" if len(wrong) > 40 else "") + ".")
+        lines.append("Countries it gets wrong: " + "; ".join(f"{c['country']} ({c['got'].strip()!r} for {c['capital']})" for c in wrong[:15])
+                     + (f"; and {len(wrong) - 15} more" if len(wrong) > 15 else "") + ".")
 if samples:
     lines += ["", "## Samples (inferscope's engine, this checkpoint)", ""]
     for s in samples:

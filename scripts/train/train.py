@@ -141,6 +141,20 @@ def save_safetensors(path, tensors):
     os.replace(tmp, path)
 
 
+def load_safetensors(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        a, b = t["data_offsets"]
+        out[name] = np.frombuffer(data[a:b], dtype="<f4").reshape(t["shape"]).copy()
+    return out
+
+
 def state_for_hf(model):
     out = {}
     for k, v in model.state_dict().items():
@@ -217,6 +231,7 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--resume", help="continue from this finished run's directory (tokenizer, weights, curve)")
     ap.add_argument("--facts-frac", type=float, default=0.06,
                     help="share of training rows drawn from facts.txt (country facts) instead of the prose corpus")
     a = ap.parse_args()
@@ -238,7 +253,16 @@ def main():
             break
         tok_facts.append(d)
         n += len(d)
-    vocab, merges = bpe.train(train_docs + tok_facts, a.vocab)
+    prev = None
+    if a.resume:
+        # Continue a finished run: same tokenizer and weights, a fresh optimizer
+        # and a new (shorter, lower) learning-rate schedule; the curve goes on.
+        vocab, merges = bpe.from_tokenizer_json(json.load(open(os.path.join(a.resume, "tokenizer.json"), encoding="utf-8")))
+        prev = json.load(open(os.path.join(a.resume, "training.json")))
+        for k in ("vocab", "dim", "layers", "heads", "kv_heads", "hidden", "ctx"):
+            setattr(a, k, prev["args"][k])  # the shape is the finished run's
+    else:
+        vocab, merges = bpe.train(train_docs + tok_facts, a.vocab)
     with open(os.path.join(a.out, "tokenizer.json"), "w", encoding="utf-8") as f:
         json.dump(bpe.to_tokenizer_json(vocab, merges), f, ensure_ascii=False)
     enc = bpe.Encoder(vocab, merges)
@@ -268,6 +292,9 @@ def main():
     with open(os.path.join(a.out, "generation_config.json"), "w") as f:
         json.dump({"bos_token_id": eot, "eos_token_id": eot, "do_sample": True, "temperature": 0.8, "top_p": 0.9}, f, indent=2)
     model = Llama(cfg)
+    if prev:
+        st = load_safetensors(os.path.join(a.resume, "model.safetensors"))
+        model.load_state_dict({k[len("model."):]: torch.from_numpy(v) for k, v in st.items()})
     n_params = sum(p.numel() for p in model.parameters())
     n_emb = model.embed_tokens.weight.numel()
     print(f"params {n_params} (non-embedding {n_params - n_emb})", flush=True)
@@ -277,12 +304,20 @@ def main():
     budget = a.minutes * 60
     start = time.time()
     curve, step, tokens, last_eval, last_save = [], 0, 0, 0.0, time.time()
+    m0 = s0 = t0k = 0  # minutes, steps and tokens of the run this one continues
+    if prev:
+        curve = list(prev["curve"])
+        m0, s0, t0k = prev["train_minutes"], prev["steps"], prev["tokens_seen"]
+        for p in curve:
+            p.setdefault("phase", 1)
+        print(f"resuming after {m0} minutes, {t0k} tokens, val loss {prev['final_val_loss']}", flush=True)
     info = {}
     T = a.ctx
     while True:
         el = time.time() - start
         frac = min(el / budget, 1.0)
-        lr = a.lr * min(1.0, (step + 1) / 200) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
+        warm = 50 if prev else 200
+        lr = a.lr * min(1.0, (step + 1) / warm) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
         for g in opt.param_groups:
             g["lr"] = lr
         rows = []
@@ -300,22 +335,28 @@ def main():
         step += 1
         tokens += a.batch * T
         done = el >= budget
-        if el - last_eval >= 300 or done or step == 1:
+        if el - last_eval >= 300 or done or (step == 1 and not prev):
             vl = evaluate(model, val_ids, T, 40, np.random.default_rng(erng_seed))
-            curve.append({"minutes": round(el / 60, 2), "step": step, "tokens": tokens, "train_loss": round(loss.item(), 4), "val_loss": round(vl, 4)})
+            curve.append({"minutes": round(m0 + el / 60, 2), "step": s0 + step, "tokens": t0k + tokens, "train_loss": round(loss.item(), 4), "val_loss": round(vl, 4)})
+            if prev:
+                curve[-1]["phase"] = 2
             if capitals:
                 curve[-1]["capital_accuracy"] = round(capital_accuracy(model, capitals), 4)
             print(json.dumps(curve[-1]), f"tok/s {tokens / max(el, 1e-9):.0f}", flush=True)
             last_eval = el
         if time.time() - last_save >= 600 or done:
             info = {
-                "seed": a.seed, "args": vars(a), "params": n_params, "non_embedding_params": n_params - n_emb,
+                "seed": a.seed, "args": prev["args"] if prev else vars(a), "params": n_params, "non_embedding_params": n_params - n_emb,
                 "train_tokens_in_corpus": int(len(train_ids)), "val_tokens_in_corpus": int(len(val_ids)),
-                "tokens_seen": tokens, "steps": step, "train_minutes": round(el / 60, 2),
-                "tokenizer_seconds": round(t_tok, 1), "tokens_per_second": round(tokens / max(el, 1e-9)),
+                "tokens_seen": t0k + tokens, "steps": s0 + step, "train_minutes": round(m0 + el / 60, 2),
+                "tokenizer_seconds": prev["tokenizer_seconds"] if prev else round(t_tok, 1),
+                "tokens_per_second": round((t0k + tokens) / max(m0 * 60 + el, 1e-9)),
                 "final_val_loss": curve[-1]["val_loss"], "curve": curve, "facts_frac": a.facts_frac,
                 "facts_tokens_in_corpus": int(len(facts_ids)) if facts_ids is not None else 0, "torch": torch.__version__,
             }
+            if prev:
+                info["phases"] = [{"minutes": m0, "lr": prev["args"]["lr"], "warmup_steps": 200},
+                                  {"minutes": round(el / 60, 2), "lr": a.lr, "warmup_steps": 50, "resumed_from_val_loss": prev["final_val_loss"]}]
             write_outputs(model, cfg, enc, a.out, info)
             last_save = time.time()
             print("saved", a.out, flush=True)

@@ -1,11 +1,11 @@
 // compare.js: the same prompt run greedy and sampled side by side, over two
 // websocket connections; the sampled side also draws its first token N times.
-(function () {
-  "use strict";
-  var IS = window.IS, $ = function (id) { return document.getElementById(id); };
+import * as IS from "./core.js";
+import { samplesChart } from "./panels.js";
+
+{
+  var $ = IS.$;
   var data = IS.pageData(), models = data.models || [];
-  var chart = null;
-  IS.chartDefaults();
 
   function Side(name) {
     this.name = name;
@@ -18,7 +18,7 @@
   }
   Side.prototype.onMessage = function (m) {
     var p = m.payload || {};
-    if (m.type === "error") { setStatus(this.name + ": " + p.message, true); this.done = true; this.onDone(); return; }
+    if (m.type === "error") { setStatus(this.name + ": " + IS.errorText(p), true); this.done = true; this.onDone(); return; }
     if (m.type === "samples") { this.samples = p; drawSamples(p); this.client.send("run"); return; }
     if (m.type === "started") { this.client.send("run"); return; }
     if (m.type !== "event") return;
@@ -31,10 +31,10 @@
   function fill() {
     var sel = $("model");
     models.forEach(function (m) { sel.appendChild(IS.el("option", { value: m.name, text: m.name })); });
-    var d = data.defaults || {}, u = IS.readURL();
+    var d = IS.samplingDefaults(data), u = IS.readURL();
     sel.value = u.model || (models[0] && models[0].name) || "";
     $("prompt").value = u.prompt !== undefined ? u.prompt : d.prompt;
-    $("temperature").value = u.temperature !== undefined ? u.temperature : (d.temperature || 0.8);
+    $("temperature").value = u.temperature !== undefined ? u.temperature : d.temperature;
     $("top-k").value = u.top_k !== undefined ? u.top_k : d.top_k;
     $("top-p").value = u.top_p !== undefined ? u.top_p : d.top_p;
     $("min-p").value = u.min_p !== undefined ? u.min_p : d.min_p;
@@ -52,7 +52,7 @@
     var s = settings();
     $("share").href = IS.writeURL(s);
     var base = { model: s.model, prompt: s.prompt, max_new_tokens: parseInt(s.max_new_tokens, 10) };
-    var sampling = { temperature: parseFloat(s.temperature), top_k: parseInt(s.top_k, 10), top_p: parseFloat(s.top_p), min_p: parseFloat(s.min_p), seed: parseInt(s.seed, 10) };
+    var sampling = IS.samplingPayload(s);
     var greedy = Object.assign({}, sampling, { temperature: 0 });
     if (sides) { sides.forEach(function (x) { if (x.client.ws) x.client.ws.close(); }); }
     sides = [new Side("greedy"), new Side("sampled")];
@@ -90,7 +90,8 @@
     box.appendChild(IS.el("span", { class: "gen-prompt", text: side.prompt }));
     side.tokens.forEach(function (t, i) {
       var diff = !other.tokens[i] || other.tokens[i].id !== t.id;
-      var span = IS.el("span", { class: "gen-tok" + (diff ? " differs" : ""), "data-id": t.id, text: t.text, title: "id " + t.id + " · p " + IS.fmt(t.prob, 4) });
+      var span = IS.el("span", { class: "gen-tok" + (diff ? " differs" : ""), "data-id": t.id, text: t.text, title: "id " + t.id + " · p after the cut " + IS.fmt(t.prob, 4) });
+      span.style.setProperty("--p", (0.1 + 0.55 * t.prob).toFixed(3));
       box.appendChild(span);
     });
   }
@@ -99,30 +100,24 @@
     genView($("gen-greedy"), g, s);
     genView($("gen-sampled"), s, g);
     var table = $("align"), n = Math.max(g.tokens.length, s.tokens.length), first = -1;
-    table.appendChild(IS.el("tr", {}, ["#", "greedy", "id", "sampled", "id", "p (sampled)"].map(function (x) { return IS.el("th", { scope: "col", text: x }); })));
+    table.appendChild(IS.el("tr", {}, ["token", "greedy", "id", "sampled", "id", "sampled: p after the cut"].map(function (x) { return IS.el("th", { scope: "col", text: x }); })));
     for (var i = 0; i < n; i++) {
       var a = g.tokens[i], b = s.tokens[i];
       var same = a && b && a.id === b.id;
       if (!same && first < 0) first = i;
       table.appendChild(IS.el("tr", { class: same ? "same" : (i === first ? "first-diverge" : "diff"), "data-step": i },
-        [String(i), a ? IS.visible(a.text) : "", a ? String(a.id) : "", b ? IS.visible(b.text) : "", b ? String(b.id) : "", b ? IS.fmt(b.prob, 4) : ""].map(function (x) { return IS.el("td", { text: x }); })));
+        [String(i + 1), a ? IS.tokenLabel(a) : "", a ? String(a.id) : "", b ? IS.tokenLabel(b) : "", b ? String(b.id) : "", b ? IS.fmt(b.prob, 4) : ""].map(function (x) { return IS.el("td", { text: x }); })));
     }
     var d = $("diverge");
     if (first < 0) d.textContent = "The two runs agree on every token.";
-    else d.textContent = "First divergence at generated token " + first + ": greedy " + (g.tokens[first] ? JSON.stringify(g.tokens[first].text) : "(stopped)") +
-      " vs sampled " + (s.tokens[first] ? JSON.stringify(s.tokens[first].text) : "(stopped)") + ". Greedy always takes the top token; sampling drew a lower-ranked one.";
+    else d.textContent = "First divergence at generated token " + (first + 1) + ": greedy “" + (g.tokens[first] ? IS.tokenLabel(g.tokens[first]) : "(stopped)") +
+      "” vs sampled “" + (s.tokens[first] ? IS.tokenLabel(s.tokens[first]) : "(stopped)") + "”. Greedy always takes the top token; sampling drew a lower-ranked one.";
     d.setAttribute("data-first", first);
-    setStatus("Done. Greedy stopped: " + (g.stop ? g.stop.reason : "?") + "; sampled stopped: " + (s.stop ? s.stop.reason : "?") + ".");
+    setStatus("Done. Greedy stopped because " + (g.stop ? IS.stopReason(g.stop.reason, g.stop.generated) : "of an error") + "; sampled stopped because " + (s.stop ? IS.stopReason(s.stop.reason, s.stop.generated) : "of an error") + ".");
     document.body.setAttribute("data-compare", "done");
   }
   function drawSamples(p) {
-    if (!window.Chart) return;
-    if (chart) chart.destroy();
-    var top = p.counts.slice(0, 20);
-    chart = new Chart($("chart-samples"), { type: "bar", data: { labels: top.map(function (c) { return IS.visible(c.text) || c.token; }), datasets: [
-      { label: "times drawn of " + p.n, data: top.map(function (c) { return c.count; }), backgroundColor: IS.cssVar("--accent"), yAxisID: "y" },
-      { label: "expected (p × N)", data: top.map(function (c) { return c.prob_kept * p.n; }), backgroundColor: IS.cssVar("--muted"), yAxisID: "y" }] },
-      options: { responsive: true } });
+    samplesChart($("chart-samples"), p);
     $("chart-samples").setAttribute("data-n", p.n);
   }
 
@@ -130,4 +125,4 @@
   $("share").addEventListener("click", function (e) { e.preventDefault(); var l = IS.writeURL(settings()); if (navigator.clipboard) navigator.clipboard.writeText(l).catch(function () {}); setStatus("Link copied: " + l); });
   fill();
   if (IS.readURL().prompt !== undefined) run();
-})();
+}

@@ -1,740 +1,863 @@
 // lab.js: the step-through lab. Every number drawn here arrives in an engine
-// event over the websocket; nothing is computed for display that the engine
-// did not compute, except sums of the engine's own byte counts.
-(function () {
-  "use strict";
-  var IS = window.IS, $ = function (id) { return document.getElementById(id); };
-  var data = IS.pageData();
-  var models = data.models || [];
-  IS.chartDefaults();
+// event over the websocket. Events only update the run's state; drawing
+// happens at most once per animation frame, for the panels whose state
+// changed, so the page keeps up with the engine however fast it runs.
+import * as C from "./core.js";
+import * as P from "./panels.js";
 
-  var state = resetState();
-  var charts = {};
-  // A dropped connection loses nothing: the engine is deterministic, so one
-  // "resume" message with this run's start settings and its command log
-  // ("step", "force 12", "rewind 1", …) lets the server rebuild exactly the
-  // same run; its "resumed" answer carries the events to redraw from.
-  var startP = null, log = [], resuming = false, retries = 0;
-  var client = new IS.Client(onMessage, function () {
-    setButtons(false);
-    if (state.closing || !state.model) {
-      setStatus("Disconnected from the server. Press Start to reconnect.", true);
-      return;
-    }
-    setStatus("Connection lost; reconnecting…", true);
-    setTimeout(reconnect, Math.min(5000, 250 * Math.pow(2, retries++)));
-  });
-  function reconnect() {
-    client.connect().then(function () {
-      retries = 0;
-      state.pending = null;
-      resuming = true;
-      client.send("resume", { start: startP, log: log.slice() });
-    }).catch(function () { /* onClose schedules the next try */ });
-  }
-  // logEntry is a command's line in the resume log (null: not logged).
-  function logEntry(type, payload) {
-    if (type === "rewind") return "rewind " + payload.n;
-    if (type === "force") return "force " + payload.id;
-    if (type === "step" || type === "step_token" || type === "run") return type;
-    return null;
-  }
+const $ = C.$;
+const data = C.pageData();
+let models = data.models || [];
+const main = $("main");
+const STAGES = ["tokenize", "embed", "prefill", "logits", "sample", "append", "stop"];
+const PANEL = { tokenize: "panel-tokens", embed: "panel-embed", prefill: "panel-prefill", logits: "panel-logits", sample: "panel-sample", append: "panel-kv", stop: "panel-text" };
 
-  function resetState() {
-    return { model: null, next: null, tokens: [], prompt: null, embed: null, selected: -1, gen: [], logitsByStep: {},
-      lastLogits: null, step: 0, cacheLen: 0, cacheCap: 0, itl: [], timings: {}, prefillLayers: null, lastLayers: null,
-      passPositions: [], checksumBefore: "", stopped: false, pending: null };
-  }
+// ---------- state ----------
+function freshRun() {
+  return { model: null, next: null, last: null, tok: null, embed: null, selected: -1, prefill: null, layers: null, stepTrace: null, passPos: [],
+    logits: null, sample: null, gen: [], cacheLen: 0, cacheCap: 0, memory: null, times: { tokenize: 0, embed: 0, prefill: 0 }, stepMs: 0, ttft: null, itl: [],
+    timings: null, stop: null, stoppedShown: null };
+}
+let run = freshRun();
+let pending = null;       // the command whose events are still arriving: step, token, run, paced, reset, rewind, start
+let startID = -1, startP = null, pendingStart = null, log = [], cmdEvents = 0, resuming = false, retries = 0;
+let paced = null;         // {rate, timer} while a run plays at a chosen speed
+let flying = false;       // a stepping command is running at the server
+let cancelAsked = false;  // Stop was clicked: "cancelled" is on screen, drawing waits for the stop event
+let runState = "idle";
 
-  // ---------- controls ----------
-  function fillForm() {
-    var sel = $("model");
-    models.forEach(function (m) {
-      var o = IS.el("option", { value: m.name, text: m.name + (m.default ? " (default)" : "") });
-      sel.appendChild(o);
-    });
-    var d = data.defaults || {}, u = IS.readURL();
-    sel.value = u.model || (models[0] && models[0].name) || "";
-    $("prompt").value = u.prompt !== undefined ? u.prompt : d.prompt;
-    $("temperature").value = u.temperature !== undefined ? u.temperature : d.temperature;
-    $("top-k").value = u.top_k !== undefined ? u.top_k : d.top_k;
-    $("top-p").value = u.top_p !== undefined ? u.top_p : d.top_p;
-    $("min-p").value = u.min_p !== undefined ? u.min_p : d.min_p;
-    $("seed").value = u.seed !== undefined ? u.seed : d.seed;
-    $("max-new").value = u.max_new_tokens !== undefined ? u.max_new_tokens : d.max_new_tokens;
-    $("stops").value = u.stop || "";
-    $("chat-mode").checked = u.chat === "1";
-    $("system").value = u.system || "";
-    chatToggle();
-    showModelCard();
-  }
-  function currentModel() {
-    var name = $("model").value;
-    return models.filter(function (m) { return m.name === name; })[0] || models[0];
-  }
-  function showModelCard() {
-    var m = currentModel();
-    if (!m) return;
-    $("model-card").textContent = m.arch + " · " + IS.count(m.params) + " parameters (" + IS.bytes(m.weights_bytes) + " as " + (m.precision === "bf16" ? "bfloat16" : "float32") + ") · " + m.layers + " layers · width " + m.dim +
-      " · " + m.heads + " query heads, " + m.kv_heads + " key/value heads of " + m.head_dim + " · vocabulary " + m.vocab + " · context " + m.context +
-      " · " + m.position + (m.note ? " · " + m.note : "");
-  }
-  function chatToggle() {
-    var on = $("chat-mode").checked;
-    $("chat-fields").hidden = !on;
-    $("prompt-label").textContent = on ? "User message" : "Prompt";
-  }
-  function settings() {
-    return { model: $("model").value, prompt: $("prompt").value, chat: $("chat-mode").checked, system: $("system").value,
-      temperature: $("temperature").value, top_k: $("top-k").value, top_p: $("top-p").value, min_p: $("min-p").value,
-      seed: $("seed").value, max_new_tokens: $("max-new").value, stop: $("stops").value };
-  }
-  function startPayload(s) {
-    var p = { model: s.model, max_new_tokens: parseInt(s.max_new_tokens, 10),
-      sampling: { temperature: parseFloat(s.temperature), top_k: parseInt(s.top_k, 10), top_p: parseFloat(s.top_p),
-        min_p: parseFloat(s.min_p), seed: parseInt(s.seed, 10) } };
-    if (s.chat) {
-      p.chat = [];
-      if (s.system) p.chat.push({ role: "system", content: s.system });
-      p.chat.push({ role: "user", content: s.prompt });
-    } else p.prompt = s.prompt;
-    if (s.stop) p.stop_strings = s.stop.split("|").filter(function (x) { return x !== ""; });
-    return p;
-  }
+function setRunState(s) { runState = s; main.dataset.runState = s; }
+setRunState("idle");
 
-  function start() {
-    var s = settings();
-    var link = IS.writeURL(s);
-    $("share").href = link;
-    setStatus("Connecting…");
-    client.connect().then(function () {
-      state.pending = null;
-      var p = startPayload(s);
-      startP = p;
-      log = [];
+// ---------- drawing, at most once per frame ----------
+const dirty = new Set();
+let frame = 0;
+function mark(...names) {
+  for (const n of names) dirty.add(n);
+  if (!frame && !cancelAsked) frame = requestAnimationFrame(flush);
+}
+const ORDER = ["reset", "tokens", "embed", "prefill", "attn", "logits", "sample", "gen", "kv", "timing", "stop", "pipeline", "buttons"];
+function flush() {
+  frame = 0;
+  const d = new Set(dirty);
+  dirty.clear();
+  for (const n of ORDER) if (d.has(n)) draw[n]();
+}
+// drop what is queued: used when Stop is clicked (the stop event redraws)
+function dropDrawing() { if (frame) cancelAnimationFrame(frame); frame = 0; }
+
+// ---------- connection ----------
+const client = new C.Client(onMessage, () => {
+  pending = null;
+  flying = false;
+  cancelAsked = false;
+  stopPaced();
+  setButtons();
+  if (run.closing || !run.model) { setStatus("Disconnected from the server. Press Start to reconnect.", true); return; }
+  setStatus("Connection lost; reconnecting…", true);
+  setTimeout(reconnect, Math.min(5000, 250 * Math.pow(2, retries++)));
+});
+// A dropped connection loses nothing: the engine is deterministic, so one
+// "resume" message with this run's start settings and its command log
+// lets the server rebuild exactly the same run.
+function reconnect() {
+  client.connect().then(() => {
+    retries = 0;
+    resuming = true;
+    pending = "resume";
+    client.send("resume", { start: startP, log: log.slice() });
+  }).catch(() => { /* onClose schedules the next try */ });
+}
+function logEntry(type, payload) {
+  if (type === "rewind") return "rewind " + payload.n;
+  if (type === "force") return "force " + payload.id;
+  if (type === "step" || type === "step_token" || type === "run") return type;
+  return null;
+}
+
+// ---------- controls ----------
+function fillForm() {
+  const sel = $("model");
+  for (const m of models) sel.appendChild(C.el("option", { value: m.name, text: m.name + (m.default ? " (default)" : "") }));
+  const d = C.samplingDefaults(data), u = C.readURL();
+  sel.value = u.model || (models[0] && models[0].name) || "";
+  const pick = (k) => u[k] !== undefined ? u[k] : d[k];
+  $("prompt").value = pick("prompt");
+  $("temperature").value = pick("temperature");
+  $("top-k").value = pick("top_k");
+  $("top-p").value = pick("top_p");
+  $("min-p").value = pick("min_p");
+  $("seed").value = pick("seed");
+  $("max-new").value = pick("max_new_tokens");
+  $("stops").value = u.stop || "";
+  $("chat-mode").checked = u.chat === "1";
+  $("system").value = u.system || "";
+  if (u.speed) $("speed").value = u.speed;
+  chatToggle();
+  showModelCard();
+}
+function currentModel() { return models.find((m) => m.name === $("model").value) || models[0]; }
+function showModelCard() {
+  const m = currentModel();
+  if (!m) return;
+  const box = $("model-card");
+  box.textContent = m.arch + " · " + C.count(m.params) + " parameters (" + C.bytes(m.weights_bytes) + " as " + (m.precision === "bf16" ? "bfloat16" : "float32") + ") · " + m.layers + " layers · width " + m.dim +
+    " · " + m.heads + " query heads, " + m.kv_heads + " key/value heads of " + m.head_dim + " · vocabulary " + m.vocab + " · context " + m.context +
+    " · " + m.position + (m.note && !m.card_url ? " · " + m.note : "");
+  const t = m.trained;
+  if (t) {
+    box.append(document.createElement("br"), "Trained on " + t.corpus + ": " + C.count(t.tokens) + " tokens in " + Math.round(t.minutes) +
+      " minutes on " + t.hardware + ". It names the right capital for " + t.capitals_right + " of " + t.capitals_total +
+      " countries and knows little else. ");
+  }
+  if (m.card_url) {
+    const a = document.createElement("a");
+    a.href = m.card_url;
+    a.textContent = "Read its model card";
+    a.dataset.testid = "model-card-link";
+    box.append(t ? "" : " · ", a);
+  }
+}
+function chatToggle() {
+  const on = $("chat-mode").checked;
+  $("chat-fields").hidden = !on;
+  $("prompt-label").textContent = on ? "User message" : "Prompt";
+}
+function settings() {
+  return { model: $("model").value, prompt: $("prompt").value, chat: $("chat-mode").checked, system: $("system").value,
+    temperature: $("temperature").value, top_k: $("top-k").value, top_p: $("top-p").value, min_p: $("min-p").value,
+    seed: $("seed").value, max_new_tokens: $("max-new").value, stop: $("stops").value, speed: $("speed").value !== "0" ? $("speed").value : "" };
+}
+function startPayload(s) {
+  const p = { model: s.model, max_new_tokens: parseInt(s.max_new_tokens, 10), sampling: C.samplingPayload(s), all_attention: true };
+  if (s.chat) {
+    p.chat = [];
+    if (s.system) p.chat.push({ role: "system", content: s.system });
+    p.chat.push({ role: "user", content: s.prompt });
+  } else p.prompt = s.prompt;
+  if (s.stop) p.stop_strings = s.stop.split("|").filter((x) => x !== "");
+  return p;
+}
+
+function start() {
+  const s = settings();
+  $("share").href = C.writeURL(s);
+  stopPaced();
+  setStatus("Connecting…");
+  client.connect().then(() => {
+    const p = startPayload(s);
+    // until the server accepts it, there is no run to drive
+    run = freshRun();
+    pending = "start";
+    cancelAsked = false;
+    setRunState("idle");
+    pendingStart = p;
+    startID = client.send("start", p);
+    setButtons();
+    mark("reset", "pipeline");
+  }).catch(() => setStatus("Cannot reach the server.", true));
+}
+
+// send issues a stepping command; pending says which reply ends it.
+function send(type, payload) {
+  if (pending || runState === "idle") return;
+  if (type === "reset") log = [];
+  else if (logEntry(type, payload)) log.push(logEntry(type, payload));
+  pending = { step: "step", rewind: "rewind", step_token: "token", force: "token", run: "run", reset: "reset" }[type];
+  cmdEvents = 0;
+  flying = true;
+  if (type === "run" || type === "step_token" || type === "force") setRunState("running");
+  client.send(type, payload);
+  setButtons();
+}
+
+function runToEnd() {
+  const rate = parseFloat($("speed").value) || 0;
+  if (!rate) { send("run"); return; }
+  // playback for a class: one token at a time at the chosen rate
+  paced = { rate, timer: 0 };
+  pacedStep();
+}
+function pacedStep() {
+  if (!paced || runState === "stopped") { paced = null; setButtons(); return; }
+  paced.t0 = performance.now();
+  pending = null;
+  send("step_token");
+  pending = "paced";
+}
+function pacedNext() {
+  if (!paced) return;
+  const wait = Math.max(0, 1000 / paced.rate - (performance.now() - paced.t0));
+  paced.timer = setTimeout(pacedStep, wait);
+}
+function stopPaced() { if (paced) { clearTimeout(paced.timer); paced = null; } }
+
+function cancel() {
+  const inFlight = pending === "run" || pending === "paced" || pending === "token";
+  if (!inFlight && !paced) return;
+  stopPaced();
+  cancelAsked = true;
+  dropDrawing();
+  client.send("cancel");
+  if (!flying) log.push("cancel"); // between paced tokens: the cancel is a command of its own
+  // show it at once; the server's stop event confirms it (or says the run
+  // ended on its own first)
+  setRunState("stopped");
+  const st = $("stop-text");
+  st.textContent = "Stopped: you stopped the run.";
+  st.dataset.reason = "cancelled";
+  setStatus("Stopped: you stopped the run. Rewind to continue from an earlier token, or Reset.");
+  setButtons();
+}
+
+// ---------- messages ----------
+function onMessage(msg) {
+  const p = msg.payload || {};
+  switch (msg.type) {
+    case "welcome":
+      if (p.models) models = p.models;
+      break;
+    case "started":
+      onStarted(p);
+      setStatus("Ready. Press “Next stage” (→ or space) to tokenize the prompt, “Next token” or “Run to end”.");
+      break;
+    case "resumed":
+      onStarted(p);
+      for (const ev of p.events || []) apply(ev);
       resuming = false;
-      client.send("start", p);
-    }).catch(function () { setStatus("Cannot reach the server.", true); });
+      pending = null;
+      setRunState(run.stop ? "stopped" : "ready");
+      setButtons();
+      setStatus("Reconnected: your run was restored.");
+      document.body.dataset.restored = "1";
+      break;
+    case "event":
+      onEvent(p);
+      break;
+    case "error":
+      onError(msg, p);
+      break;
+    case "closing":
+      run.closing = true;
+      setStatus("The server is shutting down: " + p.reason, true);
+      break;
   }
+}
 
-  // pending is the command whose reply stream is still arriving: step and
-  // rewind end after one event, step_token/force after an append or stop,
-  // run after the stop.
-  function send(type, payload) {
-    if (state.pending && type !== "cancel") return;
-    if (type === "reset") log = [];
-    else if (logEntry(type, payload)) log.push(logEntry(type, payload));
-    state.pending = { step: "step", rewind: "step", step_token: "token", force: "token", run: "run", reset: "reset" }[type] || null;
-    if (type === "run") state.runEvents = 0;
-    client.send(type, payload);
-    setButtons(true);
-  }
+function onStarted(p) {
+  if (pendingStart) { startP = pendingStart; pendingStart = null; log = []; }
+  run = freshRun();
+  run.model = p.model;
+  run.next = p.next;
+  pending = null;
+  cancelAsked = false;
+  setRunState("ready");
+  setButtons();
+  mark("reset", "pipeline");
+}
 
-  function setButtons(on) {
-    var busy = !!state.pending;
-    $("btn-reset").disabled = !on || busy;
-    $("btn-step").disabled = $("btn-token").disabled = $("btn-run").disabled = !on || busy || state.stopped;
-    $("btn-rewind").disabled = !on || busy || state.gen.length === 0;
-    $("btn-cancel").disabled = state.pending !== "run";
-    document.body.setAttribute("data-busy", busy ? "1" : "0");
+function onError(msg, p) {
+  if (/nothing to cancel/.test(p.message || "")) return; // the run had stopped on its own first
+  flying = false;
+  const wasStart = msg.id === startID && pending === "start";
+  const wasResume = resuming;
+  pending = null;
+  stopPaced();
+  if (wasStart) {
+    // a rejected Start leaves no live run: the buttons stay off until a valid Start
+    run = freshRun();
+    pendingStart = null;
+    setRunState("idle");
+    setButtons();
+    draw.reset();
+    mark("pipeline");
+    setStatus("Could not start: " + C.errorText(p), true);
+    return;
   }
-  function setStatus(text, isError) {
-    var s = $("status");
-    s.textContent = text;
-    s.className = "status" + (isError ? " error" : "");
+  if (wasResume) {
+    resuming = false;
+    run = freshRun();
+    setRunState("idle");
+    setButtons();
+    mark("reset");
+    setStatus("Could not restore your run: " + C.errorText(p) + " Press Start.", true);
+    return;
   }
+  if (runState === "running") setRunState(run.stop ? "stopped" : "ready");
+  setButtons();
+  setStatus(C.errorText(p), true);
+}
 
-  // ---------- messages ----------
-  function onMessage(msg) {
-    var p = msg.payload || {};
-    switch (msg.type) {
-      case "welcome":
-        if (p.models) { models = p.models; }
-        break;
-      case "started":
-        onStarted(p);
-        setStatus("Ready. Press “Next stage” (→ or space) to tokenize the prompt.");
-        break;
-      case "resumed":
-        // the run as it was: started, then every event since, as if live
-        onStarted(p);
-        (p.events || []).forEach(function (ev) { state.pending = null; onEvent(ev); });
-        resuming = false;
-        state.pending = null;
-        setButtons(true);
-        setStatus("Reconnected: your run was restored.");
-        document.body.setAttribute("data-restored", "1");
-        break;
-      case "event":
-        onEvent(p);
-        break;
-      case "error":
-        state.pending = null;
-        setButtons(!!state.model);
-        if (resuming) { resuming = false; p.message = "could not restore your run: " + p.message + ". Press Start"; }
-        setStatus(p.message + " [" + p.code + "]", true);
-        break;
-      case "closing":
-        state.closing = true;
-        setStatus("The server is shutting down: " + p.reason, true);
-        break;
-    }
+function onEvent(ev) {
+  apply(ev);
+  cmdEvents++;
+  const p = pending, stage = ev.stage, wasFlying = flying;
+  const ends = p === "step" || p === "rewind" || p === "reset" || stage === "stop" ||
+    ((p === "token" || p === "paced") && stage === "append");
+  if (stage === "stop") onStopped(ev.stop, wasFlying);
+  if (ends) {
+    flying = false;
+    pending = null;
+    if (!run.stop) setRunState("ready");
+    if (p === "paced" && !run.stop) { pending = "paced"; pacedNext(); }
+    if (p === "step" && !resuming) scrollToStage(stage);
   }
+  setButtons();
+  mark("pipeline");
+  document.body.dataset.seq = ev.seq;
+}
 
-  function onStarted(p) {
-    state = resetState();
-    state.pending = null;
-    state.model = p.model;
-    state.next = p.next;
-    state.checksumBefore = p.model.checksum;
-    resetPanels();
-    setButtons(true);
-    markTimeline(null, p.next);
+// apply folds one event into the run's state and marks what to redraw.
+function apply(ev) {
+  run.next = ev.next;
+  run.last = ev.stage;
+  if (ev.tokenize) {
+    run.tok = ev.tokenize;
+    run.selected = ev.tokenize.tokens.length - 1;
+    run.times.tokenize = ev.tokenize.duration_ms || 0;
+    mark("tokens");
   }
-
-  function onEvent(ev) {
-    state.next = ev.next;
-    markTimeline(ev.stage, ev.next);
-    if (ev.tokenize) onTokenize(ev.tokenize);
-    if (ev.embed) onEmbed(ev.embed);
-    if (ev.prefill) onPrefill(ev.prefill);
-    if (ev.logits) onLogits(ev.logits);
-    if (ev.sample) onSample(ev.sample);
-    if (ev.append) onAppend(ev.append);
-    if (ev.stop) onStop(ev.stop);
-    var p = state.pending;
-    if (p === "run") state.runEvents = (state.runEvents || 0) + 1;
-    if (p === "step" || (p === "token" && (ev.stage === "append" || ev.stage === "stop")) || ev.stage === "stop" || p === "reset") {
-      state.pending = null;
-    }
-    setButtons(true);
-    var nextLabel = { tokenize: "tokenize the prompt", embed: "look up embeddings", prefill: "run prefill", logits: "compute the logits",
-      sample: "choose a token", append: "append it and grow the KV cache", stop: "finish" }[ev.next] || ev.next;
-    if (!ev.stop) setStatus("Done: " + ev.stage + ". Next: " + nextLabel + ".");
-    document.body.setAttribute("data-seq", ev.seq);
+  if (ev.embed) { run.embed = ev.embed; run.times.embed = ev.embed.duration_ms || 0; mark("embed"); }
+  if (ev.prefill) {
+    run.prefill = ev.prefill;
+    run.layers = ev.prefill.layers;
+    run.stepTrace = null;
+    run.passPos = [];
+    for (let i = 0; i < ev.prefill.positions; i++) run.passPos.push(i);
+    run.cacheLen = ev.prefill.positions;
+    run.times.prefill = ev.prefill.duration_ms;
+    setAttnView("prefill");
+    mark("prefill", "attn", "kv");
   }
-
-  function markTimeline(done, next) {
-    document.querySelectorAll("#timeline li").forEach(function (li) {
-      li.classList.toggle("done", li.dataset.stage === done);
-      li.classList.toggle("next", li.dataset.stage === next && !state.stopped);
-      if (li.dataset.stage === next) li.setAttribute("aria-current", "step"); else li.removeAttribute("aria-current");
-    });
-  }
-
-  // ---------- 1 tokens ----------
-  function onTokenize(t) {
-    state.tokens = t.tokens;
-    state.prompt = t;
-    var src = IS.clear($("source-text"));
-    var text = t.text, pos = 0;
-    var enc = new TextEncoder(), dec = new TextDecoder();
-    var bytes = enc.encode(text);
-    t.tokens.forEach(function (tok, i) {
-      if (tok.start === tok.end) return;
-      if (tok.start > pos) src.appendChild(document.createTextNode(IS.visible(dec.decode(bytes.slice(pos, tok.start)))));
-      if (tok.start < pos) return; // inside a character already shown
-      var end = tok.end;
-      // extend partial tokens to the whole character so the text stays readable
-      while (end < bytes.length && (bytes[end] & 0xc0) === 0x80) end++;
-      var span = IS.el("span", { class: "src-tok c" + (i % 5), "data-i": i, text: IS.visible(dec.decode(bytes.slice(tok.start, end))) });
-      src.appendChild(span);
-      pos = end;
-    });
-    if (pos < bytes.length) src.appendChild(document.createTextNode(IS.visible(dec.decode(bytes.slice(pos)))));
-    var chips = IS.clear($("chips"));
-    t.tokens.forEach(function (tok, i) {
-      var cls = "chip c" + (i % 5) + (tok.special ? " special" : "") + (tok.added ? " added" : "") + (tok.partial ? " partial" : "");
-      var b = IS.el("button", { type: "button", class: cls, "data-i": i, "data-id": tok.id, "data-testid": "chip",
-        title: "id " + tok.id + " · vocabulary piece " + JSON.stringify(tok.piece) + (tok.start !== tok.end ? " · bytes [" + tok.start + "," + tok.end + ")" : " · inserted, covers no input text") +
-          (tok.added ? " · added by the application" : "") + (tok.partial ? " · part of a character" : "") },
-        [IS.el("span", { class: "chip-text", text: tok.special ? tok.piece : IS.pieceText(tok) }), IS.el("span", { class: "chip-id", text: String(tok.id) })]);
-      b.addEventListener("mouseenter", function () { highlightTok(i, true); });
-      b.addEventListener("mouseleave", function () { highlightTok(i, false); });
-      b.addEventListener("focus", function () { highlightTok(i, true); });
-      b.addEventListener("blur", function () { highlightTok(i, false); });
-      b.addEventListener("click", function () { state.selected = i; drawEmbed(); });
-      chips.appendChild(b);
-    });
-    var added = t.added_by_app;
-    $("ctx-text").textContent = t.count + " prompt tokens" + (added ? " (" + added + " added by the application" + (t.chat ? ", " + t.chat_style + " chat template" : "") + ")" : "") +
-      " · context used " + t.context_used + " of " + t.context_limit;
-    setContext(t.context_used, t.context_limit);
-    state.selected = t.tokens.length - 1;
-  }
-  function setContext(used, limit) {
-    $("ctx-fill").style.width = Math.min(100, 100 * used / limit) + "%";
-    $("ctx-fill").setAttribute("data-used", used);
-  }
-  function highlightTok(i, on) {
-    document.querySelectorAll('[data-i="' + i + '"]').forEach(function (e) { e.classList.toggle("hl", on); });
-  }
-
-  // ---------- 2 embeddings ----------
-  function onEmbed(e) {
-    state.embed = e;
-    drawEmbed();
-  }
-  function strip(label, vec, norm) {
-    var wrap = IS.el("div", { class: "strip" });
-    wrap.appendChild(IS.el("div", { class: "strip-label", text: label + (norm !== undefined ? " · norm " + IS.fmt(norm, 3) : "") }));
-    var c = IS.el("canvas", { class: "strip-canvas", width: String(Math.max(vec.length, 1)), height: "1", "aria-label": label });
-    var ctx = c.getContext("2d"), m = 0;
-    vec.forEach(function (v) { m = Math.max(m, Math.abs(v)); });
-    vec.forEach(function (v, i) { ctx.fillStyle = IS.heat(v, m); ctx.fillRect(i, 0, 1, 1); });
-    c.title = label + ": " + vec.length + " numbers, largest |value| " + IS.fmt(m, 4) + "; first: " + vec.slice(0, 4).map(function (x) { return IS.fmt(x, 4); }).join(", ");
-    wrap.appendChild(c);
-    return wrap;
-  }
-  function drawEmbed() {
-    var e = state.embed, view = IS.clear($("embed-view"));
-    if (!e) return;
-    var i = Math.max(0, Math.min(state.selected, e.positions.length - 1));
-    var p = e.positions[i];
-    view.appendChild(IS.el("p", { "data-testid": "embed-pos", text: "Position " + p.pos + ": token " + p.id + " " + JSON.stringify(p.piece) + " · " + e.dim + " numbers per vector" }));
-    view.appendChild(strip("token vector (row " + p.id + " of the embedding table)", p.token_vec, p.token_norm));
-    if (p.pos_vec) view.appendChild(strip("position vector (row " + p.pos + " of the position table)", p.pos_vec, p.pos_norm));
-    else view.appendChild(IS.el("p", { class: "muted small", text: "Position: " + e.method }));
-    view.appendChild(strip("sum: what enters layer 0", p.sum, p.sum_norm));
-    view.appendChild(IS.el("p", { class: "muted small", text: "Blue is negative, red positive, white zero." }));
-  }
-
-  // ---------- 3 prefill / decode ----------
-  function onPrefill(p) {
-    state.prefillLayers = p.layers;
-    state.lastLayers = p.layers;
-    state.passPositions = [];
-    for (var i = 0; i < p.positions; i++) state.passPositions.push(i);
-    $("pass-explain").textContent = "Prefill: all " + p.positions + " prompt positions went through " + p.layers.length + " layers in one batched pass (" +
-      IS.fmt(p.duration_ms, 2) + " ms, " + IS.fmt(p.tokens_per_s, 0) + " tokens/s).";
-    drawPositions(p.positions);
-    drawLayers(p.layers, "prefill");
-    fillLayerSelect(p.layers.length);
-    drawAttention();
-    state.cacheLen = p.positions;
-    drawKV();
-  }
-  function drawPositions(total) {
-    var box = IS.clear($("positions"));
-    for (var i = 0; i < total; i++) {
-      var isPass = state.passPositions.indexOf(i) >= 0;
-      var tok = i < state.tokens.length ? state.tokens[i] : state.gen[i - state.tokens.length];
-      var label = tok ? (tok.special ? tok.piece : IS.pieceText(tok)) : "";
-      box.appendChild(IS.el("span", { class: "pos" + (isPass ? " pass" : "") + (i >= state.tokens.length ? " gen" : ""), title: "position " + i + ": " + label, text: String(i) }));
-    }
-  }
-  function drawLayers(layers, kind) {
-    var box = IS.clear($("layers"));
-    var max = 0;
-    layers.forEach(function (l) { max = Math.max(max, l.residual_norm[l.residual_norm.length - 1]); });
-    layers.forEach(function (l, i) {
-      var n = l.residual_norm[l.residual_norm.length - 1];
-      var row = IS.el("div", { class: "layer-row" }, [IS.el("span", { class: "layer-name", text: "layer " + l.layer }),
-        IS.el("span", { class: "layer-bar" }, [IS.el("span", { class: "layer-fill" })]), IS.el("span", { class: "layer-val", text: "‖x‖ " + IS.fmt(n, 2) })]);
-      var fill = row.querySelector(".layer-fill");
-      fill.style.width = "0%";
-      fill.style.transitionDelay = (i * 60) + "ms";
-      box.appendChild(row);
-      requestAnimationFrame(function () { requestAnimationFrame(function () { fill.style.width = (100 * n / (max || 1)) + "%"; }); });
-    });
-    box.setAttribute("data-kind", kind);
-  }
-  function fillLayerSelect(n) {
-    var sel = $("attn-layer"), cur = sel.value;
-    IS.clear(sel);
-    for (var i = 0; i < n; i++) sel.appendChild(IS.el("option", { value: String(i), text: String(i) }));
-    sel.value = cur && cur < n ? cur : String(n - 1);
-  }
-  function drawAttention() {
-    var layers = state.lastLayers;
-    var c = $("attn"), ctx = c.getContext("2d");
-    ctx.clearRect(0, 0, c.width, c.height);
-    if (!layers) return;
-    var l = layers[parseInt($("attn-layer").value, 10) || 0] || layers[0];
-    var heads = l.attn, keys = heads[0].length;
-    var labelW = 56, cw = Math.max(2, Math.min(24, (c.width - labelW) / keys)), ch = Math.max(8, Math.min(24, (c.height - 16) / heads.length));
-    ctx.font = "11px system-ui";
-    ctx.fillStyle = IS.cssVar("--fg");
-    heads.forEach(function (row, h) {
-      ctx.fillStyle = IS.cssVar("--fg");
-      ctx.fillText("head " + h, 0, 12 + h * ch + ch / 2);
-      row.forEach(function (w, k) {
-        ctx.fillStyle = IS.seq(w);
-        ctx.fillRect(labelW + k * cw, 4 + h * ch, cw - 1, ch - 1);
-      });
-    });
-    c.title = "Layer " + l.layer + ": " + heads.length + " heads × " + keys + " key positions; darker = more attention. The current position attends only to itself and earlier positions.";
-    c.setAttribute("data-keys", keys);
-  }
-
-  // ---------- 4 logits ----------
-  function onLogits(l) {
-    state.lastLogits = l;
-    state.logitsByStep[state.gen.length] = l;
+  if (ev.logits) {
+    const l = ev.logits;
     if (l.recomputed) {
-      state.gen.pop();
-      state.cacheLen = l.pos + 1;
-      drawGen();
-      drawKV();
-      state.itl = state.itl.slice(0, Math.max(0, state.gen.length - 1));
-      drawTiming();
-      state.stopped = false;
-      $("stop-text").textContent = "";
+      // a rewind: the generated tokens after this position are gone
+      const keep = l.pos + 1 - run.tok.count;
+      run.gen = run.gen.slice(0, keep);
+      run.itl = run.itl.slice(0, Math.max(0, keep - 1));
+      run.cacheLen = l.pos + 1;
+      run.stop = null;
+      run.timings = null;
+      run.stepMs = 0;
+      setRunState("ready");
+      mark("gen", "kv", "timing", "stop");
+    } else {
+      run.stepMs += l.duration_ms;
     }
-    var lbl = function (t) { return t.text && !/\ufffd/.test(t.text) ? IS.visible(t.text) : t.token; };
-    $("logit-stats").innerHTML = "";
-    var stats = [
-      ["position", l.pos], ["vocabulary", l.vocab], ["max logit", IS.fmt(l.max, 3)], ["min", IS.fmt(l.min, 3)], ["mean", IS.fmt(l.mean, 3)],
-      ["entropy T=1", IS.fmt(l.entropy, 3) + " nats"], ["entropy at T", IS.fmt(l.entropy_t, 3) + " nats"],
-      ["after top-k", l.after_top_k], ["after top-p", l.after_top_p], ["kept", l.kept + " tokens, " + IS.pct(l.kept_mass) + " of the mass"]
-    ];
-    stats.forEach(function (s) { $("logit-stats").appendChild(IS.el("span", { class: "stat", "data-stat": s[0] }, [IS.el("b", { text: s[0] + " " }), String(s[1])])); });
-    var top = l.top;
-    var labels = top.map(lbl);
-    var fg = IS.cssVar("--accent"), muted = IS.cssVar("--muted");
-    chart("chart-logits", "bar", { labels: labels, datasets: [{ label: "raw logit", data: top.map(function (t) { return t.logit; }),
-      backgroundColor: top.map(function (t) { return t.kept ? fg : muted; }) }] }, { plugins: { title: { display: true, text: "Top " + top.length + " raw logits (grey: cut by top-k/top-p/min-p)" } } });
-    var temp = l.params.temperature;
-    chart("chart-probs", "bar", { labels: labels, datasets: [
-      { label: "softmax at T=1", data: top.map(function (t) { return t.prob; }), backgroundColor: muted },
-      { label: temp > 0 ? "after T=" + temp : "greedy (T=0): shown at T=1", data: top.map(function (t) { return t.prob_t; }), backgroundColor: fg }] },
-      { plugins: { title: { display: true, text: "Probabilities; dashed line: cut-off, kept mass " + IS.pct(l.kept_mass) } }, cutoff: l.kept });
-    var h = l.histogram, w = (h.hi - h.lo) / h.counts.length;
-    chart("chart-hist", "bar", { labels: h.counts.map(function (_, i) { return IS.fmt(h.lo + (i + 0.5) * w, 1); }),
-      datasets: [{ label: "tokens per bin (log scale)", data: h.counts, backgroundColor: muted }] },
-      { scales: { y: { type: "logarithmic" } }, plugins: { title: { display: true, text: "All " + l.vocab + " logits: most are far below the top few" } } });
-    var table = IS.clear($("cands"));
-    table.appendChild(IS.el("caption", { text: "Candidates: click one to force it as the next token" }));
-    table.appendChild(IS.el("tr", {}, ["rank", "token", "id", "logit", "p (T=1)", "p (T)", "p kept"].map(function (x) { return IS.el("th", { scope: "col", text: x }); })));
-    top.forEach(function (t) {
-      var tr = IS.el("tr", { class: t.kept ? "kept" : "cut", tabindex: "0", "data-id": t.id, "data-testid": "cand-row", title: "force " + JSON.stringify(t.token) },
-        [String(t.rank), lbl(t), String(t.id), IS.fmt(t.logit, 4), IS.fmt(t.prob, 4), IS.fmt(t.prob_t, 4), IS.fmt(t.prob_kept, 4)].map(function (x) { return IS.el("td", { text: x }); }));
-      tr.addEventListener("click", function () { force(t.id); });
-      tr.addEventListener("keydown", function (e) { if (e.key === "Enter") force(t.id); });
-      table.appendChild(tr);
-    });
+    run.logits = l;
+    run.sample = null;
+    mark("logits", "sample");
   }
-  function force(id) {
-    if (state.stopped || (state.next !== "sample" && state.next !== "logits")) {
-      setStatus("A token can be forced when the next stage is logits or sample.", true);
-      return;
+  if (ev.sample) {
+    const s = ev.sample;
+    run.sample = s;
+    run.stepMs += s.duration_ms;
+    if (s.step === 0) {
+      run.ttft = { tokenize: run.times.tokenize, embed: run.times.embed, prefill: run.times.prefill, first: run.stepMs };
+      run.ttft.total = run.ttft.tokenize + run.ttft.embed + run.ttft.prefill + run.ttft.first;
+    } else {
+      run.itl = run.itl.slice(0, s.step - 1);
+      run.itl.push(run.stepMs);
     }
-    send("force", { id: id });
+    run.stepMs = 0;
+    mark("sample", "logits", "timing");
   }
-
-  var cutoffPlugin = {
-    id: "cutoff",
-    afterDraw: function (ch) {
-      var k = ch.options.cutoff;
-      if (!k || k >= ch.data.labels.length) return;
-      var x = ch.scales.x, y = ch.scales.y, ctx = ch.ctx;
-      var px = (x.getPixelForTick(k - 1) + x.getPixelForTick(k)) / 2;
-      ctx.save();
-      ctx.setLineDash([5, 4]);
-      ctx.strokeStyle = IS.cssVar("--bad");
-      ctx.beginPath();
-      ctx.moveTo(px, y.top);
-      ctx.lineTo(px, y.bottom);
-      ctx.stroke();
-      ctx.restore();
-    }
-  };
-  var drawPlugin = {
-    id: "draw",
-    afterDraw: function (ch) {
-      var r = ch.options.draw;
-      if (r === undefined || r < 0) return;
-      var x = ch.scales.x, y = ch.scales.y, ctx = ch.ctx, py = y.getPixelForValue(r);
-      ctx.save();
-      ctx.setLineDash([5, 4]);
-      ctx.strokeStyle = IS.cssVar("--bad");
-      ctx.beginPath();
-      ctx.moveTo(x.left, py);
-      ctx.lineTo(x.right, py);
-      ctx.stroke();
-      ctx.fillStyle = IS.cssVar("--bad");
-      ctx.fillText("draw r = " + IS.fmt(r, 4), x.left + 4, py - 4);
-      ctx.restore();
-    }
-  };
-  // chart draws or updates a Chart.js chart (updating in place is much
-  // cheaper than rebuilding it at every step).
-  function chart(id, type, dataObj, opts) {
-    if (!window.Chart) return;
-    var options = Object.assign({ responsive: true, plugins: {} }, opts || {});
-    options.plugins = Object.assign({ legend: { display: dataObj.datasets.length > 1 } }, options.plugins || {});
-    var c = charts[id];
-    if (c && c.config.type === type) {
-      c.data = dataObj;
-      c.options = options;
-      c.update("none");
-      return;
-    }
-    if (c) c.destroy();
-    charts[id] = new Chart($(id), { type: type, data: dataObj, options: options, plugins: [cutoffPlugin, drawPlugin] });
-  }
-
-  // ---------- 5 sampling ----------
-  function onSample(s) {
-    var labels = s.cdf.map(function (c) { return IS.visible(c.text) || c.token; });
-    var chosenRank = s.chosen.rank;
-    chart("chart-cdf", "line", { labels: labels, datasets: [{ label: "cumulative probability (kept candidates)", data: s.cdf.map(function (c) { return c.cum; }),
-      stepped: "before", borderColor: IS.cssVar("--accent"), pointRadius: s.cdf.map(function (_, i) { return i === chosenRank ? 7 : 2; }),
-      pointBackgroundColor: s.cdf.map(function (_, i) { return i === chosenRank ? IS.cssVar("--bad") : IS.cssVar("--accent"); }) }] },
-      { scales: { y: { min: 0, max: 1 } }, draw: s.draw });
-    var lo = chosenRank > 0 && s.cdf[chosenRank - 1] ? s.cdf[chosenRank - 1].cum : 0, hi = s.cdf[chosenRank] ? s.cdf[chosenRank].cum : 1;
-    var why = s.forced ? "You forced this token." : s.draw < 0 ? "Greedy: no random draw; the top-scoring token wins." :
-      "The draw r = " + IS.fmt(s.draw, 4) + " fell in [" + IS.fmt(lo, 4) + ", " + IS.fmt(hi, 4) + ").";
-    $("sample-text").textContent = s.rule + ". " + why + " Chosen: " + JSON.stringify(s.chosen.text) + " (id " + s.chosen.id + ", rank " + s.chosen.rank +
-      ", p = " + IS.fmt(s.chosen.prob_kept, 4) + ").";
-    $("sample-text").setAttribute("data-chosen", s.chosen.id);
-    state.lastSample = s;
-    // show the choice in the logits panel too: its rank and its row
-    var old = document.querySelector('#logit-stats [data-stat="chosen"]');
-    if (old) old.remove();
-    $("logit-stats").appendChild(IS.el("span", { class: "stat", "data-stat": "chosen", "data-testid": "chosen-rank" },
-      [IS.el("b", { text: "chosen " }), JSON.stringify(s.chosen.text) + " at rank " + s.chosen.rank]));
-    document.querySelectorAll('#cands tr[data-id]').forEach(function (tr) { tr.classList.toggle("chosen", +tr.dataset.id === s.chosen.id); });
-  }
-
-  // ---------- 6 KV cache ----------
-  function drawKV() {
-    var m = state.model, c = $("kv-grid"), ctx = c.getContext("2d");
-    if (!m) return;
-    var L = m.layers, cap = state.cacheCap || Math.min(m.context, state.tokens.length + (parseInt($("max-new").value, 10) || 0));
-    state.cacheCap = cap;
-    ctx.clearRect(0, 0, c.width, c.height);
-    var labelW = 52, cw = Math.max(1, Math.min(16, (c.width - labelW) / cap)), ch = Math.max(4, Math.min(18, (c.height - 4) / L));
-    ctx.font = "11px system-ui";
-    for (var l = 0; l < L; l++) {
-      ctx.fillStyle = IS.cssVar("--fg");
-      ctx.fillText("layer " + l, 0, 2 + l * ch + ch * 0.75);
-      for (var p = 0; p < cap; p++) {
-        var filled = p < state.cacheLen, newest = p === state.cacheLen - 1;
-        ctx.fillStyle = newest ? IS.cssVar("--bad") : filled ? (p < state.tokens.length ? IS.cssVar("--accent") : IS.cssVar("--good")) : IS.cssVar("--border");
-        ctx.fillRect(labelW + p * cw, 2 + l * ch, Math.max(1, cw - 1), ch - 1);
+  if (ev.append) {
+    const a = ev.append, s = run.sample, l = run.logits;
+    run.gen.push({ id: a.id, piece: a.piece, text: a.text, pkept: s ? s.chosen.prob_kept : 0, pt: s ? s.chosen.prob_t : 0, p1: s ? s.chosen.prob : 0,
+      rank: s ? s.chosen.rank : 0, forced: s ? s.forced : false, alts: l ? l.top.slice(0, 8) : [] });
+    run.cacheLen = a.cache_len;
+    run.cacheCap = a.cache_cap;
+    run.memory = a.memory;
+    if (a.forwarded) {
+      run.stepMs += a.duration_ms;
+      if (a.layer_traces && a.layer_traces.length) {
+        run.stepTrace = a;
+        run.layers = a.layer_traces;
+        run.passPos = [a.pos];
+        setAttnView("step");
+        mark("prefill", "attn");
       }
     }
-    c.setAttribute("data-cache-len", state.cacheLen);
-    var bpt = m.kv_bytes_per_token;
-    $("kv-text").textContent = "Cache: " + state.cacheLen + " of " + cap + " positions filled (blue: prompt, green: generated, red: newest). Per position: 2 (K and V) × " +
-      m.layers + " layers × " + m.kv_heads + " KV heads × " + m.head_dim + " dims × 4 bytes = " + IS.bytes(bpt) + "; used " + IS.bytes(bpt * state.cacheLen) +
-      " of " + IS.bytes(bpt * cap) + " allocated.";
+    mark("gen", "kv");
   }
-  function drawBudget(mem) {
-    var box = IS.clear($("budget"));
-    var parts = [["weights", mem.weights, "--accent"], ["KV used", mem.kv_used, "--good"], ["KV allocated, free", mem.kv_allocated - mem.kv_used, "--border"], ["scratch buffers", mem.scratch, "--warn"]];
-    var total = mem.weights + mem.kv_allocated + mem.scratch;
-    var bar = IS.el("div", { class: "budget-bar", role: "img", "aria-label": "memory budget" });
-    parts.forEach(function (p) {
-      var seg = IS.el("span", { class: "budget-seg", title: p[0] + ": " + IS.bytes(p[1]) });
-      seg.style.width = Math.max(0.5, 100 * p[1] / total) + "%";
-      seg.style.background = IS.cssVar(p[2]);
-      bar.appendChild(seg);
-    });
-    box.appendChild(bar);
-    box.appendChild(IS.el("p", { class: "small", text: parts.map(function (p) { return p[0] + " " + IS.bytes(p[1]); }).join(" · ") + " · total " + IS.bytes(total) }));
-    state.memory = mem;
-    whatIf();
+  if (ev.stop) {
+    run.stop = ev.stop;
+    run.timings = ev.stop.timings;
+    mark("stop", "timing");
   }
-  function whatIf() {
-    var m = state.model, mem = state.memory;
-    if (!m) return;
-    var n = Math.max(1, parseInt($("wi-n").value, 10) || 1), ctxLen = Math.max(1, parseInt($("wi-ctx").value, 10) || 1);
-    var kv = n * ctxLen * m.kv_bytes_per_token, scratch = mem ? n * mem.scratch : 0, total = m.weights_bytes + kv + scratch;
-    var over = ctxLen > m.context ? " Note: " + ctxLen + " tokens is beyond this model's context of " + m.context + "." : "";
-    $("wi-out").textContent = n + " requests × " + ctxLen + " tokens × " + IS.bytes(m.kv_bytes_per_token) + " per token = " + IS.bytes(kv) +
-      " of KV cache, plus the weights once (" + IS.bytes(m.weights_bytes) + ")" + (mem ? " and scratch per request (" + IS.bytes(scratch) + ")" : "") +
-      ": " + IS.bytes(total) + ". The cache is " + IS.pct(kv / total) + " of it." + over;
-  }
+}
 
-  // ---------- 8 generated text ----------
-  function onAppend(a) {
-    var l = state.logitsByStep[a.step];
-    var s = state.lastSample;
-    state.gen.push({ id: a.id, piece: a.piece, text: a.text, prob: s ? s.chosen.prob_kept : 0, probT: s ? s.chosen.prob_t : 0, rank: s ? s.chosen.rank : 0, alts: l ? l.top.slice(0, 6) : [] });
-    state.cacheLen = a.cache_len;
-    state.cacheCap = a.cache_cap;
-    drawGen();
-    drawKV();
-    drawBudget(a.memory);
-    setContext(state.tokens.length + state.gen.length, state.prompt ? state.prompt.context_limit : 1);
-    $("ctx-text").textContent = state.tokens.length + " prompt + " + state.gen.length + " generated tokens · context used " + (state.tokens.length + state.gen.length) + " of " + state.prompt.context_limit;
-    if (a.forwarded && a.layer_traces && a.layer_traces.length) {
-      state.lastLayers = a.layer_traces;
-      state.passPositions = [a.pos];
-      $("pass-explain").textContent = "Decode step " + (a.step + 1) + ": only the new position " + a.pos + " went through the " + a.layer_traces.length +
-        " layers (" + IS.fmt(a.duration_ms, 2) + " ms); earlier positions were read from the KV cache.";
-      drawPositions(a.pos + 1);
-      drawLayers(a.layer_traces, "decode");
-      drawAttention();
+function onStopped(s, wasFlying) {
+  // A cancelled run is recorded as the stages it really ran plus the
+  // cancel, so a resume after a reconnect stops at the same place.
+  if (s.reason === "cancelled" && !resuming && wasFlying) {
+    for (let i = log.length - 1; i >= 0; i--) {
+      if (log[i] !== "run" && log[i] !== "step_token") continue;
+      const steps = [];
+      for (let k = 0; k < cmdEvents - 1; k++) steps.push("step");
+      steps.push("cancel");
+      log.splice(i, 1, ...steps);
+      break;
     }
-    if (a.forwarded) state.itl.push(null);
   }
-  function drawGen() {
-    var box = IS.clear($("gen"));
-    if (state.prompt) box.appendChild(IS.el("span", { class: "gen-prompt", text: state.prompt.text }));
-    state.gen.forEach(function (g, i) {
-      var span = IS.el("span", { class: "gen-tok", "data-step": i, "data-id": g.id, "data-testid": "gen-tok", tabindex: "0", text: g.text || "" });
-      span.style.backgroundColor = "rgba(36, 86, 200, " + (0.12 + 0.6 * g.prob).toFixed(3) + ")";
-      span.addEventListener("mouseenter", function (e) { showAlts(e.target, g); });
-      span.addEventListener("focus", function (e) { showAlts(e.target, g); });
-      span.addEventListener("mouseleave", hideTip);
-      span.addEventListener("blur", hideTip);
-      box.appendChild(span);
-    });
-    $("btn-rewind").disabled = !!state.pending || state.gen.length === 0;
-  }
-  function showAlts(target, g) {
-    var tip = $("tooltip");
-    IS.clear(tip);
-    tip.appendChild(IS.el("div", { text: "chosen " + JSON.stringify(g.text) + " · id " + g.id + " · rank " + g.rank + " · p " + IS.fmt(g.prob, 4) }));
-    var ul = IS.el("ul");
-    g.alts.forEach(function (t) { ul.appendChild(IS.el("li", { text: JSON.stringify(t.text) + "  logit " + IS.fmt(t.logit, 3) + "  p(T) " + IS.fmt(t.prob_t, 4) + (t.id === g.id ? "  ← chosen" : "") })); });
-    tip.appendChild(ul);
-    var r = target.getBoundingClientRect();
-    tip.style.left = (window.scrollX + r.left) + "px";
-    tip.style.top = (window.scrollY + r.bottom + 4) + "px";
-    tip.hidden = false;
-  }
-  function hideTip() { $("tooltip").hidden = true; }
+  stopPaced();
+  setRunState("stopped");
+  cancelAsked = false;
+  // redraw everything the stop settles, in the next frame
+  mark("tokens", "embed", "prefill", "attn", "logits", "sample", "gen", "kv", "timing", "stop");
+}
 
-  // ---------- 7 timing + stop + 9 checksum ----------
-  function onStop(s) {
-    state.stopped = true;
-    // A cancelled run is recorded as the stages it really ran plus the
-    // cancel, so a resume after a reconnect stops at the same token.
-    if (s.reason === "cancelled" && !resuming) {
-      for (var i = log.length - 1; i >= 0; i--) {
-        if (log[i] !== "run") continue;
-        var steps = [];
-        for (var k = 0; k < (state.runEvents || 0); k++) steps.push("step");
-        steps.push("cancel");
-        log.splice.apply(log, [i, 1].concat(steps));
-        break;
-      }
-    }
-    state.runEvents = 0;
-    state.timings = s.timings;
-    drawTiming();
-    var reasons = { eos: "the model emitted its end-of-sequence token", stop_string: "a stop string appeared", max_new_tokens: "the max new tokens limit was reached",
-      context_full: "the context (KV cache) is full", cancelled: "the run was cancelled" };
-    $("stop-text").textContent = "Stopped: " + (reasons[s.reason] || s.reason) + " — " + s.detail + ". " + s.generated + " tokens generated.";
-    $("stop-text").setAttribute("data-reason", s.reason);
-    var ok = s.weights_unchanged;
-    $("checksum").innerHTML = "";
-    $("checksum").appendChild(IS.el("span", { text: "before: " + s.checksum_before }));
-    $("checksum").appendChild(IS.el("br"));
-    $("checksum").appendChild(IS.el("span", { text: "after:  " + s.checksum_after }));
-    $("checksum").appendChild(IS.el("br"));
-    $("checksum").appendChild(IS.el("strong", { class: ok ? "ok" : "error", "data-testid": "checksum-verdict", text: ok ? "unchanged ✓ — inference only reads the weights" : "CHANGED ✗" }));
-    setStatus("Stopped: " + (reasons[s.reason] || s.reason) + ". Rewind to continue from an earlier token, or Reset.");
-    markTimeline("stop", null);
-  }
-  function drawTiming() {
-    var t = state.timings || {};
-    var box = IS.clear($("ttft"));
-    var parts = [["tokenize", t.tokenize_ms, "--muted"], ["embed", t.embed_ms, "--warn"], ["prefill", t.prefill_ms, "--accent"], ["first decode", t.first_decode_ms, "--good"]];
-    var total = t.ttft_ms || 0;
-    box.appendChild(IS.el("p", { "data-testid": "ttft-text", text: "Time to first token: " + IS.fmt(total, 2) + " ms = " + parts.map(function (p) { return p[0] + " " + IS.fmt(p[1] || 0, 3); }).join(" + ") + " ms" }));
-    var bar = IS.el("div", { class: "budget-bar" });
-    parts.forEach(function (p) {
-      var seg = IS.el("span", { class: "budget-seg", title: p[0] + " " + IS.fmt(p[1] || 0, 3) + " ms" });
-      seg.style.width = (total > 0 ? Math.max(0.5, 100 * (p[1] || 0) / total) : 0) + "%";
-      seg.style.background = IS.cssVar(p[2]);
-      bar.appendChild(seg);
-    });
-    box.appendChild(bar);
-    var itl = t.itl_ms || [];
-    chart("chart-itl", "line", { labels: itl.map(function (_, i) { return String(i + 2); }), datasets: [{ label: "inter-token latency (ms), token 2 onward", data: itl,
-      borderColor: IS.cssVar("--accent"), pointRadius: 2 }] }, { scales: { y: { beginAtZero: true } } });
-    $("rates").textContent = "Prefill " + IS.fmt(t.prefill_tokens_per_s, 0) + " tokens/s (all prompt positions in parallel) · output " + IS.fmt(t.output_tokens_per_s, 0) +
-      " tokens/s (one at a time) · median inter-token latency " + IS.fmt(t.itl_p50_ms, 3) + " ms.";
-  }
+function scrollToStage(stage) {
+  const panel = $(PANEL[stage]);
+  if (!panel) return;
+  requestAnimationFrame(() => panel.scrollIntoView({ block: "nearest", behavior: "instant" }));
+}
 
-  function resetPanels() {
-    ["source-text", "chips", "embed-view", "positions", "layers", "logit-stats", "cands", "gen", "budget", "ttft"].forEach(function (id) { IS.clear($(id)); });
-    ["sample-text", "kv-text", "rates", "stop-text", "ctx-text", "wi-out"].forEach(function (id) { $(id).textContent = ""; });
-    Object.keys(charts).forEach(function (k) { charts[k].destroy(); delete charts[k]; });
-    ["attn", "kv-grid"].forEach(function (id) { var c = $(id); c.getContext("2d").clearRect(0, 0, c.width, c.height); });
-    $("checksum").textContent = "before: " + state.checksumBefore + " (after: shown when the run stops)";
+// ---------- status and buttons ----------
+function setStatus(text, isError) {
+  const s = $("status");
+  s.textContent = text;
+  s.className = "status" + (isError ? " error" : "");
+}
+function setButtons() {
+  const live = runState !== "idle" && !!run.model, busy = !!pending || paced !== null;
+  const stopped = runState === "stopped";
+  $("btn-step").disabled = $("btn-token").disabled = $("btn-run").disabled = !live || busy || stopped || cancelAsked;
+  $("btn-rewind").disabled = !live || busy || run.gen.length === 0 || cancelAsked;
+  $("btn-reset").disabled = !live || busy || cancelAsked;
+  $("btn-cancel").disabled = !(pending === "run" || pending === "paced" || pending === "token" || paced) || cancelAsked;
+  $("force-q").disabled = !live;
+  document.body.dataset.busy = busy || cancelAsked ? "1" : "0";
+}
+const NEXT_WORDS = { tokenize: "tokenize the prompt", embed: "look up the embeddings", prefill: "run prefill", logits: "compute the logits",
+  sample: "choose a token", append: "append it and grow the KV cache", stop: "finish" };
+
+// ---------- panels ----------
+const draw = {
+  reset() {
+    for (const id of ["source-text", "chips", "embed-view", "positions", "layers", "logit-stats", "cands", "budget", "ttft", "attn", "chart-probs", "chart-hist", "chart-cdf", "chart-itl", "force-results"]) C.clear($(id));
+    for (const id of ["sample-text", "kv-text", "rates", "stop-text", "ctx-text", "wi-out", "cut-text", "probs-note", "attn-text"]) $(id).textContent = "";
+    delete $("stop-text").dataset.reason;
+    $("gen").replaceChildren();
+    $("gen").dataset.count = "0";
+    genDrawn = 0;
+    const g = $("kv-grid").getContext("2d");
+    g.clearRect(0, 0, $("kv-grid").width, $("kv-grid").height);
+    $("checksum").textContent = run.model ? "before: " + run.model.checksum + " (after: shown when the run stops)" : "";
     $("pass-explain").textContent = "Prefill runs every prompt position through all layers in one pass; decode runs one new position per step.";
     setContext(0, 1);
-  }
+    if (!$("piece-legend").firstChild) $("piece-legend").appendChild(P.pieceLegend());
+  },
+  tokens() {
+    const t = run.tok;
+    if (!t) return;
+    P.sourceText($("source-text"), t);
+    P.tokenChips($("chips"), t, { button: true, onHover: highlightTok, onPick: (i) => { run.selected = i; draw.embed(); } });
+    drawContext();
+  },
+  embed() {
+    const e = run.embed, view = C.clear($("embed-view"));
+    if (!e) return;
+    const i = Math.max(0, Math.min(run.selected, e.positions.length - 1)), p = e.positions[i], tok = run.tok.tokens[i];
+    view.appendChild(C.el("p", { "data-testid": "embed-pos", text: "Position " + p.pos + ": token " + p.id + " “" + C.tokenLabel(tok) + "” · " + e.dim + " numbers per vector" }));
+    view.appendChild(P.strip("token vector (row " + p.id + " of the embedding table)", p.token_vec, p.token_norm));
+    if (p.pos_vec) view.appendChild(P.strip("position vector (row " + p.pos + " of the position table)", p.pos_vec, p.pos_norm));
+    else view.appendChild(C.el("p", { class: "muted small", text: "Position: " + e.method }));
+    view.appendChild(P.strip("sum: what enters layer 0", p.sum, p.sum_norm));
+    view.appendChild(C.el("p", { class: "muted small", text: "Blue is negative, red positive, white zero." }));
+  },
+  prefill() {
+    const layers = run.layers;
+    if (!layers) return;
+    const a = run.stepTrace;
+    if (a && run.attnView === "step") {
+      $("pass-explain").textContent = "Decode step " + (a.step + 1) + ": only the new position " + a.pos + " went through the " + a.layer_traces.length +
+        " layers (" + C.ms(a.duration_ms) + " ms); earlier positions were read from the KV cache.";
+    } else if (run.prefill) {
+      const p = run.prefill;
+      $("pass-explain").textContent = "Prefill: all " + p.positions + " prompt positions went through " + p.layers.length + " layers in one batched pass (" +
+        C.ms(p.duration_ms) + " ms, " + C.fmt(p.tokens_per_s, 0) + " tokens/s).";
+    }
+    const total = a ? a.pos + 1 : run.prefill.positions, box = C.clear($("positions"));
+    for (let i = 0; i < total; i++) {
+      const pass = run.passPos.includes(i);
+      box.appendChild(C.el("span", { class: "pos" + (pass ? " pass" : "") + (i >= run.tok.count ? " gen" : ""), title: "position " + i + ": " + posLabel(i), text: String(i) }));
+    }
+    const lb = C.clear($("layers"));
+    let max = 0;
+    for (const l of layers) max = Math.max(max, l.residual_norm[l.residual_norm.length - 1]);
+    for (const l of layers) {
+      const n = l.residual_norm[l.residual_norm.length - 1];
+      const fill = C.el("span", { class: "layer-fill" });
+      fill.style.width = (100 * n / (max || 1)) + "%";
+      lb.appendChild(C.el("div", { class: "layer-row" }, [C.el("span", { class: "layer-name", text: "layer " + l.layer }),
+        C.el("span", { class: "layer-bar" }, [fill]), C.el("span", { class: "layer-val", text: "‖x‖ " + C.fmt(n, 2) })]));
+    }
+    lb.dataset.kind = a && run.attnView === "step" ? "decode" : "prefill";
+    fillLayerSelect(layers.length);
+  },
+  attn() {
+    const view = attnView();
+    const src = view === "step" && run.stepTrace ? run.stepTrace.layer_traces : run.prefill ? run.prefill.layers : null;
+    if (!src) return;
+    const li = Math.min(parseInt($("attn-layer").value, 10) || 0, src.length - 1), l = src[li];
+    let rows, rowLabels, nk;
+    if (view === "step" && run.stepTrace) {
+      const pos = run.stepTrace.pos;
+      nk = pos + 1;
+      rowLabels = [posLabel(pos)];
+      rows = l.attn.map((a) => [a]);
+      $("attn-text").textContent = "Decode step " + (run.stepTrace.step + 1) + ", layer " + l.layer + ": the new token " + posLabel(pos) + " (position " + pos + ") is the only query; it attends to all " + nk + " positions in the cache.";
+    } else if (l.attn_all) {
+      nk = l.attn_all.length;
+      rowLabels = [];
+      for (let q = 0; q < nk; q++) rowLabels.push(posLabel(q));
+      rows = l.attn.map((_, h) => l.attn_all.map((heads) => { const r = heads[h].slice(); while (r.length < nk) r.push(null); return r; }));
+      $("attn-text").textContent = "Prefill, layer " + l.layer + ": every prompt token (rows, the queries) against every prompt token (columns, the keys); a token sees only itself and earlier ones, so the upper right is empty (grey).";
+    } else {
+      nk = l.attn[0].length;
+      rowLabels = [posLabel(nk - 1)];
+      rows = l.attn.map((a) => [a]);
+      $("attn-text").textContent = "Prefill, layer " + l.layer + ": the prompt is longer than 64 tokens, so only the last position's row is shown (query " + posLabel(nk - 1) + ").";
+    }
+    const colLabels = [];
+    for (let k = 0; k < nk; k++) colLabels.push(posLabel(k));
+    P.attentionHeatmap($("attn"), { heads: rows, rowLabels, colLabels, title: (view === "step" ? "Decode step" : "Prefill") + " attention, layer " + l.layer });
+    $("attn").dataset.view = view;
+    $("attn").dataset.layer = l.layer;
+  },
+  logits() {
+    const l = run.logits;
+    if (!l) return;
+    const stats = $("logit-stats");
+    C.clear(stats);
+    const items = [["position", l.pos], ["vocabulary", l.vocab], ["highest logit", C.fmt(l.max, 3)], ["lowest", C.fmt(l.min, 3)], ["mean", C.fmt(l.mean, 3)],
+      ["entropy at T=1", C.fmt(l.entropy, 3) + " nats"], ["entropy after temperature", C.fmt(l.entropy_t, 3) + " nats"], ["kept", l.kept + " of " + l.vocab]];
+    for (const s of items) stats.appendChild(C.el("span", { class: "stat", "data-stat": s[0] }, [C.el("b", { text: s[0] + " " }), String(s[1])]));
+    if (run.sample) stats.appendChild(C.el("span", { class: "stat", "data-stat": "chosen", "data-testid": "chosen-rank", "data-rank": run.sample.chosen.rank + 1 },
+      [C.el("b", { text: "chosen " }), "“" + C.tokenLabel(run.sample.chosen) + "” at rank " + (run.sample.chosen.rank + 1)]));
+    $("cut-text").textContent = P.cutSentence(l);
+    const { note } = P.probChart($("chart-probs"), l);
+    $("probs-note").textContent = note;
+    P.logitsHistogram($("chart-hist"), l);
+    P.candidatesTable($("cands"), l, { onForce: force, chosenId: run.sample ? run.sample.chosen.id : -1 });
+  },
+  sample() {
+    const s = run.sample;
+    if (!s) { C.clear($("chart-cdf")); $("sample-text").textContent = ""; return; }
+    P.cdfChart($("chart-cdf"), s);
+    $("sample-text").textContent = P.sampleSentence(s);
+    $("sample-text").dataset.chosen = s.chosen.id;
+  },
+  gen() { drawGen(); drawContext(); },
+  kv() { drawKV(); if (run.memory) drawBudget(run.memory); },
+  timing() { drawTiming(); },
+  stop() {
+    const s = run.stop, st = $("stop-text");
+    if (!s) { st.textContent = ""; delete st.dataset.reason; $("checksum").textContent = run.model ? "before: " + run.model.checksum + " (after: shown when the run stops)" : ""; return; }
+    // the engine's detail adds what the reason alone does not say: which
+    // stop string, which end token, how many positions
+    const detail = s.reason === "eos" || s.reason === "stop_string" || s.reason === "context_full" ? " " + s.detail.charAt(0).toUpperCase() + s.detail.slice(1) + "." : "";
+    st.textContent = "Stopped: " + C.stopReason(s.reason, s.generated) + "." + detail;
+    st.dataset.reason = s.reason;
+    const ck = C.clear($("checksum")), ok = s.weights_unchanged;
+    ck.append(C.el("span", { text: "before: " + s.checksum_before }), C.el("br"), C.el("span", { text: "after:  " + s.checksum_after }), C.el("br"),
+      C.el("strong", { class: ok ? "ok" : "error", "data-testid": "checksum-verdict", text: ok ? "unchanged ✓ — inference only reads the weights" : "CHANGED ✗" }));
+    setStatus("Stopped: " + C.stopReason(s.reason, s.generated) + ". Rewind to continue from an earlier token, or Reset.");
+  },
+  pipeline() {
+    const done = run.last, next = runState === "stopped" ? null : run.next;
+    for (const li of document.querySelectorAll("#timeline li")) {
+      const s = li.dataset.stage;
+      li.classList.toggle("done", s === done);
+      li.classList.toggle("next", s === next && !!run.model);
+      if (s === done) li.setAttribute("aria-current", "step"); else li.removeAttribute("aria-current");
+    }
+    const strip = $("timeline"), cur = strip.querySelector(".done");
+    if (cur && strip.scrollWidth > strip.clientWidth) strip.scrollLeft = cur.offsetLeft - strip.clientWidth / 3;
+    if (run.model && runState !== "stopped" && !pending && run.last) setStatus("Done: " + run.last + ". Next: " + (NEXT_WORDS[run.next] || run.next) + ".");
+  },
+  buttons() { setButtons(); },
+};
 
-  // ---------- get more models ----------
-  var pullTimer = null;
-  function refreshModels() {
-    return fetch("/api/models").then(function (r) { return r.json(); }).then(function (d) {
-      models = d.models || [];
-      var sel = $("model"), cur = sel.value;
-      IS.clear(sel);
-      models.forEach(function (m) { sel.appendChild(IS.el("option", { value: m.name, text: m.name + (m.default ? " (default)" : "") })); });
-      sel.value = cur;
-      showModelCard();
-    });
+function posLabel(i) {
+  if (!run.tok) return String(i);
+  if (i < run.tok.count) {
+    const t = run.tok.tokens[i];
+    const b = C.isPartial(t) && t.end > t.start ? Array.from(new TextEncoder().encode(run.tok.text).slice(t.start, t.end)) : null;
+    return C.tokenLabel(t, b);
   }
-  function pollPull() {
-    fetch("/api/pull").then(function (r) { return r.ok ? r.json() : null; }).then(function (d) {
-      if (!d) { $("pull").hidden = true; return; }
-      var st = d.status, list = IS.clear($("presets"));
-      d.presets.forEach(function (p) {
-        var loaded = models.some(function (m) { return m.name === p.repo; });
-        var cached = (st.cached || []).indexOf(p.repo) >= 0;
-        var btn = IS.el("button", { type: "button", text: loaded ? "loaded" : cached ? "load from cache" : "download ~" + IS.bytes(p.bytes) });
-        btn.disabled = loaded || st.state === "running";
-        btn.addEventListener("click", function () {
-          fetch("/api/pull", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ repo: p.repo }) })
-            .then(function (r) { return r.json(); }).then(function (x) { if (x.error) $("pull-status").textContent = x.error; schedulePull(); });
-        });
-        list.appendChild(IS.el("li", {}, [IS.el("b", { text: p.repo }), " — " + p.about + " ", btn]));
-      });
-      var frac = st.total > 0 ? st.done / st.total : 0;
-      $("pull-fill").style.width = (100 * frac) + "%";
-      var msg = { idle: "", running: "Downloading " + st.repo + ": " + st.file + " " + IS.bytes(st.done) + " / " + IS.bytes(st.total) + " at " + IS.bytes(st.bytes_per_s) + "/s, about " + Math.round(st.eta_s) + " s left",
-        done: st.repo + " is ready: pick it above.", error: "Download of " + st.repo + " failed: " + st.error }[st.state];
-      $("pull-status").textContent = msg || "";
-      $("pull-status").className = "small" + (st.state === "error" ? " error" : "");
-      if (st.state === "done") refreshModels();
-      if (st.state === "running") schedulePull();
-    }).catch(function () {});
+  const g = run.gen[i - run.tok.count];
+  return g ? C.tokenLabel({ piece: g.piece, text: g.text }) : String(i);
+}
+function highlightTok(i, on) {
+  for (const e of document.querySelectorAll("#source-text [data-i], #chips [data-i]")) {
+    if (e.dataset.i.split(" ").includes(String(i))) e.classList.toggle("hl", on);
   }
-  function schedulePull() { clearTimeout(pullTimer); pullTimer = setTimeout(pollPull, 500); }
-  $("pull").addEventListener("toggle", function () { if ($("pull").open) pollPull(); });
+}
+function fillLayerSelect(n) {
+  const sel = $("attn-layer");
+  if (sel.options.length === n) return;
+  const cur = sel.value;
+  C.clear(sel);
+  for (let i = 0; i < n; i++) sel.appendChild(C.el("option", { value: String(i), text: "layer " + i }));
+  sel.value = cur && +cur < n ? cur : String(n - 1);
+}
+// setAttnView shows the pass that just ran; the student can switch back.
+function setAttnView(v) {
+  run.attnView = v;
+  const r = document.querySelector('input[name="attn-view"][value="' + v + '"]');
+  if (r && !r.checked) r.checked = true;
+}
+function attnView() {
+  const r = document.querySelector('input[name="attn-view"]:checked');
+  return r ? r.value : "prefill";
+}
+function setContext(used, limit) {
+  $("ctx-fill").style.width = Math.min(100, 100 * used / limit) + "%";
+  $("ctx-fill").dataset.used = used;
+  $("ctx-meter").setAttribute("aria-valuenow", String(used));
+  $("ctx-meter").setAttribute("aria-valuemax", String(limit));
+}
+function drawContext() {
+  const t = run.tok;
+  if (!t) return;
+  const used = t.count + run.gen.length;
+  setContext(used, t.context_limit);
+  $("ctx-text").textContent = t.count + " prompt tokens" + (t.added_by_app ? " (" + t.added_by_app + " added by the application" + (t.chat ? ", " + t.chat_style + " chat template" : "") + ")" : "") +
+    (run.gen.length ? " + " + run.gen.length + " generated" : "") + " · context used " + used + " of " + t.context_limit;
+}
 
-  // ---------- wiring ----------
-  function act(type) {
-    return function () {
-      if (type === "rewind") send("rewind", { n: 1 });
-      else send(type);
-    };
+// ---------- generated text: new tokens are appended, never redrawn ----------
+let genDrawn = 0;
+function drawGen() {
+  const box = $("gen");
+  if (genDrawn > run.gen.length || (genDrawn === 0 && box.firstChild)) { box.replaceChildren(); genDrawn = 0; }
+  if (genDrawn === 0 && run.tok) box.appendChild(C.el("span", { class: "gen-prompt", text: run.tok.text }));
+  const frag = document.createDocumentFragment();
+  for (let i = genDrawn; i < run.gen.length; i++) {
+    const g = run.gen[i], partial = g.text === "" && C.pieceBytes(g.piece);
+    const span = C.el("span", { class: "gen-tok" + (partial ? " gen-byte" : "") + (g.forced ? " forced" : ""), "data-step": i, "data-id": g.id, "data-testid": "gen-tok", tabindex: "0",
+      text: partial ? C.tokenLabel({ piece: g.piece, text: "" }) : g.text });
+    span.style.setProperty("--p", (0.1 + 0.55 * g.pkept).toFixed(3));
+    frag.appendChild(span);
   }
-  $("controls").addEventListener("submit", function (e) { e.preventDefault(); start(); });
-  $("btn-step").addEventListener("click", act("step"));
-  $("btn-token").addEventListener("click", act("step_token"));
-  $("btn-run").addEventListener("click", act("run"));
-  $("btn-rewind").addEventListener("click", act("rewind"));
-  $("btn-reset").addEventListener("click", act("reset"));
-  $("btn-cancel").addEventListener("click", function () { client.send("cancel"); });
-  $("model").addEventListener("change", showModelCard);
-  $("chat-mode").addEventListener("change", chatToggle);
-  $("attn-layer").addEventListener("change", drawAttention);
-  $("wi-n").addEventListener("input", whatIf);
-  $("wi-ctx").addEventListener("input", whatIf);
-  $("share").addEventListener("click", function (e) { e.preventDefault(); var l = IS.writeURL(settings()); $("share").href = l; if (navigator.clipboard) navigator.clipboard.writeText(l).catch(function () {}); setStatus("Link copied: " + l); });
-  document.addEventListener("keydown", function (e) {
-    var tag = (e.target.tagName || "").toLowerCase();
-    if (tag === "input" || tag === "textarea" || tag === "select" || e.ctrlKey || e.metaKey || e.altKey) return;
-    if ($("btn-step").disabled && e.key !== "Escape") return;
-    if (e.key === "ArrowRight" || e.key === " ") { e.preventDefault(); act("step")(); }
-    else if (e.key === "t") act("step_token")();
-    else if (e.key === "r") act("run")();
-    else if (e.key === "Backspace") { e.preventDefault(); if (!$("btn-rewind").disabled) act("rewind")(); }
-    else if (e.key === "Escape" && !$("btn-reset").disabled) act("reset")();
+  box.appendChild(frag);
+  genDrawn = run.gen.length;
+  box.dataset.count = String(run.gen.length);
+}
+function showAlts(target) {
+  const g = run.gen[+target.dataset.step];
+  if (!g) return;
+  const tip = C.clear($("tooltip"));
+  tip.appendChild(C.el("div", { text: "chosen “" + C.tokenLabel({ piece: g.piece, text: g.text }) + "” · id " + g.id + " · rank " + (g.rank + 1) + (g.forced ? " · forced by you" : "") }));
+  tip.appendChild(C.el("div", { text: P.PK + " " + C.fmt(g.pkept, 4) + " · " + P.PT + " " + C.fmt(g.pt, 4) + " · " + P.P1 + " " + C.fmt(g.p1, 4) }));
+  const ul = C.el("ul");
+  for (const t of g.alts) ul.appendChild(C.el("li", { text: (t.rank + 1) + ". “" + C.tokenLabel(t) + "”  " + (t.kept ? "p after the cut " + C.fmt(t.prob_kept, 4) : "cut") + (t.id === g.id ? "  ← chosen" : "") }));
+  tip.appendChild(ul);
+  const r = target.getBoundingClientRect();
+  tip.style.left = Math.max(4, Math.min(window.scrollX + r.left, window.scrollX + document.documentElement.clientWidth - 300)) + "px";
+  tip.style.top = (window.scrollY + r.bottom + 4) + "px";
+  tip.hidden = false;
+}
+function hideTip() { $("tooltip").hidden = true; }
+
+// ---------- KV cache ----------
+function drawKV() {
+  const m = run.model, c = $("kv-grid");
+  if (!m || !run.tok) return;
+  const L = m.layers, cap = run.cacheCap || Math.min(m.context, run.tok.count + (parseInt($("max-new").value, 10) || 0));
+  run.cacheCap = cap;
+  const dpr = window.devicePixelRatio || 1, W = Math.max(200, c.clientWidth || 600), H = Math.min(160, 12 + L * 16);
+  if (c.width !== Math.round(W * dpr) || c.height !== Math.round(H * dpr)) { c.width = Math.round(W * dpr); c.height = Math.round(H * dpr); c.style.height = H + "px"; }
+  const g = c.getContext("2d");
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, W, H);
+  const labelW = 52, cw = Math.max(0.5, Math.min(16, (W - labelW) / cap)), ch = Math.max(4, Math.min(16, (H - 4) / L));
+  g.font = "11px system-ui";
+  const col = { fg: C.cssVar("--fg"), prompt: C.cssVar("--accent"), gen: C.cssVar("--good"), newest: C.cssVar("--bad"), free: C.cssVar("--border") };
+  for (let l = 0; l < L; l++) {
+    g.fillStyle = col.fg;
+    g.fillText("layer " + l, 0, 2 + l * ch + ch * 0.75);
+    g.fillStyle = col.free;
+    g.fillRect(labelW, 2 + l * ch, cw * cap, ch - 1);
+    g.fillStyle = col.prompt;
+    g.fillRect(labelW, 2 + l * ch, cw * Math.min(run.cacheLen, run.tok.count), ch - 1);
+    if (run.cacheLen > run.tok.count) { g.fillStyle = col.gen; g.fillRect(labelW + cw * run.tok.count, 2 + l * ch, cw * (run.cacheLen - run.tok.count), ch - 1); }
+    if (run.cacheLen > 0) { g.fillStyle = col.newest; g.fillRect(labelW + cw * (run.cacheLen - 1), 2 + l * ch, Math.max(1, cw), ch - 1); }
+  }
+  c.dataset.cacheLen = run.cacheLen;
+  const bpt = m.kv_bytes_per_token;
+  $("kv-text").textContent = "Cache: " + run.cacheLen + " of " + cap + " positions filled. Per position: 2 (K and V) × " + m.layers + " layers × " + m.kv_heads +
+    " key/value heads × " + m.head_dim + " numbers × 4 bytes = " + C.bytes(bpt) + "; used " + C.bytes(bpt * run.cacheLen) + " of " + C.bytes(bpt * cap) + " allocated.";
+}
+function drawBudget(mem) {
+  const box = C.clear($("budget"));
+  const parts = [["weights", mem.weights, "s-accent"], ["KV cache used", mem.kv_used, "s-good"], ["KV cache allocated, empty", mem.kv_allocated - mem.kv_used, "s-free"], ["scratch buffers", mem.scratch, "s-warn"]];
+  const total = mem.weights + mem.kv_allocated + mem.scratch;
+  const bar = C.el("div", { class: "budget-bar", role: "img", "aria-label": "Memory of this run: " + parts.map((p) => p[0] + " " + C.bytes(p[1])).join(", ") });
+  for (const p of parts) {
+    const seg = C.el("span", { class: "budget-seg " + p[2], title: p[0] + ": " + C.bytes(p[1]) });
+    seg.style.width = Math.max(0.5, 100 * p[1] / total) + "%";
+    bar.appendChild(seg);
+  }
+  box.appendChild(bar);
+  box.appendChild(C.el("p", { class: "small legend" }, parts.flatMap((p) => [C.el("span", { class: "key " + p[2] }), " " + p[0] + " " + C.bytes(p[1]) + "  "]).concat(["· total " + C.bytes(total)])));
+  whatIf();
+}
+function whatIf() {
+  const m = run.model, mem = run.memory;
+  if (!m) return;
+  const n = Math.max(1, parseInt($("wi-n").value, 10) || 1), ctxLen = Math.max(1, parseInt($("wi-ctx").value, 10) || 1);
+  const kv = n * ctxLen * m.kv_bytes_per_token, scratch = mem ? n * mem.scratch : 0, total = m.weights_bytes + kv + scratch;
+  const over = ctxLen > m.context ? " Note: " + ctxLen + " tokens is beyond this model's context of " + m.context + "." : "";
+  $("wi-out").textContent = n + " requests × " + ctxLen + " tokens × " + C.bytes(m.kv_bytes_per_token) + " per token = " + C.bytes(kv) +
+    " of KV cache, plus the weights once (" + C.bytes(m.weights_bytes) + ")" + (mem ? " and scratch buffers for " + n + " requests (" + C.bytes(mem.scratch) + " each, " + C.bytes(scratch) + " in all)" : "") +
+    ": " + C.bytes(total) + ". The cache is " + C.pct(kv / total) + " of it." + over;
+}
+
+// ---------- timing: filled live, replaced by the engine's summary at the stop ----------
+function drawTiming() {
+  const t = run.timings, box = C.clear($("ttft"));
+  const tt = t ? { tokenize: t.tokenize_ms, embed: t.embed_ms, prefill: t.prefill_ms, first: t.first_decode_ms, total: t.ttft_ms } : run.ttft;
+  const itl = t ? t.itl_ms || [] : run.itl;
+  if (tt) {
+    const parts = [["tokenize", tt.tokenize, "s-muted"], ["embed", tt.embed, "s-warn"], ["prefill", tt.prefill, "s-accent"], ["first logits + sample", tt.first, "s-good"]];
+    box.appendChild(C.el("p", { "data-testid": "ttft-text", "data-ms": tt.total, text: "Time to first token: " + C.ms(tt.total) + " ms = " + parts.map((p) => p[0] + " " + C.fmt(p[1] || 0, 3)).join(" + ") + " ms" }));
+    const bar = C.el("div", { class: "budget-bar", role: "img", "aria-label": "Time to first token by stage" });
+    for (const p of parts) {
+      const seg = C.el("span", { class: "budget-seg " + p[2], title: p[0] + " " + C.fmt(p[1] || 0, 3) + " ms" });
+      seg.style.width = (tt.total > 0 ? Math.max(0.5, 100 * (p[1] || 0) / tt.total) : 0) + "%";
+      bar.appendChild(seg);
+    }
+    box.appendChild(bar);
+    box.appendChild(C.el("p", { class: "small legend" }, parts.flatMap((p) => [C.el("span", { class: "key " + p[2] }), " " + p[0] + "  "])));
+  } else box.appendChild(C.el("p", { class: "muted small", text: "Time to first token appears when the first token is chosen." }));
+  P.itlChart($("chart-itl"), itl);
+  if (t) {
+    $("rates").textContent = "Prefill " + C.fmt(t.prefill_tokens_per_s, 0) + " tokens/s (all prompt positions in parallel) · output " + C.fmt(t.output_tokens_per_s, 0) +
+      " tokens/s (one at a time) · median inter-token latency " + C.fmt(t.itl_p50_ms, 3) + " ms.";
+  } else if (itl.length) {
+    const s = itl.slice().sort((a, b) => a - b);
+    $("rates").textContent = itl.length + " inter-token latencies so far · median " + C.fmt(s[s.length >> 1], 3) + " ms · last " + C.fmt(itl[itl.length - 1], 3) + " ms.";
+  } else $("rates").textContent = "";
+}
+
+// ---------- force: any vocabulary token ----------
+function force(id) {
+  if (runState === "idle" || run.stop || (run.next !== "sample" && run.next !== "logits")) {
+    setStatus(run.stop ? "The run has stopped: rewind one token, then force a different one." : "A token can be forced when the next stage is logits or sample.", true);
+    return;
+  }
+  send("force", { id });
+}
+let searchTimer = 0, searchSeq = 0;
+function searchVocab() {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => {
+    const q = $("force-q").value, mine = ++searchSeq, out = $("force-results");
+    if (q === "") { C.clear(out); return; }
+    fetch("/api/vocab?model=" + encodeURIComponent(run.model ? run.model.name : $("model").value) + "&q=" + encodeURIComponent(q.replace(/\u2423/g, " ")))
+      .then((r) => r.json()).then((d) => {
+        if (mine !== searchSeq) return;
+        C.clear(out);
+        if (d.error) { out.appendChild(C.el("li", { class: "error", text: d.error })); return; }
+        if (!d.tokens.length) { out.appendChild(C.el("li", { class: "muted", text: "No token matches “" + q + "”." })); return; }
+        for (const t of d.tokens) {
+          const b = C.el("button", { type: "button", class: "force-hit", "data-id": t.id, "data-testid": "force-hit", title: "force token " + t.id },
+            [C.el("span", { class: "mono", text: C.tokenLabel(t) }), C.el("span", { class: "chip-id", text: " id " + t.id })]);
+          b.addEventListener("click", () => force(t.id));
+          out.appendChild(C.el("li", {}, [b]));
+        }
+      }).catch(() => {});
+  }, 120);
+}
+
+// ---------- get more models ----------
+let pullTimer = 0;
+function refreshModels() {
+  return fetch("/api/models").then((r) => r.json()).then((d) => {
+    models = d.models || [];
+    const sel = $("model"), cur = sel.value;
+    C.clear(sel);
+    for (const m of models) sel.appendChild(C.el("option", { value: m.name, text: m.name + (m.default ? " (default)" : "") }));
+    sel.value = cur;
+    showModelCard();
   });
-  fillForm();
-  client.connect().then(function () {
-    setStatus("Connected. Press Start.");
-    if (IS.readURL().prompt !== undefined) start();
-  }).catch(function () { setStatus("Cannot reach the server.", true); });
-})();
+}
+function pollPull() {
+  fetch("/api/pull").then((r) => r.ok ? r.json() : null).then((d) => {
+    if (!d) { $("pull").hidden = true; return; }
+    const st = d.status, list = C.clear($("presets"));
+    for (const p of d.presets) {
+      const loaded = models.some((m) => m.name === p.repo), cached = (st.cached || []).includes(p.repo);
+      const btn = C.el("button", { type: "button", text: loaded ? "loaded" : cached ? "load from cache" : "download ~" + C.bytes(p.bytes) });
+      btn.disabled = loaded || st.state === "running";
+      btn.addEventListener("click", () => {
+        fetch("/api/pull", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ repo: p.repo }) })
+          .then((r) => r.json()).then((x) => { if (x.error) $("pull-status").textContent = x.error; schedulePull(); });
+      });
+      list.appendChild(C.el("li", {}, [C.el("b", { text: p.repo }), " — " + p.about + " ", btn]));
+    }
+    $("pull-fill").style.width = (100 * (st.total > 0 ? st.done / st.total : 0)) + "%";
+    const msg = { idle: "", running: "Downloading " + st.repo + ": " + st.file + " " + C.bytes(st.done) + " / " + C.bytes(st.total) + " at " + C.bytes(st.bytes_per_s) + "/s, about " + Math.round(st.eta_s) + " s left",
+      done: st.repo + " is ready: pick it above.", error: "Download of " + st.repo + " failed: " + st.error }[st.state];
+    $("pull-status").textContent = msg || "";
+    $("pull-status").className = "small" + (st.state === "error" ? " error" : "");
+    if (st.state === "done") refreshModels();
+    if (st.state === "running") schedulePull();
+  }).catch(() => {});
+}
+function schedulePull() { clearTimeout(pullTimer); pullTimer = setTimeout(pollPull, 500); }
+
+// ---------- wiring ----------
+$("pull").addEventListener("toggle", () => { if ($("pull").open) pollPull(); });
+$("controls").addEventListener("submit", (e) => { e.preventDefault(); start(); });
+$("btn-step").addEventListener("click", () => send("step"));
+$("btn-token").addEventListener("click", () => send("step_token"));
+$("btn-run").addEventListener("click", () => { if (!pending && runState === "ready") runToEnd(); });
+$("btn-rewind").addEventListener("click", () => send("rewind", { n: 1 }));
+$("btn-reset").addEventListener("click", () => send("reset"));
+$("btn-cancel").addEventListener("click", cancel);
+$("model").addEventListener("change", showModelCard);
+$("chat-mode").addEventListener("change", chatToggle);
+$("attn-layer").addEventListener("change", () => mark("attn"));
+for (const r of document.querySelectorAll('input[name="attn-view"]')) r.addEventListener("change", () => mark("attn"));
+$("wi-n").addEventListener("input", whatIf);
+$("wi-ctx").addEventListener("input", whatIf);
+$("force-q").addEventListener("input", searchVocab);
+$("force-form").addEventListener("submit", (e) => { e.preventDefault(); const first = document.querySelector("#force-results .force-hit"); if (first) first.click(); });
+$("gen").addEventListener("mouseover", (e) => { if (e.target.classList.contains("gen-tok")) showAlts(e.target); });
+$("gen").addEventListener("focusin", (e) => { if (e.target.classList.contains("gen-tok")) showAlts(e.target); });
+$("gen").addEventListener("mouseout", hideTip);
+$("gen").addEventListener("focusout", hideTip);
+$("share").addEventListener("click", (e) => {
+  e.preventDefault();
+  const l = C.writeURL(settings());
+  $("share").href = l;
+  if (navigator.clipboard) navigator.clipboard.writeText(l).catch(() => {});
+  setStatus("Link copied: " + l);
+});
+let resizeTimer = 0;
+new ResizeObserver(() => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => mark("logits", "sample", "timing", "kv", "attn"), 100); }).observe($("panel-logits"));
+document.addEventListener("keydown", (e) => {
+  const tag = (e.target.tagName || "").toLowerCase();
+  if (tag === "input" || tag === "textarea" || tag === "select" || e.ctrlKey || e.metaKey || e.altKey) return;
+  if (e.key === "Escape" && !$("btn-cancel").disabled) { cancel(); return; }
+  if ($("btn-step").disabled && e.key !== "Escape" && e.key !== "Backspace") return;
+  if (e.key === "ArrowRight" || e.key === " ") { e.preventDefault(); send("step"); }
+  else if (e.key === "t") send("step_token");
+  else if (e.key === "r") runToEnd();
+  else if (e.key === "Backspace") { e.preventDefault(); if (!$("btn-rewind").disabled) send("rewind", { n: 1 }); }
+  else if (e.key === "Escape" && !$("btn-reset").disabled) send("reset");
+});
+
+fillForm();
+setButtons();
+    mark("reset");
+client.connect().then(() => {
+  setStatus("Connected. Press Start.");
+  if (C.readURL().prompt !== undefined) start();
+}).catch(() => setStatus("Cannot reach the server.", true));

@@ -1,9 +1,13 @@
 // lessons.js: shows one lesson section at a time (progress in the URL, ?s=N)
-// and runs each section's live panels against the engine over the websocket.
-(function () {
-  "use strict";
-  var IS = window.IS, $ = function (id) { return document.getElementById(id); };
-  var data = JSON.parse($("lesson-data").textContent);
+// and runs each section's live panels against the engine over the websocket,
+// drawn with the same panel renderers as the lab.
+import * as IS from "./core.js";
+import * as P from "./panels.js";
+
+{
+  var $ = IS.$;
+  var data = IS.pageData("lesson-data");
+  var defaults = IS.samplingDefaults(data);
   var sections = document.querySelectorAll(".lesson-section");
   var current = 0;
 
@@ -21,7 +25,7 @@
   Run.prototype.cmd = function (type, payload) {
     var p = this.next();
     this.client.send(type, payload);
-    return p.then(function (m) { if (m.type === "error") throw new Error(m.payload.message); return m; });
+    return p.then(function (m) { if (m.type === "error") throw new Error(IS.errorText(m.payload)); return m; });
   };
   Run.prototype.start = function (payload) {
     var self = this;
@@ -40,7 +44,7 @@
     this.client.send("run");
     function go() {
       return self.next().then(function (m) {
-        if (m.type === "error") throw new Error(m.payload.message);
+        if (m.type === "error") throw new Error(IS.errorText(m.payload));
         evs.push(m.payload);
         return m.payload.stage === "stop" ? evs : go();
       });
@@ -49,10 +53,11 @@
   };
   Run.prototype.close = function () { if (this.client.ws) this.client.ws.close(); };
 
+  // payload: a panel's options over the shared sampling defaults
   function payload(o, extra) {
+    var pick = function (k) { return o[k] !== undefined ? o[k] : defaults[k]; };
     var p = { prompt: o.prompt, max_new_tokens: parseInt(o.tokens || "8", 10),
-      sampling: { temperature: o.temperature !== undefined ? parseFloat(o.temperature) : 0.8, top_p: o.top_p !== undefined ? parseFloat(o.top_p) : 1,
-        top_k: o.top_k !== undefined ? parseInt(o.top_k, 10) : 0, seed: o.seed !== undefined ? parseInt(o.seed, 10) : 42 } };
+      sampling: IS.samplingPayload({ temperature: pick("temperature"), top_p: pick("top_p"), top_k: pick("top_k"), min_p: pick("min_p"), seed: pick("seed") }) };
     if (o.system !== undefined) { p.chat = [{ role: "system", content: o.system }, { role: "user", content: o.prompt }]; delete p.prompt; }
     if (o.no_cache) p.no_cache = true;
     return Object.assign(p, extra || {});
@@ -67,22 +72,12 @@
     rows.forEach(function (r) { t.appendChild(IS.el("tr", {}, r.map(function (c) { return IS.el("td", { text: String(c) }); }))); });
     return t;
   }
-  function chips(tokens) {
+  function chips(t) {
     var box = IS.el("div", { class: "chips" });
-    tokens.forEach(function (t, i) {
-      box.appendChild(IS.el("span", { class: "chip c" + (i % 5) + (t.special || t.added ? " special" : "") + (t.partial ? " partial" : ""), "data-id": t.id,
-        title: "id " + t.id + " · " + JSON.stringify(t.piece) + (t.added ? " · added by the application" : "") },
-        [IS.el("span", { class: "chip-text", text: t.special ? t.piece : IS.pieceText(t) }), IS.el("span", { class: "chip-id", text: String(t.id) })]));
-    });
+    P.tokenChips(box, t);
     return box;
   }
-  function strip(label, vec) {
-    var c = IS.el("canvas", { class: "strip-canvas", width: String(vec.length), height: "1", "aria-label": label });
-    var ctx = c.getContext("2d"), m = 0;
-    vec.forEach(function (v) { m = Math.max(m, Math.abs(v)); });
-    vec.forEach(function (v, i) { ctx.fillStyle = IS.heat(v, m); ctx.fillRect(i, 0, 1, 1); });
-    return IS.el("div", { class: "strip" }, [IS.el("div", { class: "strip-label", text: label }), c]);
-  }
+  function strip(label, vec) { return P.strip(label, vec); }
   function text(evs) { var s = pick(evs, "stop")[0]; return s ? s.stop.text : ""; }
   function sleep(ms) { return new Promise(function (r) { setTimeout(r, ms); }); }
 
@@ -92,7 +87,8 @@
       var r = new Run();
       return r.start(payload(o)).then(function () { return r.step(); }).then(function (ev) {
         var t = ev.tokenize;
-        out.appendChild(chips(t.tokens));
+        out.appendChild(chips(t));
+        out.appendChild(P.pieceLegend());
         setLive(sec, "tokens.count", t.count);
         setLive(sec, "tokens.chars", Array.from(t.text).length);
         setLive(sec, "tokens.added", t.added_by_app);
@@ -105,7 +101,7 @@
       var r = new Run();
       return r.start(payload(o)).then(function () { return r.stepTo("embed"); }).then(function (evs) {
         var e = evs[1].embed, p = e.positions[e.positions.length - 1];
-        out.appendChild(IS.el("p", { text: "Last position " + p.pos + ": token " + p.id + " " + JSON.stringify(p.piece) + " → a vector of " + e.dim + " numbers (norm " + IS.fmt(p.token_norm, 3) + ")." }));
+        out.appendChild(IS.el("p", { text: "Last position " + p.pos + ": token " + p.id + " “" + IS.tokenLabel({ piece: p.piece, text: evs[0].tokenize.tokens[p.pos].text, special: evs[0].tokenize.tokens[p.pos].special }) + "” → a vector of " + e.dim + " numbers (length " + IS.fmt(p.token_norm, 3) + ")." }));
         out.appendChild(strip("token vector", p.token_vec));
         if (p.pos_vec) out.appendChild(strip("position vector", p.pos_vec));
         else out.appendChild(IS.el("p", { class: "muted small", text: e.method }));
@@ -138,8 +134,8 @@
         v.forEach(function (x) { z += Math.exp(x - mx); });
         var probSum = 0;
         v.forEach(function (x) { probSum += Math.exp(x - mx) / z; });
-        out.appendChild(table(["rank", "token", "id", "logit (raw score)", "probability (softmax)"], lg.top.slice(0, 10).map(function (t) {
-          return [t.rank, JSON.stringify(t.text), t.id, IS.fmt(t.logit, 4), IS.fmt(t.prob, 4)]; })));
+        out.appendChild(table(["rank", "token", "id", "logit (raw score)", P.P1 + " (softmax)"], lg.top.slice(0, 10).map(function (t) {
+          return [t.rank + 1, IS.tokenLabel(t), t.id, IS.fmt(t.logit, 4), IS.fmt(t.prob, 4)]; })));
         out.appendChild(IS.el("p", { class: "small", text: "All " + v.length + " logits: from " + IS.fmt(lg.min, 2) + " to " + IS.fmt(lg.max, 2) + "." }));
         setLive(sec, "logits.max", IS.fmt(lg.max, 3));
         setLive(sec, "logits.sum", IS.fmt(sum, 1));
@@ -159,12 +155,12 @@
           if (ev.append) {
             k++;
             gen.appendChild(IS.el("span", { class: "gen-tok", text: ev.append.text }));
-            log.appendChild(IS.el("li", { text: "calculate: logits at position " + lastLogits.pos + " (top " + JSON.stringify(lastLogits.top[0].text) + ", " +
-              IS.fmt(lastLogits.top[0].logit, 2) + ") → select: " + JSON.stringify(lastSample.chosen.text) + " (rank " + lastSample.chosen.rank + ", p " + IS.fmt(lastSample.chosen.prob_kept, 3) +
+            log.appendChild(IS.el("li", { text: "calculate: logits at position " + lastLogits.pos + " (top “" + IS.tokenLabel(lastLogits.top[0]) + "”, " +
+              IS.fmt(lastLogits.top[0].logit, 2) + ") → select: “" + IS.tokenLabel(lastSample.chosen) + "” (rank " + (lastSample.chosen.rank + 1) + ", p after the cut " + IS.fmt(lastSample.chosen.prob_kept, 3) +
               ") → append: the sequence has " + (ev.append.pos + 1) + " tokens, the cache " + ev.append.cache_len + " positions → " + (ev.next === "stop" ? "stop" : "repeat") }));
             return sleep(150).then(function () { return ev.next === "stop" ? null : loop(); });
           }
-          if (ev.stop) { log.appendChild(IS.el("li", { text: "stop: " + ev.stop.detail })); return null; }
+          if (ev.stop) { log.appendChild(IS.el("li", { text: "stop: " + IS.stopReason(ev.stop.reason, ev.stop.generated) })); return null; }
           return loop();
         });
       }
@@ -176,7 +172,7 @@
     kv: function (o, out) {
       var r = new Run();
       return r.start(payload(o)).then(function () { return r.runAll(); }).then(function (evs) {
-        var rows = pick(evs, "append").map(function (e) { var a = e.append; return [a.step + 1, JSON.stringify(a.text), a.cache_len + " / " + a.cache_cap, IS.bytes(a.bytes_used)]; });
+        var rows = pick(evs, "append").map(function (e) { var a = e.append; return [a.step + 1, IS.tokenLabel({ piece: a.piece, text: a.text }), a.cache_len + " / " + a.cache_cap, IS.bytes(a.bytes_used)]; });
         var pre = pick(evs, "prefill")[0].prefill;
         rows.unshift(["prefill", "(prompt)", pre.positions, IS.bytes(pre.positions * pick(evs, "append")[0].append.bytes_per_token)]);
         out.appendChild(table(["step", "token", "cache positions", "cache bytes used"], rows));
@@ -224,14 +220,14 @@
       return one(0).then(function () {
         var base = cols[0].top.slice(0, 6);
         out.appendChild(table(["token", "logit"].concat(temps.map(function (t) { return "p at T=" + t; })), base.map(function (t, i) {
-          return [JSON.stringify(t.text), IS.fmt(t.logit, 3)].concat(cols.map(function (c) { return IS.fmt(c.top[i].prob_t, 4); })); })));
+          return [IS.tokenLabel(t), IS.fmt(t.logit, 3)].concat(cols.map(function (c) { return IS.fmt(c.top[i].prob_t, 4); })); })));
         out.appendChild(IS.el("p", { class: "small", text: "Entropy: " + cols.map(function (c, i) { return "T=" + temps[i] + " " + IS.fmt(c.entropy_t, 3) + " nats"; }).join(" · ") }));
         setLive(sec, "temperature.entropy_low", IS.fmt(cols[0].entropy_t, 3));
         setLive(sec, "temperature.entropy_high", IS.fmt(cols[cols.length - 1].entropy_t, 3));
       });
     },
-    topk: function (o, out) { return cutView(o, out, "top-k " + o.top_k); },
-    topp: function (o, out) { return cutView(o, out, "top-p " + o.top_p); },
+    topk: function (o, out) { return cutView(o, out); },
+    topp: function (o, out) { return cutView(o, out); },
     "greedy-vs-sampled": function (o, out) {
       var a = new Run(), b = new Run(), ta;
       return a.start(payload(Object.assign({}, o, { temperature: "0" }))).then(function () { return a.runAll(); }).then(function (evs) {
@@ -269,9 +265,10 @@
     },
     "context-limit": function (o, out) {
       var r = new Run();
-      return r.start(payload(o)).then(function () { return r.runAll(); }).then(function (evs) {
+      // the end-of-text token would end the run early: this demo ignores it
+      return r.start(payload(o, { stop_at_eos: false })).then(function () { return r.runAll(); }).then(function (evs) {
         var s = pick(evs, "stop")[0].stop, last = pick(evs, "append").pop().append;
-        out.appendChild(IS.el("p", { "data-testid": "lesson-stop", text: "Stopped: " + s.reason + " — " + s.detail + " after " + s.generated + " tokens (cache " + last.cache_len + " of " + last.cache_cap + ")." }));
+        out.appendChild(IS.el("p", { "data-testid": "lesson-stop", "data-reason": s.reason, text: "Stopped: " + IS.stopReason(s.reason, s.generated) + " (cache " + last.cache_len + " of " + last.cache_cap + " positions)." }));
         r.close();
       });
     },
@@ -292,13 +289,16 @@
       });
     }
   };
-  function cutView(o, out, label) {
+  function cutView(o, out) {
     var r = new Run();
-    return r.start(payload(o)).then(function () { return r.stepTo("logits"); }).then(function (evs) {
-      var l = evs[3].logits;
-      out.appendChild(table(["rank", "token", "p (before the cut)", "kept?", "p after renormalizing"], l.top.slice(0, 12).map(function (t) {
-        return [t.rank, JSON.stringify(t.text), IS.fmt(t.prob_t, 4), t.kept ? "kept" : "cut", IS.fmt(t.prob_kept, 4)]; })));
-      out.appendChild(IS.el("p", { text: label + " keeps " + l.kept + " of " + l.vocab + " tokens, holding " + IS.pct(l.kept_mass, 2) + " of the probability; their probabilities are divided by that mass so they add up to one." }));
+    return r.start(payload(o, { top_n: 12 })).then(function () { return r.stepTo("logits"); }).then(function (evs) {
+      var l = evs[3].logits, chart = IS.el("div", { class: "chart" });
+      out.appendChild(chart);
+      P.probChart(chart, l);
+      var tbl = IS.el("table", { class: "cands" });
+      out.appendChild(IS.el("div", { class: "table-wrap" }, [tbl]));
+      P.candidatesTable(tbl, l);
+      out.appendChild(IS.el("p", { text: P.cutSentence(l) }));
       r.close();
     });
   }
@@ -350,4 +350,4 @@
     if (e.key === "ArrowLeft") show(current - 1);
   });
   show((parseInt(new URLSearchParams(location.search).get("s"), 10) || 1) - 1);
-})();
+}

@@ -47,7 +47,7 @@ func ModelCardPage(d ModelCardPageData) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<p class=\"muted\"><a href=\"/lab\">← Back to the lab</a></p><article class=\"model-card prose\" data-testid=\"model-card\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<p class=\"muted\"><a href=\"/lab\">← Back to the lab</a></p><article class=\"model-card prose\" data-testid=\"model-card-page\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

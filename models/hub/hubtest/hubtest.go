@@ -27,6 +27,8 @@ type FakeHub struct {
 	Files   map[string][]byte
 	Commit  string
 	Private bool
+	// Repos are the repo ids served (none: sshleifer/tiny-gpt2).
+	Repos []string
 	// CutAfter > 0: the next CDN response stops after this many bytes.
 	CutAfter atomic.Int64
 	Corrupt  atomic.Bool
@@ -69,7 +71,7 @@ func (h *FakeHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// /{org}/{name}/resolve/{rev}/{file}
 	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 5)
-	if len(parts) != 5 || parts[2] != "resolve" || parts[0]+"/"+parts[1] != "sshleifer/tiny-gpt2" {
+	if len(parts) != 5 || parts[2] != "resolve" || !h.serves(parts[0]+"/"+parts[1]) {
 		http.Error(w, "Repository not found", http.StatusNotFound)
 		return
 	}
@@ -96,6 +98,18 @@ func (h *FakeHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mu.Unlock()
 		w.Write(b)
 	}
+}
+
+func (h *FakeHub) serves(repo string) bool {
+	if len(h.Repos) == 0 {
+		return repo == "sshleifer/tiny-gpt2"
+	}
+	for _, r := range h.Repos {
+		if r == repo {
+			return true
+		}
+	}
+	return false
 }
 
 func (h *FakeHub) serveCDN(w http.ResponseWriter, r *http.Request, name string) {

@@ -1,0 +1,155 @@
+package session
+
+// lens.go: the logit lens as the lab shows it — for the current position,
+// the top tokens (with probabilities) that the final norm and the
+// unembedding read out of the residual stream after every layer — and the
+// per-pass values the model view can inspect (residual vectors, MLP
+// activations).
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/inferscope/inferscope/engine"
+)
+
+// LensTopK is how many tokens each layer's reading lists.
+const LensTopK = 5
+
+// LensNote says what a logit-lens reading is; the UI shows it beside the
+// readings.
+const LensNote = "a reading of the residual stream after each layer through the final norm and the unembedding, as if the model stopped there; " +
+	"only the last layer's reading is the model's output"
+
+// Prob is a probability that marshals with 4 significant digits.
+type Prob float32
+
+// MarshalJSON implements json.Marshaler.
+func (p Prob) MarshalJSON() ([]byte, error) {
+	v := float64(p)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', 4, 32), nil
+}
+
+// LensToken is one token of a layer's reading.
+type LensToken struct {
+	ID    int    `json:"id"`
+	Text  string `json:"text"`
+	Piece string `json:"token,omitempty"` // the vocabulary piece, only when Text is not whole characters
+	Prob  Prob   `json:"prob"`            // softmax of that layer's reading (T=1)
+}
+
+// LensLayer is one layer's reading.
+type LensLayer struct {
+	Layer int         `json:"layer"`
+	Top   []LensToken `json:"top"`
+}
+
+// LensReading is the logit lens at one position, layer by layer (the last
+// layer's reading equals the model's logits).
+type LensReading struct {
+	Pos    int         `json:"pos"`
+	Layers []LensLayer `json:"layers"`
+	Note   string      `json:"note"`
+}
+
+// passView keeps what the last forward pass computed at its last position,
+// for Inspect: the vector that entered layer 0, the residual after every
+// block and every block's MLP activations.
+type passView struct {
+	pos   int
+	valid bool
+	in    []float32 // [dim]
+	resid []float32 // [layers][dim]
+	mlp   []float32 // [layers][hidden]
+	lens  *LensReading
+}
+
+// viewHooks extends h (which may be nil) to keep the pass's last position
+// for Inspect and, when the run asked for it, to read the logit lens.
+func (s *Session) viewHooks(h *engine.Hooks) *engine.Hooks {
+	c := s.m.Config
+	if h == nil {
+		h = &engine.Hooks{}
+	}
+	v := &s.view
+	if len(v.resid) != c.NLayers*c.Dim {
+		v.in = make([]float32, c.Dim)
+		v.resid = make([]float32, c.NLayers*c.Dim)
+		v.mlp = make([]float32, c.NLayers*c.HiddenDim)
+	}
+	v.valid, v.lens = false, nil
+	h.Embedded = func(e engine.EmbedInfo) {
+		v.pos = e.Pos0 + len(e.Tokens) - 1
+		copy(v.in, e.Sum[len(e.Sum)-1])
+	}
+	inner := h.LayerDone
+	h.LayerDone = func(l engine.LayerInfo) {
+		T := len(l.Hidden)
+		copy(v.resid[l.Layer*c.Dim:(l.Layer+1)*c.Dim], l.Hidden[T-1])
+		copy(v.mlp[l.Layer*c.HiddenDim:(l.Layer+1)*c.HiddenDim], l.MLP[T-1])
+		if l.Layer == c.NLayers-1 {
+			v.valid = true
+		}
+		if inner != nil {
+			inner(l)
+		}
+	}
+	if s.cfg.Lens {
+		if s.lens == nil {
+			s.lens = &engine.LogitLens{}
+		}
+		s.lens.Done = func(li engine.LensInfo) { v.lens = s.lensReading(li) }
+		h.Lens = s.lens
+	}
+	return h
+}
+
+// lensReading turns each layer's scores into its top tokens with softmax
+// probabilities.
+func (s *Session) lensReading(li engine.LensInfo) *LensReading {
+	r := &LensReading{Pos: li.Pos, Note: LensNote, Layers: make([]LensLayer, len(li.Logits))}
+	for l, logits := range li.Logits {
+		top := topK(logits, LensTopK)
+		mx := logits[top[0]]
+		var sum float64
+		for _, x := range logits {
+			sum += math.Exp(float64(x - mx))
+		}
+		ll := LensLayer{Layer: l, Top: make([]LensToken, len(top))}
+		for i, id := range top {
+			text := string(s.m.Tokenizer.TokenBytes(id))
+			t := LensToken{ID: id, Text: text, Prob: Prob(math.Exp(float64(logits[id]-mx)) / sum)}
+			if text == "" || !utf8.ValidString(text) {
+				t.Piece = s.m.Tokenizer.Piece(id)
+			}
+			ll.Top[i] = t
+		}
+		r.Layers[l] = ll
+	}
+	return r
+}
+
+// topK returns the indices of the k largest values, largest first (ties:
+// lower index first).
+func topK(v []float32, k int) []int {
+	k = min(k, len(v))
+	out := make([]int, 0, k+1)
+	for i, x := range v {
+		if len(out) == k && x <= v[out[k-1]] {
+			continue
+		}
+		j := sort.Search(len(out), func(j int) bool { return v[out[j]] < x })
+		out = append(out, 0)
+		copy(out[j+1:], out[j:])
+		out[j] = i
+		if len(out) > k {
+			out = out[:k]
+		}
+	}
+	return out
+}

@@ -1,0 +1,153 @@
+package session
+
+// lens_test.go: the logit lens in events (its last layer is the model's own
+// top token and probability), and Inspect's tensors against the engine's.
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/inferscope/inferscope/engine"
+)
+
+func TestSessionLens(t *testing.T) {
+	m := loadStories(t)
+	s := newSession(t, m, Config{Prompt: "Once upon a time", Sampling: greedy(), MaxNewTokens: 4, Lens: true})
+	evs := runAll(t, s)
+	var readings []*LensReading
+	var logits []*LogitsInfo
+	for _, e := range evs {
+		switch {
+		case e.Prefill != nil:
+			readings = append(readings, e.Prefill.Lens)
+		case e.Append != nil && e.Append.Forwarded:
+			readings = append(readings, e.Append.Lens)
+		case e.Logits != nil:
+			logits = append(logits, e.Logits)
+		}
+	}
+	if len(readings) != len(logits) || len(readings) == 0 {
+		t.Fatalf("%d lens readings for %d logits events", len(readings), len(logits))
+	}
+	for i, r := range readings {
+		if r == nil || len(r.Layers) != m.Config.NLayers {
+			t.Fatalf("reading %d: %+v", i, r)
+		}
+		if r.Pos != logits[i].Pos {
+			t.Errorf("reading %d at position %d, its logits at %d", i, r.Pos, logits[i].Pos)
+		}
+		last := r.Layers[len(r.Layers)-1].Top
+		if len(last) != LensTopK || last[0].ID != logits[i].Top[0].ID || math.Abs(float64(last[0].Prob)-float64(logits[i].Top[0].Prob)) > 1e-5 {
+			t.Errorf("reading %d: last layer's top %+v, the model's %+v", i, last[0], logits[i].Top[0])
+		}
+		for _, l := range r.Layers {
+			for k := 1; k < len(l.Top); k++ {
+				if l.Top[k].Prob > l.Top[k-1].Prob {
+					t.Errorf("layer %d: top not in order: %+v", l.Layer, l.Top)
+				}
+			}
+		}
+	}
+	// without Lens the events carry none
+	s2 := newSession(t, m, Config{Prompt: "Once upon a time", Sampling: greedy(), MaxNewTokens: 2})
+	for _, e := range runAll(t, s2) {
+		if (e.Prefill != nil && e.Prefill.Lens != nil) || (e.Append != nil && e.Append.Lens != nil) {
+			t.Errorf("lens sent without Config.Lens: %+v", e)
+		}
+	}
+	// a rewind recomputes the lens of the new last position
+	ev, err := s.Rewind(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Logits.Lens == nil || ev.Logits.Lens.Pos != ev.Logits.Pos {
+		t.Errorf("rewind: lens %+v at logits position %d", ev.Logits.Lens, ev.Logits.Pos)
+	}
+	b, _ := json.Marshal(readings[0])
+	t.Logf("one reading (%d layers): %d bytes of JSON", len(readings[0].Layers), len(b))
+}
+
+func TestSessionInspect(t *testing.T) {
+	m := loadStories(t)
+	s := newSession(t, m, Config{Prompt: "Once upon a time", Sampling: greedy(), MaxNewTokens: 3})
+	if _, err := s.Inspect(InspectRequest{What: InspectResidual}); err == nil {
+		t.Error("inspect before prefill: no error")
+	}
+	if _, err := s.Advance(context.Background(), UntilToken, nil); err != nil {
+		t.Fatal(err)
+	}
+	c := m.Config
+	// an independent forward pass over the same tokens gives the tensors
+	ids := append(s.PromptIDs(), s.Generated()...)
+	st := engine.NewState(c)
+	kv, _ := engine.NewKVCache(c, c.SeqLen)
+	var hidden, mlp [][]float32
+	var in []float32
+	hooks := &engine.Hooks{Embedded: func(e engine.EmbedInfo) { in = append([]float32(nil), e.Sum[len(e.Sum)-1]...) },
+		LayerDone: func(l engine.LayerInfo) {
+			hidden = append(hidden, append([]float32(nil), l.Hidden[len(l.Hidden)-1]...))
+			mlp = append(mlp, append([]float32(nil), l.MLP[len(l.MLP)-1]...))
+		}}
+	if _, err := m.Forward(st, kv, ids, hooks); err != nil {
+		t.Fatal(err)
+	}
+	diff := func(a, b []float32) float64 {
+		var d float64
+		for i := range a {
+			d = max(d, math.Abs(float64(a[i]-b[i])))
+		}
+		return d
+	}
+	for l := range c.NLayers {
+		r, err := s.Inspect(InspectRequest{What: InspectResidual, Layer: l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantIn := in
+		if l > 0 {
+			wantIn = hidden[l-1]
+		}
+		if r.Pos != len(ids)-1 || diff(r.In, wantIn) > 1e-5 || diff(r.Out, hidden[l]) > 1e-5 {
+			t.Errorf("layer %d residual at %d: in differs %.3g, out %.3g", l, r.Pos, diff(r.In, wantIn), diff(r.Out, hidden[l]))
+		}
+		mi, err := s.Inspect(InspectRequest{What: InspectMLP, Layer: l, K: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(mi.Neurons) != 8 || mi.Hidden != c.HiddenDim {
+			t.Fatalf("mlp inspection %+v", mi)
+		}
+		var big float32
+		for _, a := range mlp[l] {
+			big = max(big, float32(math.Abs(float64(a))))
+		}
+		if n := mi.Neurons[0]; math.Abs(math.Abs(float64(n.Value))-float64(big)) > 1e-5 || math.Abs(float64(mlp[l][n.Index]-n.Value)) > 1e-5 {
+			t.Errorf("layer %d: top neuron %+v, largest |activation| %g", l, n, big)
+		}
+	}
+	// the cache's K and V for position 1 of the last layer equal the
+	// independent pass's cache
+	l := c.NLayers - 1
+	k, err := s.Inspect(InspectRequest{What: InspectKV, Layer: l, Pos: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k.Keys) != c.NKVHeads || len(k.Keys[0]) != c.HeadDim {
+		t.Fatalf("kv inspection: %d heads of %d", len(k.Keys), len(k.Keys[0]))
+	}
+	off := (l*kv.Cap + 1) * c.KVDim()
+	for h := range c.NKVHeads {
+		if d := diff(k.Keys[h], kv.Key[off+h*c.HeadDim:]) + diff(k.Values[h], kv.Value[off+h*c.HeadDim:]); d > 1e-5 {
+			t.Errorf("kv head %d differs by %.3g", h, d)
+		}
+	}
+	for _, bad := range []InspectRequest{{What: "weights"}, {What: InspectKV, Pos: 999}, {What: InspectResidual, Layer: c.NLayers}, {What: InspectMLP, K: 1000}} {
+		if _, err := s.Inspect(bad); err == nil {
+			t.Errorf("inspect %+v: no error", bad)
+		} else {
+			t.Logf("inspect %+v: %v", bad, err)
+		}
+	}
+}

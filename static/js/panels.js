@@ -1,0 +1,255 @@
+// panels.js: the panel renderers /lab, /compare and the lessons share —
+// token chips (with byte chips for split characters), the legend for
+// token text, the candidates table and probability chart with the cut-off
+// at its true rank, the logits histogram, the CDF with the draw, the
+// attention heatmap, embedding strips and the inter-token latency chart.
+// Each takes the engine's event payload as it is and draws into a box.
+
+import { el, clear, fmt, pct, ms, visible, tokenLabel, isPartial, hexByte, seq, heat, cssVar, isDark } from "./core.js";
+import { hbars, vbars, line } from "./charts.js";
+
+// ---------- tokens ----------
+
+// tokenUnits groups a prompt's tokens by the characters they cover: a
+// character split across several tokens (é = <C3><A9>) is one unit with
+// several tokens, shown joined in the text and as byte chips.
+function tokenBytes(text) { return new TextEncoder().encode(text); }
+
+// sourceText draws the tokenized text with each token's span shaded; a
+// character split across tokens is drawn once, joined, under its tokens.
+export function sourceText(box, t) {
+  clear(box);
+  const bytes = tokenBytes(t.text), dec = new TextDecoder();
+  let pos = 0;
+  t.tokens.forEach((tok, i) => {
+    if (tok.start === tok.end || tok.start < pos) return;
+    if (tok.start > pos) box.appendChild(document.createTextNode(visible(dec.decode(bytes.slice(pos, tok.start)))));
+    let end = tok.end, last = i;
+    // extend to the whole character: the following partial tokens join it
+    while (end < bytes.length && (bytes[end] & 0xc0) === 0x80) end++;
+    while (last + 1 < t.tokens.length && t.tokens[last + 1].end <= end && t.tokens[last + 1].start >= tok.start) last++;
+    const ids = [];
+    for (let k = i; k <= last; k++) ids.push(k);
+    box.appendChild(el("span", { class: "src-tok c" + (i % 5), "data-i": ids.join(" "), text: visible(dec.decode(bytes.slice(tok.start, end))),
+      title: ids.length > 1 ? "one character split across tokens " + ids.join(", ") : "token " + i }));
+    pos = end;
+  });
+  if (pos < bytes.length) box.appendChild(document.createTextNode(visible(dec.decode(bytes.slice(pos)))));
+}
+
+// tokenChips draws one chip per token: its text (␣ for a space), or its
+// byte as <C3> when it covers part of a character, and its id underneath.
+// opts.button makes chips focusable buttons; opts.onPick(i) on click.
+export function tokenChips(box, t, opts = {}) {
+  clear(box);
+  const bytes = tokenBytes(t.text);
+  t.tokens.forEach((tok, i) => {
+    const partial = isPartial(tok) && tok.end > tok.start;
+    const b = partial ? Array.from(bytes.slice(tok.start, tok.end)) : null;
+    const label = tokenLabel(tok, b);
+    const cls = "chip c" + (i % 5) + (tok.special ? " special" : "") + (tok.added ? " added" : "") + (partial ? " partial" : "");
+    const title = "token " + (i + 1) + " · id " + tok.id + " · vocabulary piece " + JSON.stringify(tok.piece) +
+      (tok.start !== tok.end ? " · bytes " + tok.start + "–" + (tok.end - 1) + " of the text" : " · inserted, covers no input text") +
+      (tok.added ? " · added by the application" : "") + (partial ? " · one byte of a character split across tokens" : "");
+    const chip = el(opts.button ? "button" : "span", { type: opts.button ? "button" : null, class: cls, "data-i": i, "data-id": tok.id, "data-testid": "chip",
+      "data-bytes": b ? b.map(hexByte).join("") : null, title },
+      [el("span", { class: "chip-text", text: label }), el("span", { class: "chip-id", text: String(tok.id) })]);
+    if (opts.onPick) chip.addEventListener("click", () => opts.onPick(i));
+    if (opts.onHover) {
+      chip.addEventListener("mouseenter", () => opts.onHover(i, true));
+      chip.addEventListener("mouseleave", () => opts.onHover(i, false));
+      chip.addEventListener("focus", () => opts.onHover(i, true));
+      chip.addEventListener("blur", () => opts.onHover(i, false));
+    }
+    box.appendChild(chip);
+  });
+}
+
+// pieceLegend explains the marks token text uses.
+export function pieceLegend() {
+  return el("p", { class: "legend small", "data-testid": "piece-legend" }, [
+    el("b", { text: "Token text: " }), "␣ space · ↵ newline · ⇥ tab · ", el("span", { class: "mono", text: "<C3>" }),
+    " one byte of a character that the tokenizer split across tokens (é is ", el("span", { class: "mono", text: "<C3><A9>" }),
+    ") · dashed chips are added by the application (start-of-text, chat template)."]);
+}
+
+// ---------- logits ----------
+
+// probability names, the same words everywhere they appear
+export const P1 = "p at T=1", PT = "p after temperature", PK = "p after the cut (the draw uses this)";
+
+function tempLabel(p) { return p.temperature > 0 ? "T=" + p.temperature : "greedy (T=0)"; }
+
+// cutLabel says what the cut kept, in words.
+export function cutSentence(l) {
+  const p = l.params, parts = [];
+  if (p.temperature === 0) return "Greedy (temperature 0): only the top token is kept; it is taken with p = 1.";
+  if (p.top_k > 0) parts.push("top-k " + p.top_k + " keeps " + l.after_top_k);
+  if (p.top_p < 1) parts.push("top-p " + p.top_p + " keeps " + l.after_top_p);
+  if (p.min_p > 0) parts.push("min-p " + p.min_p + " keeps " + l.kept);
+  return (parts.length ? parts.join(", then ") + ": " : "No cut (top-k off, top-p 1, min-p 0): ") + l.kept + " of " + l.vocab +
+    " tokens kept, holding " + pct(l.kept_mass, 1) + " of the probability after temperature; divided by that mass they add up to 1.";
+}
+
+// candidatesTable lists the top candidates: rank from 1, the token as
+// text, id, raw logit and the three probabilities, labelled.
+export function candidatesTable(table, l, opts = {}) {
+  clear(table);
+  table.appendChild(el("caption", { text: opts.caption || "Top " + l.top.length + " of " + l.vocab + " candidates at position " + l.pos +
+    (opts.onForce ? ". Click a row (or press Enter on it) to force that token." : "") }));
+  const head = ["rank", "token", "id", "logit", P1, PT + " (" + tempLabel(l.params) + ")", PK];
+  table.appendChild(el("thead", {}, [el("tr", {}, head.map((x) => el("th", { scope: "col", text: x })))]));
+  const body = el("tbody");
+  l.top.forEach((t) => {
+    const tr = el("tr", { class: (t.kept ? "kept" : "cut") + (t.rank === l.kept - 1 && l.kept < l.top.length ? " last-kept" : ""), "data-id": t.id, "data-rank": t.rank + 1,
+      "data-testid": "cand-row", tabindex: opts.onForce ? "0" : null, title: opts.onForce ? "force " + JSON.stringify(t.text) + " as the next token" : null },
+      [String(t.rank + 1), tokenLabel(t), String(t.id), fmt(t.logit, 4), fmt(t.prob, 4), fmt(t.prob_t, 4), t.kept ? fmt(t.prob_kept, 4) : "cut"]
+        .map((x, k) => el("td", { text: x, "data-col": ["rank", "token", "id", "logit", "p1", "pt", "pkept"][k] })));
+    if (opts.onForce) {
+      tr.addEventListener("click", () => opts.onForce(t.id));
+      tr.addEventListener("keydown", (e) => { if (e.key === "Enter") opts.onForce(t.id); });
+    }
+    if (opts.chosenId === t.id) tr.classList.add("chosen");
+    body.appendChild(tr);
+  });
+  table.appendChild(body);
+}
+
+// probChart draws the top candidates' three probabilities as labelled bars,
+// with the cut-off line below the last kept rank (or a note when every
+// listed candidate is kept).
+export function probChart(box, l) {
+  const rows = l.top.map((t) => ({ label: tokenLabel(t), values: [t.prob_kept, t.prob_t, t.prob], rank: t.rank + 1, id: t.id, cls: t.kept ? "kept" : "cut",
+    title: "rank " + (t.rank + 1) + " " + JSON.stringify(t.text) + " (id " + t.id + "): " + P1 + " " + fmt(t.prob, 4) + ", " + PT + " " + fmt(t.prob_t, 4) + ", " + PK + " " + fmt(t.prob_kept, 4) }));
+  const cut = l.kept < l.top.length ? { after: l.kept, label: "cut-off: ranks 1–" + l.kept + " kept" } : { after: l.top.length, label: "" };
+  const svg = hbars(box, { rows, series: [{ name: PK, cls: "s-accent" }, { name: PT, cls: "s-light" }, { name: P1, cls: "s-muted" }],
+    cut, xTitle: "probability (value printed: " + PK + ")", fmt: (v, r) => r.cls === "cut" ? "cut" : fmt(v, 3), tickFmt: (t) => fmt(t, 2),
+    aria: "Top " + l.top.length + " candidates with three probabilities each; " + l.kept + " kept" });
+  box.dataset.kept = l.kept;
+  const note = l.kept >= l.top.length ? "All " + l.top.length + " candidates shown are kept; the cut-off is further down, after rank " + l.kept + " of " + l.vocab + "." : "";
+  box.dataset.note = note;
+  return { svg, note };
+}
+
+// logitsHistogram draws all the vocabulary's logits in bins.
+export function logitsHistogram(box, l) {
+  const h = l.histogram, w = (h.hi - h.lo) / h.counts.length;
+  vbars(box, { counts: h.counts, lo: h.lo, hi: h.hi, xTitle: "raw logit (score)", yTitle: "tokens (log scale)", height: 190,
+    binTitle: (i, c) => c + " tokens with logits " + fmt(h.lo + i * w, 2) + " to " + fmt(h.lo + (i + 1) * w, 2),
+    aria: "Histogram of all " + l.vocab + " logits" });
+}
+
+// ---------- sampling ----------
+
+// cdfChart draws the cumulative probability after the cut over every kept
+// candidate by rank, the draw r as a horizontal line and the chosen rank.
+export function cdfChart(box, s) {
+  const pts = s.cdf.map((c, i) => ({ x: i + 1, y: c.cum, title: "rank " + (i + 1) + " " + JSON.stringify(c.text) + ": cumulative " + fmt(c.cum, 4) }))
+    .concat((s.cdf_tail || []).map((c) => ({ x: c.rank + 1, y: c.cum, title: "rank " + (c.rank + 1) + ": cumulative " + fmt(c.cum, 4) })));
+  const kept = s.kept || pts.length;
+  const r = s.chosen.rank, chosenCum = s.cdf[r] ? s.cdf[r].cum : 1;
+  line(box, { points: pts, step: true, xInt: true, xLog: kept > 30, xMin: kept > 30 ? 1 : 0, xMax: kept, yMax: 1.0001, height: 210,
+    xTitle: "rank among the " + kept + " kept candidates" + (kept > 30 ? " (log scale)" : ""), yTitle: "cumulative p after the cut",
+    yFmt: (t) => fmt(t, 1), hline: s.draw >= 0 ? { y: s.draw, label: "draw r = " + fmt(s.draw, 4), testid: "draw-line" } : null,
+    mark: { x: r + 1, y: chosenCum, label: "chosen: rank " + (r + 1) + " “" + tokenLabel(s.chosen) + "”" }, aria: "Cumulative distribution over the kept candidates with the draw" });
+  box.dataset.points = pts.length;
+  box.dataset.lastRank = pts.length ? pts[pts.length - 1].x : 0;
+  box.dataset.lastCum = pts.length ? pts[pts.length - 1].y : 0;
+}
+
+// sampleSentence explains the choice with the probability the draw used.
+export function sampleSentence(s) {
+  const r = s.chosen.rank, lo = r > 0 && s.cdf[r - 1] ? s.cdf[r - 1].cum : 0, hi = s.cdf[r] ? s.cdf[r].cum : 1;
+  const why = s.forced ? "You forced this token; nothing was drawn." : s.draw < 0 ? "Greedy: no random draw; the top-scoring token is taken." :
+    "The draw r = " + fmt(s.draw, 4) + " fell in [" + fmt(lo, 4) + ", " + fmt(hi, 4) + "), the interval of rank " + (r + 1) + ".";
+  return s.rule.charAt(0).toUpperCase() + s.rule.slice(1) + ". " + why + " Chosen: “" + tokenLabel(s.chosen) + "” (id " + s.chosen.id + ", rank " + (r + 1) +
+    ", " + PK + " " + fmt(s.chosen.prob_kept, 4) + ", " + P1 + " " + fmt(s.chosen.prob, 4) + ").";
+}
+
+// ---------- attention ----------
+
+// attentionHeatmap draws, for one layer, one heatmap per head: query
+// tokens as rows, key tokens as columns, darker = more attention. heads
+// is [head][query][key]; rowLabels/colLabels name the tokens.
+export function attentionHeatmap(box, o) {
+  clear(box);
+  const nq = o.rowLabels.length, nk = o.colLabels.length;
+  const avail = Math.max(200, box.clientWidth || 360);
+  const labelW = 74, colLabelH = 60;
+  const cell = Math.max(3, Math.min(24, Math.floor((Math.min(avail, 520) - labelW - 8) / Math.max(1, nk))));
+  const showCols = cell >= 10, showRows = nq <= 64;
+  const dpr = window.devicePixelRatio || 1, fg = cssVar("--fg"), empty = cssVar("--border"), dark = isDark(), font = "11px system-ui, sans-serif";
+  o.heads.forEach((rows, h) => {
+    const W = labelW + nk * cell + 4, ch = nq > 1 ? cell : Math.max(cell, 14);
+    const c = el("canvas", { class: "heat", role: "img", width: String(Math.ceil(W * dpr)), height: String(Math.ceil(((showCols ? colLabelH : 6) + nq * ch) * dpr)),
+      "aria-label": o.title + ", head " + h + ": " + nq + " query × " + nk + " key tokens", "data-head": h, "data-rows": nq, "data-cols": nk });
+    c.style.width = W + "px";
+    c.style.height = ((showCols ? colLabelH : 6) + nq * ch) + "px";
+    const g = c.getContext("2d");
+    g.scale(dpr, dpr);
+    g.font = font;
+    g.fillStyle = fg;
+    const y0 = showCols ? colLabelH : 6;
+    if (showCols) o.colLabels.forEach((lab, k) => {
+      g.save();
+      g.translate(labelW + k * cell + cell / 2 + 4, y0 - 4);
+      g.rotate(-Math.PI / 3);
+      g.fillText(String(lab).slice(0, 10), 0, 0);
+      g.restore();
+    });
+    rows.forEach((row, q) => {
+      if (showRows && (ch >= 10 || q % Math.ceil(10 / ch) === 0)) {
+        g.fillStyle = fg;
+        g.textAlign = "right";
+        g.fillText(String(o.rowLabels[q]).slice(0, 10), labelW - 4, y0 + q * ch + ch / 2 + 4);
+        g.textAlign = "left";
+      }
+      row.forEach((w, k) => {
+        g.fillStyle = w === null ? empty : seq(w, dark);
+        g.fillRect(labelW + k * cell, y0 + q * ch, cell - (cell > 4 ? 1 : 0), ch - (ch > 4 ? 1 : 0));
+      });
+    });
+    c.title = o.title + ", head " + h + ". Rows: query tokens; columns: key tokens; darker = more attention. Each row adds up to 1 over the keys it can see (itself and earlier).";
+    box.appendChild(el("figure", { class: "heat-fig" }, [el("figcaption", { class: "small", text: "head " + h }), c]));
+  });
+  box.dataset.heads = o.heads.length;
+  box.dataset.rows = nq;
+  box.dataset.cols = nk;
+}
+
+// ---------- embeddings ----------
+
+export function strip(label, vec, normv) {
+  const wrap = el("div", { class: "strip" });
+  wrap.appendChild(el("div", { class: "strip-label", text: label + (normv !== undefined ? " · length (norm) " + fmt(normv, 3) : "") }));
+  const c = el("canvas", { class: "strip-canvas", width: String(Math.max(vec.length, 1)), height: "1", role: "img", "aria-label": label });
+  const g = c.getContext("2d");
+  let m = 0;
+  for (const v of vec) m = Math.max(m, Math.abs(v));
+  const dark = isDark();
+  vec.forEach((v, i) => { g.fillStyle = heat(v, m, dark); g.fillRect(i, 0, 1, 1); });
+  c.title = label + ": " + vec.length + " numbers, largest |value| " + fmt(m, 4) + "; first: " + vec.slice(0, 4).map((x) => fmt(x, 4)).join(", ");
+  wrap.appendChild(c);
+  return wrap;
+}
+
+// ---------- timing ----------
+
+// itlChart draws the inter-token latency of each token so far.
+export function itlChart(box, itl) {
+  line(box, { points: itl.map((v, i) => ({ x: i + 2, y: v, title: "token " + (i + 2) + ": " + ms(v) + " ms" })), dots: itl.length <= 60, height: 190,
+    xTitle: "generated token number", yTitle: "inter-token latency (ms)", xMin: 1, xInt: true, xMax: Math.max(3, itl.length + 1), yFmt: (t) => ms(t),
+    yMax: itl.length ? undefined : 1,
+    aria: "Inter-token latency per generated token" });
+  box.dataset.points = itl.length;
+}
+
+// samplesChart draws how often each token was drawn in N draws against
+// the expected count p × N.
+export function samplesChart(box, p) {
+  const top = p.counts.slice(0, 20);
+  hbars(box, { rows: top.map((c, i) => ({ label: tokenLabel(c), values: [c.count, c.prob_kept * p.n], rank: i + 1, id: c.id,
+    title: JSON.stringify(c.text) + ": drawn " + c.count + " times, expected " + fmt(c.prob_kept * p.n, 1) })),
+    series: [{ name: "times drawn of " + p.n, cls: "s-accent" }, { name: "expected (" + PK + " × " + p.n + ")", cls: "s-muted" }],
+    xTitle: "draws", fmt: (v) => String(v), tickFmt: (t) => String(t), aria: "Histogram of " + p.n + " sampled next tokens" });
+}
