@@ -88,34 +88,53 @@ func inOutRun(jobs []linJob) bool {
 // are then added. Splitting the outputs instead would have each worker read
 // a strided band of every row.
 func (st *State) linearSplitK(x []float32, n int, jobs []linJob) {
+	st.part = splitK(x, 1, n, jobs, st.part)
+}
+
+// splitK runs linearSplitK for B rows of x [B][in] at once (batched decode):
+// each worker walks its input rows in blocks of 16 and adds every row's
+// contribution before moving on, so the weights are read once for all B
+// rows, and each row's sums are added in exactly the order a lone decode
+// step adds them. part is the per-worker scratch (grown and returned).
+func splitK(x []float32, B, n int, jobs []linJob, part [][]float32) [][]float32 {
 	w := jobs[0].w
-	if len(st.part) < maxWorkers() || len(st.part[0]) < n {
-		st.part = make([][]float32, maxWorkers())
-		for i := range st.part {
-			st.part[i] = make([]float32, n)
+	in := w.Cols
+	if len(part) < maxWorkers() || len(part[0]) < B*n {
+		part = make([][]float32, maxWorkers())
+		for i := range part {
+			part[i] = make([]float32, B*n)
 		}
 	}
-	for _, p := range st.part {
-		clear(p[:n])
+	for _, p := range part {
+		clear(p[:B*n])
 	}
-	parallelForAligned(w.Cols, 4, 32, func(wk, lo, hi int) {
-		gemvTAcc(st.part[wk][:n], w.F32[lo*w.Ld+w.Off:], w.Ld, x[lo:hi], hi-lo, n)
-	})
-	base := 0
-	for _, j := range jobs {
-		out := j.out[:j.w.Rows]
-		if j.bias != nil {
-			copy(out, j.bias)
-		} else {
-			clear(out)
-		}
-		for _, p := range st.part {
-			for o, v := range p[base : base+j.w.Rows] {
-				out[o] += v
+	parallelForAligned(in, 4, 32, func(wk, lo, hi int) {
+		for a := lo; a < hi; a += 16 {
+			e := min(a+16, hi)
+			for s := 0; s < B; s++ {
+				gemvTAcc(part[wk][s*n:(s+1)*n], w.F32[a*w.Ld+w.Off:], w.Ld, x[s*in+a:s*in+e], e-a, n)
 			}
 		}
-		base += j.w.Rows
+	})
+	for s := 0; s < B; s++ {
+		base := 0
+		for _, j := range jobs {
+			rows := j.w.Rows
+			out := j.out[s*rows : (s+1)*rows]
+			if j.bias != nil {
+				copy(out, j.bias)
+			} else {
+				clear(out)
+			}
+			for _, p := range part {
+				for o, v := range p[s*n+base : s*n+base+rows] {
+					out[o] += v
+				}
+			}
+			base += rows
+		}
 	}
+	return part
 }
 
 // forJobs calls fn for the part of each job inside the global row range [lo, hi).
