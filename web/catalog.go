@@ -149,8 +149,7 @@ func (c *EngineCatalog) Model(name string) (*engine.Model, error) {
 	return m, nil
 }
 
-// NewRun implements Catalog: a session on the named model, its card, and
-// the KV-cache bytes the session allocated.
+// NewRun implements Catalog: a session on the named model and its card.
 func (c *EngineCatalog) NewRun(name string, cfg session.Config) (Run, error) {
 	m, err := c.Model(name)
 	if err != nil {
@@ -163,5 +162,5 @@ func (c *EngineCatalog) NewRun(name string, cfg session.Config) (Run, error) {
 	c.mu.RLock()
 	card := c.card(m)
 	c.mu.RUnlock()
-	return Run{Runner: s, Model: card, KVBytes: s.KV().BytesAllocated()}, nil
+	return Run{Runner: s, Model: card}, nil
 }

@@ -162,12 +162,12 @@ func (c *wsConn) reader() {
 			}
 			return
 		}
-		if typ != websocket.TextMessage {
-			c.sendError(0, "bad_frame", "binary frames are not accepted: send JSON text messages")
+		if !c.allow() { // every frame counts, binary ones too
+			c.sendError(commandID(b), "rate_limited", fmt.Sprintf("too many messages: the limit is %g per second (burst %d)", c.lim.MsgsPerSecond, c.lim.Burst))
 			continue
 		}
-		if !c.allow() {
-			c.sendError(0, "rate_limited", fmt.Sprintf("too many messages: the limit is %g per second (burst %d)", c.lim.MsgsPerSecond, c.lim.Burst))
+		if typ != websocket.TextMessage {
+			c.sendError(0, "bad_frame", "binary frames are not accepted: send JSON text messages")
 			continue
 		}
 		cmd, err := DecodeCommand(b)
@@ -338,6 +338,19 @@ func (c *wsConn) reply(id int64, typ string, payload any) bool {
 // the payload could not be encoded (the client got an error message in its
 // place), errClosed when the connection is going away.
 func (c *wsConn) replyErr(id int64, typ string, payload any) error {
+	m, err := c.encode(id, typ, payload)
+	if err != nil {
+		return err
+	}
+	if !c.enqueue(m) {
+		return errClosed
+	}
+	return nil
+}
+
+// encode makes a reply ready for the queue. A payload that cannot be JSON
+// is errEncode, and the client gets an error message saying why.
+func (c *wsConn) encode(id int64, typ string, payload any) (outMsg, error) {
 	p, err := json.Marshal(payload)
 	if err != nil {
 		var uv *json.UnsupportedValueError
@@ -347,15 +360,12 @@ func (c *wsConn) replyErr(id int64, typ string, payload any) error {
 			c.s.log.Error("marshal server message", "conn", c.id, "type", typ, "err", err)
 			c.sendError(id, "internal", "internal error: the "+typ+" message could not be encoded")
 		}
-		return errEncode
+		return outMsg{}, errEncode
 	}
 	if h := c.presenting.Load(); h != nil {
 		h.sent(typ, payload, p) // rooms: the presenter's output goes to the class, encoded once
 	}
-	if !c.enqueue(outMsg{typ: typ, id: id, payload: p}) {
-		return errClosed
-	}
-	return nil
+	return outMsg{typ: typ, id: id, payload: p}, nil
 }
 
 var errClosed = errors.New("connection closed")
@@ -446,4 +456,16 @@ func (s *Server) shutdownSessions() {
 			c.close()
 		}
 	}
+}
+
+// commandID is a message's "id" when it has one, so a refusal (such as
+// rate_limited) names the command it refuses; 0 otherwise.
+func commandID(b []byte) int64 {
+	var m struct {
+		ID int64 `json:"id"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return 0
+	}
+	return m.ID
 }

@@ -335,7 +335,7 @@ func TestBrowserLabGPT2(t *testing.T) {
 			t.Fatal(err)
 		}
 		chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-step"]`)))
-		if err := waitJS(ctx, fmt.Sprintf(`document.body.dataset.seq === "%d"`, seq)); err != nil {
+		if err := waitJS(ctx, fmt.Sprintf(`document.body.dataset.seq === "%d" && document.body.dataset.busy === "0"`, seq)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -57,6 +57,9 @@ type Options struct {
 	ClientIPHeader string
 	// Rooms configures classroom rooms (rooms.go); zero fields take defaults.
 	Rooms RoomOptions
+	// EngineSlots is how many engine steps run at once, shared fairly
+	// across visitors (sched.go); 0 means GOMAXPROCS.
+	EngineSlots int
 }
 
 // Server is the app's HTTP handler.
@@ -68,6 +71,7 @@ type Server struct {
 	limits  Limits
 	conns   *connSet
 	hosts   *hostPolicy
+	sched   *FairQueue
 	metrics *metrics
 	lessons []*lessons.Lesson
 	rooms   *roomHub
@@ -84,7 +88,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, log: lg, echo: echo.New(), assets: assets, limits: opts.Limits.withDefaults(),
-		conns: &connSet{conns: map[*wsConn]struct{}{}}, hosts: newHostPolicy(opts.AllowedHosts)}
+		conns: &connSet{conns: map[*wsConn]struct{}{}}, hosts: newHostPolicy(opts.AllowedHosts), sched: NewFairQueue(opts.EngineSlots)}
 	s.metrics = newMetrics(func() float64 { return float64(s.conns.kvBytes.Load()) })
 	s.rooms = newRoomHub(s, opts.Rooms)
 	if err := s.loadLessons(); err != nil {

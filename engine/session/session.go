@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -102,10 +103,18 @@ func New(m *engine.Model, cfg Config) (*Session, error) {
 	s.nPrompt = len(toks)
 	s.tokInfo.Text, s.tokInfo.Tokens, s.tokInfo.Count = text, toks, len(toks)
 	s.tokInfo.ContextUsed, s.tokInfo.ContextLimit = len(toks), m.Config.SeqLen
-	s.st = engine.NewState(m.Config)
 	// Room for the prompt and every new token, up to the context: a run whose
 	// prompt + max_new_tokens exceeds the context stops with "context_full".
-	if s.kv, err = engine.NewKVCache(m.Config, min(m.Config.SeqLen, len(toks)+cfg.MaxNewTokens)); err != nil {
+	capacity := min(m.Config.SeqLen, len(toks)+cfg.MaxNewTokens)
+	if err := checkMemory(m, cfg, capacity, len(toks), runtime.GOMAXPROCS(0)); err != nil {
+		return nil, err
+	}
+	// Scratch sized for this run's positions, not the model's whole context
+	// (attention weights are heads × positions floats).
+	sc := m.Config
+	sc.SeqLen = capacity
+	s.st = engine.NewState(sc)
+	if s.kv, err = engine.NewKVCache(m.Config, capacity); err != nil {
 		return nil, err
 	}
 	s.dec = tokenizer.NewStreamDecoder(m.Tokenizer, s.ids[len(s.ids)-1])

@@ -165,8 +165,21 @@ export function errorText(p) {
 }
 
 // ---------- colors ----------
-export function cssVar(name) { return getComputedStyle(document.documentElement).getPropertyValue(name).trim(); }
-export function isDark() { return !!(window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches); }
+// cssVar reads a color from the stylesheet. Values are cached until the
+// color scheme changes: getComputedStyle after DOM writes would force a
+// style recalculation of the whole page at every draw.
+const darkQuery = window.matchMedia("(prefers-color-scheme: dark)");
+const varCache = new Map();
+darkQuery.addEventListener("change", () => varCache.clear());
+export function cssVar(name) {
+  let v = varCache.get(name);
+  if (v === undefined) {
+    v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+    varCache.set(name, v);
+  }
+  return v;
+}
+export function isDark() { return darkQuery.matches; }
 // heat maps a value in [-m, m] to a diverging blue–white–red color.
 export function heat(v, m, dark = isDark()) {
   const t = m > 0 ? Math.max(-1, Math.min(1, v / m)) : 0;

@@ -4,6 +4,7 @@
 // changed, so the page keeps up with the engine however fast it runs.
 import * as C from "./core.js";
 import * as P from "./panels.js";
+import { boxWidth, whenResized } from "./charts.js";
 
 const $ = C.$;
 const data = C.pageData();
@@ -37,11 +38,29 @@ function mark(...names) {
   if (!frame && !cancelAsked) frame = requestAnimationFrame(flush);
 }
 const ORDER = ["reset", "tokens", "embed", "prefill", "attn", "logits", "sample", "gen", "kv", "timing", "stop", "pipeline", "buttons"];
+// stats: frames drawn and main-thread milliseconds spent drawing and
+// applying events (read by the browser benchmark)
+const stats = window.labStats = { frames: 0, drawMs: 0, maxDrawMs: 0, events: 0, applyMs: 0 };
 function flush() {
   frame = 0;
+  const t0 = performance.now();
   const d = new Set(dirty);
   dirty.clear();
-  for (const n of ORDER) if (d.has(n)) draw[n]();
+  for (const n of ORDER) if (d.has(n)) {
+    const t1 = performance.now();
+    draw[n]();
+    stats[n] = (stats[n] || 0) + performance.now() - t1;
+  }
+  if (scrollTarget) {
+    const panel = $(PANEL[scrollTarget]);
+    scrollTarget = null;
+    if (panel) panel.scrollIntoView({ block: "nearest", behavior: "instant" });
+  }
+  updateBusy();
+  const dt = performance.now() - t0;
+  stats.frames++;
+  stats.drawMs += dt;
+  stats.maxDrawMs = Math.max(stats.maxDrawMs, dt);
 }
 // drop what is queued: used when Stop is clicked (the stop event redraws)
 function dropDrawing() { if (frame) cancelAnimationFrame(frame); frame = 0; }
@@ -289,7 +308,10 @@ function onError(msg, p) {
 }
 
 function onEvent(ev) {
+  const t0 = performance.now();
   apply(ev);
+  stats.events++;
+  stats.applyMs += performance.now() - t0;
   cmdEvents++;
   const p = pending, stage = ev.stage, wasFlying = flying;
   const ends = p === "step" || p === "rewind" || p === "reset" || stage === "stop" ||
@@ -404,16 +426,15 @@ function onStopped(s, wasFlying) {
   }
   stopPaced();
   setRunState("stopped");
+  // after a Stop the queued frame was dropped; its panels are still marked
+  // dirty and draw in the next frame
   cancelAsked = false;
-  // redraw everything the stop settles, in the next frame
-  mark("tokens", "embed", "prefill", "attn", "logits", "sample", "gen", "kv", "timing", "stop");
+  mark("stop", "timing");
 }
 
-function scrollToStage(stage) {
-  const panel = $(PANEL[stage]);
-  if (!panel) return;
-  requestAnimationFrame(() => panel.scrollIntoView({ block: "nearest", behavior: "instant" }));
-}
+// scrollToStage brings a stage's panel into view after the frame draws it.
+let scrollTarget = null;
+function scrollToStage(stage) { scrollTarget = stage; mark("pipeline"); }
 
 // ---------- status and buttons ----------
 function setStatus(text, isError) {
@@ -429,8 +450,14 @@ function setButtons() {
   $("btn-reset").disabled = !live || busy || cancelAsked;
   $("btn-cancel").disabled = !(pending === "run" || pending === "paced" || pending === "token" || paced) || cancelAsked;
   $("force-q").disabled = !live;
-  document.body.dataset.busy = busy || cancelAsked ? "1" : "0";
+  updateBusy();
 }
+// data-busy is "1" while a command runs or its results wait to be drawn,
+// so "0" means the page shows everything it has received.
+function updateBusy() {
+  document.body.dataset.busy = pending || paced !== null || cancelAsked || frame ? "1" : "0";
+}
+const narrow = window.matchMedia("(max-width: 900px)");
 const NEXT_WORDS = { tokenize: "tokenize the prompt", embed: "look up the embeddings", prefill: "run prefill", logits: "compute the logits",
   sample: "choose a token", append: "append it and grow the KV cache", stop: "finish" };
 
@@ -575,8 +602,10 @@ const draw = {
       li.classList.toggle("next", s === next && !!run.model);
       if (s === done) li.setAttribute("aria-current", "step"); else li.removeAttribute("aria-current");
     }
+    // on a phone the strip scrolls inside itself: keep the current stage in
+    // it (only between commands: measuring forces a layout)
     const strip = $("timeline"), cur = strip.querySelector(".done");
-    if (cur && strip.scrollWidth > strip.clientWidth) strip.scrollLeft = cur.offsetLeft - strip.clientWidth / 3;
+    if (cur && !pending && narrow.matches) strip.scrollLeft = cur.offsetLeft - strip.clientWidth / 3;
     if (run.model && runState !== "stopped" && !pending && run.last) setStatus("Done: " + run.last + ". Next: " + (NEXT_WORDS[run.next] || run.next) + ".");
   },
   buttons() { setButtons(); },
@@ -670,7 +699,7 @@ function drawKV() {
   if (!m || !run.tok) return;
   const L = m.layers, cap = run.cacheCap || Math.min(m.context, run.tok.count + (parseInt($("max-new").value, 10) || 0));
   run.cacheCap = cap;
-  const dpr = window.devicePixelRatio || 1, W = Math.max(200, c.clientWidth || 600), H = Math.min(160, 12 + L * 16);
+  const dpr = window.devicePixelRatio || 1, W = Math.max(200, boxWidth(c, 600)), H = Math.min(160, 12 + L * 16);
   if (c.width !== Math.round(W * dpr) || c.height !== Math.round(H * dpr)) { c.width = Math.round(W * dpr); c.height = Math.round(H * dpr); c.style.height = H + "px"; }
   const g = c.getContext("2d");
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -840,8 +869,7 @@ $("share").addEventListener("click", (e) => {
   if (navigator.clipboard) navigator.clipboard.writeText(l).catch(() => {});
   setStatus("Link copied: " + l);
 });
-let resizeTimer = 0;
-new ResizeObserver(() => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => mark("logits", "sample", "timing", "kv", "attn"), 100); }).observe($("panel-logits"));
+whenResized(() => mark("logits", "sample", "timing", "kv", "attn"));
 document.addEventListener("keydown", (e) => {
   const tag = (e.target.tagName || "").toLowerCase();
   if (tag === "input" || tag === "textarea" || tag === "select" || e.ctrlKey || e.metaKey || e.altKey) return;

@@ -6,7 +6,7 @@
 // Each takes the engine's event payload as it is and draws into a box.
 
 import { el, clear, fmt, pct, ms, visible, tokenLabel, isPartial, hexByte, seq, heat, cssVar, isDark } from "./core.js";
-import { hbars, vbars, line } from "./charts.js";
+import { hbars, vbars, line, boxWidth } from "./charts.js";
 
 // ---------- tokens ----------
 
@@ -174,7 +174,7 @@ export function sampleSentence(s) {
 export function attentionHeatmap(box, o) {
   clear(box);
   const nq = o.rowLabels.length, nk = o.colLabels.length;
-  const avail = Math.max(200, box.clientWidth || 360);
+  const avail = Math.max(200, boxWidth(box, 360));
   const labelW = 74, colLabelH = 60;
   const cell = Math.max(3, Math.min(24, Math.floor((Math.min(avail, 520) - labelW - 8) / Math.max(1, nk))));
   const showCols = cell >= 10, showRows = nq <= 64;
