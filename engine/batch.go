@@ -37,6 +37,7 @@ type BatchState struct {
 	cfg    Config
 	Cap    int
 	x, xb  []float32   // [B][dim]
+	part   [][]float32 // per worker partial sums of [in][out] matrices (splitK)
 	q      []float32   // [B][q_dim]
 	k, v   []float32   // [B][kv_dim]
 	ao     []float32   // [B][q_dim]
@@ -145,7 +146,7 @@ func (m *Model) ForwardBatch(b *BatchState, seqs []*BatchSeq) error {
 		s.KV.Len++
 	}
 	m.norm(b.xb, b.x, m.Weights.FinalNorm, m.Weights.FinalNormBias, B)
-	linearBatch(b.xb, B, linJob{b.logits, &m.Weights.Head, nil})
+	b.linearBatch(b.xb, B, linJob{b.logits, &m.Weights.Head, nil})
 	for i, s := range run {
 		if len(s.State.logits) < V {
 			s.State.logits = make([]float32, V)
@@ -186,7 +187,7 @@ func (m *Model) attentionBatch(b *BatchState, seqs []*BatchSeq, lw *LayerWeights
 	c := m.Config
 	B := len(seqs)
 	d, qd, kvd, hd := c.Dim, c.QDim(), c.KVDim(), c.HeadDim
-	linearBatch(b.xb, B, linJob{b.q, &lw.Wq, lw.Bq}, linJob{b.k, &lw.Wk, lw.Bk}, linJob{b.v, &lw.Wv, lw.Bv})
+	b.linearBatch(b.xb, B, linJob{b.q, &lw.Wq, lw.Bq}, linJob{b.k, &lw.Wk, lw.Bk}, linJob{b.v, &lw.Wv, lw.Bv})
 	for i, s := range seqs {
 		m.rope(s.State, b.q[i*qd:(i+1)*qd], 0)
 		m.rope(s.State, b.k[i*kvd:(i+1)*kvd], 0)
@@ -219,7 +220,7 @@ func (m *Model) attentionBatch(b *BatchState, seqs []*BatchSeq, lw *LayerWeights
 			copy(s.State.last[h][:n], att[:n])
 		}
 	})
-	linearBatch(b.ao, B, linJob{b.proj, &lw.Wo, lw.Bo})
+	b.linearBatch(b.ao, B, linJob{b.proj, &lw.Wo, lw.Bo})
 	for i, v := range b.proj[:B*d] {
 		b.x[i] += v
 	}
@@ -231,18 +232,13 @@ func (m *Model) mlpBatch(b *BatchState, lw *LayerWeights, B int) {
 	d, hd := c.Dim, c.HiddenDim
 	n := B * hd
 	if !lw.WGate.Empty() {
-		linearBatch(b.xb, B, linJob{b.hb, &lw.WGate, nil}, linJob{b.hb2, &lw.WUp, nil})
-		for i, g := range b.hb[:n] {
-			b.hb[i] = g / (1 + float32(math.Exp(float64(-g)))) * b.hb2[i]
-		}
+		b.linearBatch(b.xb, B, linJob{b.hb, &lw.WGate, nil}, linJob{b.hb2, &lw.WUp, nil})
+		swiglu(b.hb, b.hb2, n)
 	} else {
-		linearBatch(b.xb, B, linJob{b.hb, &lw.WUp, lw.BUp})
-		const k = 0.7978845608028654 // sqrt(2/pi)
-		for i, x := range b.hb[:n] {
-			b.hb[i] = 0.5 * x * (1 + float32(math.Tanh(k*float64(x+0.044715*x*x*x))))
-		}
+		b.linearBatch(b.xb, B, linJob{b.hb, &lw.WUp, lw.BUp})
+		gelu(b.hb, n)
 	}
-	linearBatch(b.hb, B, linJob{b.proj, &lw.WDown, lw.BDown})
+	b.linearBatch(b.hb, B, linJob{b.proj, &lw.WDown, lw.BDown})
 	for i, v := range b.proj[:B*d] {
 		b.x[i] += v
 	}
@@ -256,10 +252,16 @@ func (m *Model) mlpBatch(b *BatchState, lw *LayerWeights, B int) {
 // all B rows and every output is the same computation as a lone decode
 // step's (blocks start at multiples of 16 rows from the worker's first, so
 // the kernels' 4-row and 8-column groups fall where they fall alone).
-func linearBatch(x []float32, B int, jobs ...linJob) {
+//
+// [in][out] matrices side by side (GPT-2) go through splitK, as they do alone.
+func (b *BatchState) linearBatch(x []float32, B int, jobs ...linJob) {
 	total := 0
 	for _, j := range jobs {
 		total += j.w.Rows
+	}
+	if inOutRun(jobs) {
+		b.part = splitK(x, B, total, jobs, b.part)
+		return
 	}
 	in := jobs[0].w.Cols
 	parallelForAligned(total, 16, 64, func(_, lo, hi int) {

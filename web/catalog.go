@@ -109,7 +109,7 @@ func ModelCardFor(m *engine.Model) ModelCard {
 		pos = "RoPE (" + cf.Rope.String() + ")"
 	}
 	return ModelCard{Name: m.Name, Arch: string(cf.Arch), Source: displaySource(m.Source), Params: m.Weights.NumParams(), WeightsBytes: m.Weights.Bytes(),
-		Layers: cf.NLayers, Dim: cf.Dim, Heads: cf.NHeads, KVHeads: cf.NKVHeads, HeadDim: cf.HeadDim, HiddenDim: cf.HiddenDim,
+		Precision: m.Precision(), Layers: cf.NLayers, Dim: cf.Dim, Heads: cf.NHeads, KVHeads: cf.NKVHeads, HeadDim: cf.HeadDim, HiddenDim: cf.HiddenDim,
 		Vocab: cf.VocabSize, Context: cf.SeqLen, KVBytesPerToken: cf.KVBytesPerToken(), Tokenizer: m.Tokenizer.Kind(),
 		Position: pos, Checksum: m.WeightsChecksum(), Chat: string(tokenizer.ChatStyleFor(m.Tokenizer))}
 }

@@ -43,6 +43,7 @@ type ModelCard struct {
 	Source          string `json:"source"`
 	Params          int64  `json:"params"`
 	WeightsBytes    int64  `json:"weights_bytes"`
+	Precision       string `json:"precision"` // how the weight matrices are stored and read: "f32" or "bf16"
 	Layers          int    `json:"layers"`
 	Dim             int    `json:"dim"`
 	Heads           int    `json:"heads"`

@@ -147,7 +147,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return ctx.Err()
 		}
 		if convert {
-			m.ConvertWeights(dt)
+			m = m.WithWeights(dt)
 		}
 		r, err := benchModel(m, *promptN, *genN, bw)
 		if err != nil {
