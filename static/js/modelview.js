@@ -44,7 +44,7 @@ export class ModelView {
     root.classList.add("mv");
     this.pic = el("div", { class: "mv-pic", "data-testid": "mv-pic" });
     this.inspectBox = el("div", { class: "mv-inspect", "data-testid": "mv-inspect", "aria-live": "polite" });
-    this.lensBox = el("div", { class: "mv-lens table-wrap", "data-testid": "mv-lens" });
+    this.lensBox = el("div", { class: "mv-lens table-wrap", "data-testid": "mv-lens", tabindex: "0", role: "region", "aria-label": "Logit lens: the top tokens after each block" });
     root.append(this.pic, this.inspectBox, this.lensBox);
     this.pic.addEventListener("click", (e) => this.pick(e.target));
     this.pic.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); e.stopPropagation(); this.pick(e.target); } });
@@ -112,7 +112,7 @@ export class ModelView {
           (this.card && this.card.shape.mlp === "GELU" ? "GELU" : "SiLU(gate) × up") + "); length of all " + p.hidden + ": " + fmt(p.norm, 3) + "." }));
       const chart = el("div", { class: "chart", "data-testid": "mv-neurons" });
       box.append(chart);
-      hbars(chart, { rows: p.neurons.map((n) => ({ label: "neuron " + n.index, values: [Math.abs(n.value)], title: "neuron " + n.index + ": " + fmt(n.value, 4) })),
+      hbars(chart, { rows: p.neurons.map((n, i) => ({ label: "neuron " + n.index, rank: i + 1, values: [Math.abs(n.value)], title: "neuron " + n.index + ": " + fmt(n.value, 4) })),
         series: [{ name: "|activation|", cls: "s-accent" }], xTitle: "|activation| (sign in the label)", fmt: (v, r) => fmt(p.neurons[r.rank - 1].value, 3),
         tickFmt: (t) => fmt(t, 2), aria: "Largest MLP activations of block " + p.layer });
     } else if (p.what === "kv") {
@@ -194,7 +194,7 @@ export class ModelView {
   svg(m, W) {
     const s = this.s, sh = m.shape, P = sh.params, narrow = W < 620;
     const lit = new Set(STAGE_PARTS[s.stage] || []), litLayers = new Set(s.lit);
-    const spine = 22, x0 = spine + 18, right = narrow ? 0 : Math.min(220, W * 0.22), inner = W - x0 - right - 6;
+    const spine = 22, x0 = spine + 18, right = narrow ? 0 : Math.min(220, W * 0.22), inner = W - x0 - (narrow ? 18 : right + 6);
     let y = 6, out = "";
     const cls = (part, extra) => "mv-part" + (lit.has(part) ? " lit" : "") + (extra ? " " + extra : "");
     const box = (part, x, yy, w, h, lines, attrs = "") => {
@@ -204,18 +204,20 @@ export class ModelView {
     };
     const arrow = (x1, y1, x2, y2) => `<line x1="${x1}" y1="${y1}" x2="${x2}" y2="${y2}" class="mv-flow" marker-end="url(#mv-arrow)"/>`;
     // 1 tokens
-    const nPos = s.passLen || 0, pass = s.pass === "decode" ? "decode: 1 new position (" + s.pos + ")" : s.pass === "prefill" ? "prefill: all " + nPos + " prompt positions at once" : nPos ? nPos + " prompt tokens" : "the prompt's tokens";
-    out += box("tokens", x0, y, inner, 40, ["token ids → " + pass], ` data-positions="${s.pass === "decode" ? 1 : nPos}"`);
+    const nPos = s.passLen || 0, pass = s.pass === "decode" ? "decode: 1 new position (" + s.pos + ")" : s.pass === "prefill" ? (narrow ? "prefill: " + nPos + " positions at once" : "prefill: all " + nPos + " prompt positions at once") : nPos ? nPos + " prompt tokens" : "the prompt's tokens";
+    out += box("tokens", x0, y, inner, 40, [(narrow ? "" : "token ids → ") + pass], ` data-positions="${s.pass === "decode" ? 1 : nPos}"`);
     const dots = Math.min(nPos, Math.floor((inner - 20) / 9));
     for (let i = 0; i < dots; i++) out += `<circle cx="${x0 + 12 + i * 9}" cy="${y + 31}" r="3" class="mv-dot${s.pass ? " on" : ""}"/>`;
     y += 40;
     out += arrow(x0 + 30, y, x0 + 30, y + 14);
     y += 14;
     // 2 embedding
-    const embLines = ["embedding table: " + m.vocab + " × " + m.dim + " (" + count(P.embedding) + " params)",
-      sh.rope ? "positions: RoPE, applied to queries and keys inside attention" : "+ learned positions: " + m.context + " × " + m.dim + " (" + count(P.positions) + " params)"];
-    out += box("embed", x0, y, inner, 44, embLines, ` data-vocab="${m.vocab}" data-dim="${m.dim}" data-context="${m.context}"`);
-    y += 44;
+    const embLines = narrow ? ["embedding table: " + m.vocab + " × " + m.dim, count(P.embedding) + " params" + (sh.rope ? " · RoPE in attention" : ""), ...(sh.rope ? [] : ["+ learned positions: " + m.context + " × " + m.dim])] :
+      ["embedding table: " + m.vocab + " × " + m.dim + " (" + count(P.embedding) + " params)",
+        sh.rope ? "positions: RoPE, applied to queries and keys inside attention" : "+ learned positions: " + m.context + " × " + m.dim + " (" + count(P.positions) + " params)"];
+    const embH = 14 + 15 * embLines.length;
+    out += box("embed", x0, y, inner, embH, embLines, ` data-vocab="${m.vocab}" data-dim="${m.dim}" data-context="${m.context}"`);
+    y += embH;
     out += `<line x1="${x0}" y1="${y - 22}" x2="${spine}" y2="${y - 22}" class="mv-flow"/>`;
     const spineTop = y - 22;
     y += 12;
@@ -233,7 +235,7 @@ export class ModelView {
       const hdr = narrow ? 14 : 0, top = y, h = 2 * laneH + 48 + hdr;
       t += `<rect x="${spine + 8}" y="${top}" width="${W - spine - 24}" height="${h}" rx="8" class="mv-blockframe"/>`;
       const rn = lt ? lt.residual_norm[lt.residual_norm.length - 1] : null;
-      t += `<text x="${x0}" y="${top + 15}" class="mv-t">block ${l}</text><text x="${x0 + 56}" y="${top + 15}" class="mv-s">${esc((narrow ? "attn " : "attention ") + count(P.attention) + " · MLP " + count(P.mlp) + (narrow ? "" : " · norms " + count(P.block_norms)) + " params")}</text>`;
+      t += `<text x="${x0}" y="${top + 15}" class="mv-t">block ${l}</text><text x="${x0 + 8 + 7.5 * String("block " + l).length}" y="${top + 15}" class="mv-s">${esc((narrow ? "attn " : "attention ") + count(P.attention) + " · MLP " + count(P.mlp) + (narrow ? "" : " · norms " + count(P.block_norms)) + " params")}</text>`;
       // lane A: norm → attention (heads) → KV cache
       let ly = top + 22 + hdr;
       const attW = inner - normW - kvW - 16;
@@ -319,9 +321,9 @@ export class ModelView {
     y = spineBottom + 6;
     // 4 final norm → unembedding → logits
     const third = (inner - 16) / 3;
-    out += box("final", x0, y, third, 40, ["final " + sh.norm, count(P.final_norm) + " params"]);
+    out += box("final", x0, y, third, 40, [narrow ? "final norm" : "final " + sh.norm, count(P.final_norm) + " params"]);
     out += arrow(x0 + third, y + 20, x0 + third + 8, y + 20);
-    out += box("unembed", x0 + third + 8, y, third, 40, ["unembedding " + m.dim + " → " + m.vocab, P.tied ? "tied to the embedding table" : count(P.unembedding) + " params"], ` data-tied="${P.tied}"`);
+    out += box("unembed", x0 + third + 8, y, third, 40, narrow ? ["unembed", (P.tied ? "tied" : count(P.unembedding)) + " → " + m.vocab] : ["unembedding " + m.dim + " → " + m.vocab, P.tied ? "tied to the embedding table" : count(P.unembedding) + " params"], ` data-tied="${P.tied}"`);
     out += arrow(x0 + 2 * third + 8, y + 20, x0 + 2 * third + 16, y + 20);
     const top3 = (s.top || []).slice(0, narrow ? 1 : 3).map((t) => "“" + tokenLabel(t) + "” " + pct(t.prob, 0)).join(" ");
     out += box("logits", x0 + 2 * third + 16, y, third, 40, [m.vocab + " logits", top3]);
@@ -336,7 +338,7 @@ export class ModelView {
     y += 40;
     // the loop back: appended to the sequence and to every block's cache
     out += `<path d="M${x0 + 12} ${y} V${y + 14} H${W - 6} V${20} H${x0 + inner}" class="mv-loop${lit.has("append") ? " lit" : ""}" marker-end="url(#mv-arrow)"/>`;
-    out += `<text x="${x0 + 18}" y="${y + 28}" class="mv-s${lit.has("append") ? " mv-val" : ""}">appended to the sequence (next position) and to every block's KV cache</text>`;
+    out += `<text x="${x0 + 18}" y="${y + 28}" class="mv-s${lit.has("append") ? " mv-val" : ""}">${narrow ? "appended: sequence and every KV cache" : "appended to the sequence (next position) and to every block's KV cache"}</text>`;
     y += 36;
     const H = y + 4;
     const aria = "The model " + m.name + ": " + m.layers + " blocks of width " + m.dim + ", " + m.heads + " query heads and " + m.kv_heads + " key/value heads of " + m.head_dim + ", MLP " + m.hidden_dim + ", vocabulary " + m.vocab + ", context " + m.context;
