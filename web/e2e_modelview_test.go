@@ -9,6 +9,8 @@ package web_test
 import (
 	"fmt"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -216,6 +218,12 @@ func checkModelView(t *testing.T, ts *httptest.Server, m *engine.Model, card web
 				mode = "dark"
 			}
 			b.ViewportScreenshot(t, fmt.Sprintf("modelview-%s-%d-%s", name, vp.w, mode))
+			if dir := os.Getenv("ARTIFACTS_DIR"); dir != "" && vp.w == 1280 {
+				// the panel alone (the README's picture: docs/modelview*.png)
+				png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(`#panel-model`)))
+				must(err)
+				must(os.WriteFile(filepath.Join(dir, fmt.Sprintf("modelview-panel-%s-%s.png", name, mode)), png, 0o644))
+			}
 			if dark == vp.mobile { // axe is slow: wide in light mode, narrow in dark
 				b.AssertAccessible(t, fmt.Sprintf("lab with the model view, %s, %d px, %s", name, vp.w, mode))
 			}

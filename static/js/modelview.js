@@ -50,6 +50,8 @@ export class ModelView {
     this.pic.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); e.stopPropagation(); this.pick(e.target); } });
     let w = 0;
     new ResizeObserver(() => { if (root.clientWidth !== w) { w = root.clientWidth; this.redraw(); } }).observe(root);
+    // attention cells take their colors from the theme: redraw when it changes
+    if (window.matchMedia) window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => this.schedule());
   }
 
   setModel(card) {
@@ -77,6 +79,7 @@ export class ModelView {
     }
     if (ev.logits) {
       s.top = ev.logits.top;
+      s.topPos = ev.logits.pos;
       s.chosen = null;
       if (ev.logits.recomputed) { s.pos = ev.logits.pos; s.cacheLen = ev.logits.pos + 1; s.pass = "decode"; s.passLen = 1; if (ev.logits.lens) s.lens = ev.logits.lens; }
     }
@@ -326,7 +329,7 @@ export class ModelView {
     out += box("unembed", x0 + third + 8, y, third, 40, narrow ? ["unembed", (P.tied ? "tied" : count(P.unembedding)) + " → " + m.vocab] : ["unembedding " + m.dim + " → " + m.vocab, P.tied ? "tied to the embedding table" : count(P.unembedding) + " params"], ` data-tied="${P.tied}"`);
     out += arrow(x0 + 2 * third + 8, y + 20, x0 + 2 * third + 16, y + 20);
     const top3 = (s.top || []).slice(0, narrow ? 1 : 3).map((t) => "“" + tokenLabel(t) + "” " + pct(t.prob, 0)).join(" ");
-    out += box("logits", x0 + 2 * third + 16, y, third, 40, [m.vocab + " logits", top3]);
+    out += box("logits", x0 + 2 * third + 16, y, third, 40, [m.vocab + " logits" + (s.top && !narrow ? " at position " + s.topPos : ""), top3]);
     y += 40;
     out += arrow(x0 + inner - third / 2, y, x0 + inner - third / 2, y + 12);
     y += 12;
