@@ -95,7 +95,7 @@ export class ModelView {
       }
     }
     if (ev.stop) { s.stopReason = ev.stop.reason; this.stopSweep(); }
-    if (this.selected && this.selected.kind === "head") this.showHead(this.selected.layer, this.selected.head);
+    this.headDirty = !!(this.selected && this.selected.kind === "head");
     this.schedule();
   }
 
@@ -192,6 +192,7 @@ export class ModelView {
     const W = Math.max(300, this.root.clientWidth || 600);
     this.pic.innerHTML = this.svg(m, W);
     this.drawLens();
+    if (this.headDirty) { this.headDirty = false; this.showHead(this.selected.layer, this.selected.head); }
   }
 
   svg(m, W) {
