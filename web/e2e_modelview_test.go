@@ -7,13 +7,17 @@ package web_test
 // legible at 1280×720 and 390 px, axe-clean, light and dark.
 
 import (
+	"context"
 	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/inferscope/inferscope/engine"
@@ -134,6 +138,9 @@ func checkModelView(t *testing.T, ts *httptest.Server, m *engine.Model, card web
 
 	// stepping: the lit stage and layers are the engine's
 	for i, ev := range want[:6] {
+		if ev.Stage == session.StagePrefill {
+			time.Sleep(300 * time.Millisecond) // a student's pace: the layers light in order
+		}
 		must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-step"]`))))
 		must(waitJS(ctx, fmt.Sprintf(`document.body.dataset.seq === "%d" && document.body.dataset.busy === "0" && document.getElementById("modelview").dataset.sweeping !== "1"`, i+1)))
 		must(waitJS(ctx, fmt.Sprintf(`document.querySelector("#modelview svg").dataset.stage === %q`, ev.Stage)))
@@ -174,6 +181,10 @@ func checkModelView(t *testing.T, ts *httptest.Server, m *engine.Model, card web
 		}
 	}
 
+	if n := evalJS[string](t, ctx, `document.getElementById("modelview").dataset.sweeps || "0"`); n == "0" {
+		t.Errorf("prefill at a student's pace: the layers did not light in order (no sweep)")
+	}
+
 	// click parts: their tensors come back from the engine
 	for _, part := range []struct{ sel, what string }{
 		{`#modelview .mv-block [data-inspect="kv"]`, "kv"},
@@ -194,7 +205,23 @@ func checkModelView(t *testing.T, ts *httptest.Server, m *engine.Model, card web
 	// light and dark (a second browser: each has a time budget)
 	b = browsertest.New(t)
 	ctx = b.Ctx
+	// with prefers-reduced-motion the pass lights at once, without a sweep
+	reduce := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-reduced-motion", Value: "reduce"}}})
+		return err
+	})
+	must(chromedp.Do(ctx, reduce))
 	must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lab?prompt=The%20President%20said&n=3")))
+	for seq := 1; seq <= 3; seq++ {
+		must(waitJS(ctx, `!document.getElementById("btn-step").disabled`))
+		time.Sleep(300 * time.Millisecond)
+		must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-step"]`))))
+		must(waitJS(ctx, fmt.Sprintf(`document.body.dataset.seq === "%d" && document.body.dataset.busy === "0"`, seq)))
+	}
+	must(waitJS(ctx, `document.querySelector("#modelview svg").dataset.stage === "prefill"`))
+	if n, lit := evalJS[string](t, ctx, `document.getElementById("modelview").dataset.sweeps || "0"`), svg(`s.dataset.litLayers`); n != "0" || strings.Count(lit, ",") != card.Layers-1 {
+		t.Errorf("reduced motion: %s sweeps, lit layers %q right after prefill; want none and all %d", n, lit, card.Layers)
+	}
 	must(waitJS(ctx, `!document.getElementById("btn-token").disabled`))
 	must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-token"]`))))
 	must(waitJS(ctx, `document.querySelectorAll('[data-testid="gen-tok"]').length === 1 && document.body.dataset.busy === "0"`))

@@ -172,6 +172,7 @@ export class ModelView {
     if (fast || reducedMotion() || layers.length < 2) { s.lit = layers; s.cursor = layers[layers.length - 1]; this.root.dataset.sweeping = "0"; return; }
     const t0 = performance.now(), dur = Math.min(700, 90 * layers.length);
     this.root.dataset.sweeping = "1";
+    this.root.dataset.sweeps = String((+this.root.dataset.sweeps || 0) + 1);
     const tick = () => {
       const k = Math.min(layers.length, 1 + Math.floor((performance.now() - t0) / dur * layers.length));
       s.lit = layers.slice(0, k);
