@@ -125,3 +125,44 @@ func TestLogitLens(t *testing.T) {
 		})
 	}
 }
+
+// TestPartParams: the parts add up to the model's parameter count.
+func TestPartParams(t *testing.T) {
+	dirs, _ := filepath.Glob("testdata/reference/*")
+	for _, dir := range dirs {
+		m, _ := loadReference(t, dir)
+		p := m.Weights.PartParams()
+		sum := p.Embedding + p.Positions + p.Blocks + p.FinalNorm + p.Unembedding
+		if sum != m.Weights.NumParams() || p.Tied != m.Config.TiedHead {
+			t.Errorf("%s: parts %+v add up to %d, model has %d (tied %v)", filepath.Base(dir), p, sum, m.Weights.NumParams(), m.Config.TiedHead)
+		}
+	}
+}
+
+// BenchmarkDecodeLens: one decode step of gpt2-124M's shape without and
+// with the logit lens (12 extra readings through the 50257-row head).
+func BenchmarkDecodeLens(b *testing.B) {
+	m, err := RandomModel("gpt2-124M", Shapes["gpt2-124M"], 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, lens := range []bool{false, true} {
+		name := "plain"
+		var h *Hooks
+		if lens {
+			name, h = "lens", &Hooks{Lens: &LogitLens{Done: func(LensInfo) {}}}
+		}
+		b.Run(name, func(b *testing.B) {
+			st := NewState(m.Config)
+			kv, _ := NewKVCache(m.Config, 256)
+			for i := 0; i < b.N; i++ {
+				if kv.Len == kv.Cap {
+					kv.Truncate(0)
+				}
+				if _, err := m.Forward(st, kv, []int{i % 100}, h); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -111,7 +111,16 @@ func ModelCardFor(m *engine.Model) ModelCard {
 	return ModelCard{Name: m.Name, Arch: string(cf.Arch), Source: displaySource(m.Source), Params: m.Weights.NumParams(), WeightsBytes: m.Weights.Bytes(),
 		Precision: m.Precision(), Layers: cf.NLayers, Dim: cf.Dim, Heads: cf.NHeads, KVHeads: cf.NKVHeads, HeadDim: cf.HeadDim, HiddenDim: cf.HiddenDim,
 		Vocab: cf.VocabSize, Context: cf.SeqLen, KVBytesPerToken: cf.KVBytesPerToken(), Tokenizer: m.Tokenizer.Kind(),
-		Position: pos, Checksum: m.WeightsChecksum(), Chat: string(tokenizer.ChatStyleFor(m.Tokenizer))}
+		Position: pos, Checksum: m.WeightsChecksum(), Chat: string(tokenizer.ChatStyleFor(m.Tokenizer)), Shape: modelShape(m)}
+}
+
+// modelShape describes m's structure for the model view.
+func modelShape(m *engine.Model) ModelShape {
+	s := ModelShape{Norm: "RMSNorm", MLP: "SwiGLU", Rope: m.Config.Rope != engine.RopeNone, Params: m.Weights.PartParams()}
+	if m.Config.Arch == engine.ArchGPT2 {
+		s.Norm, s.MLP = "LayerNorm", "GELU"
+	}
+	return s
 }
 
 // displaySource is where a model came from, as visitors may see it: a

@@ -92,6 +92,20 @@ func (c *wsConn) handle(cmd Command) {
 			}
 			c.reply(cmd.ID, MsgSamples, map[string]any{"n": cmd.N, "counts": counts})
 		}
+	case CmdInspect:
+		if c.needRunner(cmd.ID) {
+			in, ok := c.runner.(inspector)
+			if !ok {
+				c.sendError(cmd.ID, "bad_request", "this run cannot be inspected")
+				return
+			}
+			r, err := in.Inspect(*cmd.Inspect)
+			if err != nil {
+				c.sendError(cmd.ID, "bad_request", err.Error())
+				return
+			}
+			c.reply(cmd.ID, MsgInspection, r)
+		}
 	case CmdCancel:
 		if c.needRunner(cmd.ID) {
 			if c.runner.Done() {
@@ -106,6 +120,12 @@ func (c *wsConn) handle(cmd Command) {
 			c.roomCommand(cmd) // rooms.go
 		}
 	}
+}
+
+// inspector is a Runner that can show the tensor behind one part of the
+// model view (*session.Session is one).
+type inspector interface {
+	Inspect(session.InspectRequest) (*session.Inspection, error)
 }
 
 func (c *wsConn) needRunner(id int64) bool {

@@ -8,6 +8,7 @@ package web
 import (
 	"context"
 
+	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/engine/session"
 )
 
@@ -62,6 +63,18 @@ type ModelCard struct {
 	CardURL string `json:"card_url,omitempty"`
 	// Trained says how the model was trained, when its card says so.
 	Trained *Training `json:"trained,omitempty"`
+	// Shape is what the model view draws beyond the sizes above.
+	Shape ModelShape `json:"shape"`
+}
+
+// ModelShape is the model's structure as the model view draws it: the
+// norm and MLP kinds, whether the unembedding is tied, and the parameter
+// count of each part (from the loaded weights).
+type ModelShape struct {
+	Norm   string            `json:"norm"` // RMSNorm or LayerNorm
+	MLP    string            `json:"mlp"`  // SwiGLU or GELU
+	Rope   bool              `json:"rope"` // RoPE inside attention (else learned position vectors)
+	Params engine.PartParams `json:"params"`
 }
 
 // Training summarises how a model was trained and what it knows, for the

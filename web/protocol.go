@@ -35,7 +35,8 @@ const (
 	CmdLogits    = "get_logits" // the full logit vector of the current step
 	CmdSampleN   = "sample_n"   // {n}: histogram of n draws at the current step
 	CmdPing      = "ping"
-	CmdResume    = "resume" // ResumePayload: rebuild a run after a reconnect
+	CmdResume    = "resume"  // ResumePayload: rebuild a run after a reconnect
+	CmdInspect   = "inspect" // session.InspectRequest: one part's tensor at the current step
 )
 
 // MaxResumeLog bounds a resume message's command log.
@@ -43,15 +44,16 @@ const MaxResumeLog = 4096
 
 // Server → client message types.
 const (
-	MsgWelcome = "welcome" // models, limits
-	MsgStarted = "started" // the run's model card and settings
-	MsgEvent   = "event"   // one engine stage event
-	MsgLogits  = "logits"  // full logit vector
-	MsgSamples = "samples" // sample_n result
-	MsgError   = "error"   // {code, message}: the connection stays usable
-	MsgPong    = "pong"
-	MsgClosing = "closing" // the server is shutting down
-	MsgResumed = "resumed" // a resume's answer: started's fields plus the events to redraw
+	MsgWelcome    = "welcome" // models, limits
+	MsgStarted    = "started" // the run's model card and settings
+	MsgEvent      = "event"   // one engine stage event
+	MsgLogits     = "logits"  // full logit vector
+	MsgSamples    = "samples" // sample_n result
+	MsgError      = "error"   // {code, message}: the connection stays usable
+	MsgPong       = "pong"
+	MsgClosing    = "closing"    // the server is shutting down
+	MsgResumed    = "resumed"    // a resume's answer: started's fields plus the events to redraw
+	MsgInspection = "inspection" // an inspect's answer: session.Inspection
 )
 
 // Command is a decoded client message.
@@ -60,11 +62,12 @@ type Command struct {
 	ID      int64           `json:"id,omitempty"` // echoed in replies, optional
 	Payload json.RawMessage `json:"payload,omitempty"`
 
-	Start  *StartPayload  `json:"-"`
-	Resume *ResumePayload `json:"-"`
-	N      int            `json:"-"` // rewind / sample_n
-	Token  int            `json:"-"` // force
-	Room   *RoomPayload   `json:"-"` // room_* commands (roomproto.go)
+	Start   *StartPayload           `json:"-"`
+	Resume  *ResumePayload          `json:"-"`
+	N       int                     `json:"-"` // rewind / sample_n
+	Token   int                     `json:"-"` // force
+	Room    *RoomPayload            `json:"-"` // room_* commands (roomproto.go)
+	Inspect *session.InspectRequest `json:"-"`
 }
 
 // StartPayload sets up a run.
@@ -80,6 +83,7 @@ type StartPayload struct {
 	TopN         int                     `json:"top_n"`
 	AllAttention bool                    `json:"all_attention"`
 	NoCache      bool                    `json:"no_cache"`
+	Lens         bool                    `json:"lens"`
 }
 
 // ResumePayload rebuilds a run on a new connection: the start settings and
@@ -158,7 +162,7 @@ func (p *StartPayload) SessionConfig() session.Config {
 		}
 	}
 	return session.Config{Prompt: p.Prompt, Chat: p.Chat, Sampling: s, MaxNewTokens: p.MaxNewTokens,
-		StopStrings: p.StopStrings, AddBOS: p.AddBOS, StopAtEOS: p.StopAtEOS, TopN: p.TopN, AllAttention: p.AllAttention, NoCache: p.NoCache}
+		StopStrings: p.StopStrings, AddBOS: p.AddBOS, StopAtEOS: p.StopAtEOS, TopN: p.TopN, AllAttention: p.AllAttention, NoCache: p.NoCache, Lens: p.Lens}
 }
 
 // ProtocolError is a bad message: Code is machine-readable, the message says
@@ -174,7 +178,7 @@ func protoErr(code, format string, args ...any) error {
 	return &ProtocolError{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
-var commandTypes = append([]string{CmdHello, CmdStart, CmdResume, CmdStep, CmdStepToken, CmdRun, CmdCancel, CmdRewind, CmdForce, CmdReset, CmdLogits, CmdSampleN, CmdPing}, roomCommandTypes...)
+var commandTypes = append([]string{CmdHello, CmdStart, CmdResume, CmdStep, CmdStepToken, CmdRun, CmdCancel, CmdRewind, CmdForce, CmdReset, CmdLogits, CmdSampleN, CmdPing, CmdInspect}, roomCommandTypes...)
 
 // DecodeCommand parses and checks one client message. Unknown types,
 // unknown fields, wrong field types and invalid UTF-8 are errors that say
@@ -265,6 +269,12 @@ func DecodeCommand(b []byte) (Command, error) {
 		if err := decodeRoomPayload(&c, payload); err != nil {
 			return c, err
 		}
+	case CmdInspect:
+		var p session.InspectRequest
+		if err := strictUnmarshal(payload, &p); err != nil {
+			return c, protoErr("bad_payload", "inspect payload: %s", describeJSONError(err))
+		}
+		c.Inspect = &p
 	default:
 		var p struct{}
 		if err := strictUnmarshal(payload, &p); err != nil {

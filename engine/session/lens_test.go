@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/internal/testenv"
 )
 
 func TestSessionLens(t *testing.T) {
@@ -149,5 +150,109 @@ func TestSessionInspect(t *testing.T) {
 		} else {
 			t.Logf("inspect %+v: %v", bad, err)
 		}
+	}
+}
+
+// lensBytes runs a greedy decode with and without the lens and returns the
+// JSON bytes per generated token of the decode events (logits, sample,
+// append) for each.
+func lensBytes(t testing.TB, m *engine.Model, prompt string, n int) (plain, lens float64) {
+	for _, on := range []bool{false, true} {
+		s, err := New(m, Config{Prompt: prompt, Sampling: greedy(), MaxNewTokens: n, Lens: on, StopAtEOS: new(bool)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := s.Advance(context.Background(), UntilStop, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total, tokens := 0, 0
+		for _, e := range evs {
+			if e.Stage != StageLogits && e.Stage != StageSample && e.Stage != StageAppend {
+				continue
+			}
+			b, _ := json.Marshal(e)
+			total += len(b)
+			if e.Stage == StageAppend {
+				tokens++
+			}
+		}
+		per := float64(total) / float64(tokens)
+		if on {
+			lens = per
+		} else {
+			plain = per
+		}
+	}
+	return plain, lens
+}
+
+// TestLensBytes: the lens adds at most 25% to the bytes of the decode
+// events per token, for the stories260K model and for GPT-2 124M's layout
+// (12 layers, 12 heads, GPT-2's real tokenizer and 50257-token vocabulary,
+// random weights). Event bytes depend on layers, heads, vocabulary and
+// positions, not on the width, so the GPT-2 case is narrowed to dim 96 to
+// run in seconds (BenchmarkLensDecode times the full width).
+func TestLensBytes(t *testing.T) {
+	cases := []struct {
+		name string
+		m    func(t *testing.T) *engine.Model
+	}{
+		{"stories260K", loadStories},
+		{"gpt2-124M-shape", func(t *testing.T) *engine.Model {
+			tm, err := engine.LoadModel(testenv.SharedDir(t, "models/tiny-gpt2"), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := engine.Shapes["gpt2-124M"]
+			c.Dim, c.HeadDim, c.HiddenDim = 96, 8, 384
+			m, err := engine.RandomModel("gpt2-124M-layout", c, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Tokenizer = tm.Tokenizer
+			return m
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			plain, lens := lensBytes(t, c.m(t), "Once upon a time there was", 32)
+			ratio := lens / plain
+			t.Logf("%s: %.0f bytes per token without the lens, %.0f with (+%.1f%%)", c.name, plain, lens, 100*(ratio-1))
+			if ratio > 1.25 {
+				t.Errorf("the lens adds %.1f%% bytes per token, the budget is 25%%", 100*(ratio-1))
+			}
+		})
+	}
+}
+
+// BenchmarkLensDecode: one decode token (forward + lens readings + logits
+// + sample) of GPT-2 124M's shape, without and with the lens.
+func BenchmarkLensDecode(b *testing.B) {
+	tm, err := engine.LoadModel(testenv.SharedDir(b, "models/tiny-gpt2"), "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, _ := engine.RandomModel("gpt2-124M", engine.Shapes["gpt2-124M"], 1)
+	m.Tokenizer = tm.Tokenizer
+	for _, on := range []bool{false, true} {
+		name := "plain"
+		if on {
+			name = "lens"
+		}
+		b.Run(name, func(b *testing.B) {
+			var s *Session
+			for i := 0; i < b.N; i++ {
+				if s == nil || s.Done() {
+					b.StopTimer()
+					s, _ = New(m, Config{Prompt: "Once upon a time", Sampling: greedy(), MaxNewTokens: 200, Lens: on, StopAtEOS: new(bool)})
+					s.Advance(context.Background(), UntilToken, nil)
+					b.StartTimer()
+				}
+				if _, err := s.Advance(context.Background(), UntilToken, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

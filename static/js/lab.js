@@ -5,6 +5,7 @@
 import * as C from "./core.js";
 import * as P from "./panels.js";
 import { boxWidth, whenResized } from "./charts.js";
+import { ModelView } from "./modelview.js";
 
 const $ = C.$;
 const data = C.pageData();
@@ -64,6 +65,10 @@ function flush() {
 }
 // drop what is queued: used when Stop is clicked (the stop event redraws)
 function dropDrawing() { if (frame) cancelAnimationFrame(frame); frame = 0; }
+
+// ---------- the model view: the Transformer drawn from the card, lit by events ----------
+const inspectIDs = new Set();
+const mv = new ModelView($("modelview"), { label: posLabel, onInspect: (req) => { const id = client.send("inspect", req); if (id > 0) inspectIDs.add(id); } });
 
 // ---------- connection ----------
 const client = new C.Client(onMessage, () => {
@@ -148,7 +153,7 @@ function settings() {
     seed: $("seed").value, max_new_tokens: $("max-new").value, stop: $("stops").value, speed: $("speed").value !== "0" ? $("speed").value : "" };
 }
 function startPayload(s) {
-  const p = { model: s.model, max_new_tokens: parseInt(s.max_new_tokens, 10), sampling: C.samplingPayload(s), all_attention: true };
+  const p = { model: s.model, max_new_tokens: parseInt(s.max_new_tokens, 10), sampling: C.samplingPayload(s), all_attention: true, lens: true };
   if (s.chat) {
     p.chat = [];
     if (s.system) p.chat.push({ role: "system", content: s.system });
@@ -253,7 +258,12 @@ function onMessage(msg) {
     case "event":
       onEvent(p);
       break;
+    case "inspection":
+      inspectIDs.delete(msg.id);
+      mv.inspection(p);
+      break;
     case "error":
+      if (inspectIDs.delete(msg.id)) { mv.inspectError(C.errorText(p)); break; }
       onError(msg, p);
       break;
     case "closing":
@@ -268,6 +278,7 @@ function onStarted(p) {
   run = freshRun();
   run.model = p.model;
   run.next = p.next;
+  mv.setModel(p.model);
   pending = null;
   cancelAsked = false;
   setRunState("ready");
@@ -331,6 +342,7 @@ function onEvent(ev) {
 
 // apply folds one event into the run's state and marks what to redraw.
 function apply(ev) {
+  mv.event(ev);
   run.next = ev.next;
   run.last = ev.stage;
   if (ev.tokenize) {

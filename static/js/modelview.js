@@ -1,0 +1,377 @@
+// modelview.js: the model view — the loaded Transformer drawn as one SVG
+// from its model card (not a fixed image): token ids → embedding table
+// (+ learned positions or RoPE) → N blocks (norm → attention with its query
+// and key/value heads and the KV cache beside it → add → norm → MLP → add)
+// → final norm → unembedding → logits → sampler → chosen token, appended to
+// the sequence and every layer's cache. Engine events light the stage and
+// layer that ran and put their real values on the picture; clicking a part
+// asks for its tensor (inspect) or shows the one the event carried; the
+// logit lens is a table beside it. A native ES module used by the lab and
+// by lessons: new ModelView(box, {onInspect, label}).
+import { el, clear, fmt, count, pct, tokenLabel, seq } from "./core.js";
+import { esc, hbars } from "./charts.js";
+import { strip } from "./panels.js";
+
+const NS = "http://www.w3.org/2000/svg";
+const STAGE_PARTS = { tokenize: ["tokens"], embed: ["embed"], prefill: ["tokens"], logits: ["final", "unembed", "logits"],
+  sample: ["sampler", "chosen"], append: ["chosen", "append", "tokens", "kv"], stop: ["stop"] };
+const MAX_FULL_BLOCKS = 6; // more blocks than this: first 2, "…", the last
+
+function reducedMotion() { return !!(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches); }
+
+// drawnBlocks says which blocks the picture draws and which it summarises.
+export function drawnBlocks(n) {
+  if (n <= MAX_FULL_BLOCKS) return { shown: [...Array(n).keys()], hidden: [] };
+  const hidden = [];
+  for (let l = 2; l < n - 1; l++) hidden.push(l);
+  return { shown: [0, 1, n - 1], hidden };
+}
+
+function fresh() {
+  return { stage: null, pass: null, passLen: 0, pos: -1, layers: null, lens: null, top: null, chosen: null, rule: "", cacheLen: 0, lit: [], cursor: -1 };
+}
+
+export class ModelView {
+  constructor(root, opts = {}) {
+    this.root = root;
+    this.opts = opts;
+    this.card = null;
+    this.s = fresh();
+    this.frame = 0;
+    this.sweep = null;
+    this.lastEvent = 0;
+    this.selected = null; // the part whose tensor is shown
+    root.classList.add("mv");
+    this.pic = el("div", { class: "mv-pic", "data-testid": "mv-pic" });
+    this.inspectBox = el("div", { class: "mv-inspect", "data-testid": "mv-inspect", "aria-live": "polite" });
+    this.lensBox = el("div", { class: "mv-lens table-wrap", "data-testid": "mv-lens", tabindex: "0", role: "region", "aria-label": "Logit lens: the top tokens after each block" });
+    root.append(this.pic, this.inspectBox, this.lensBox);
+    this.pic.addEventListener("click", (e) => this.pick(e.target));
+    this.pic.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); e.stopPropagation(); this.pick(e.target); } });
+    let w = 0;
+    new ResizeObserver(() => { if (root.clientWidth !== w) { w = root.clientWidth; this.redraw(); } }).observe(root);
+    // attention cells take their colors from the theme: redraw when it changes
+    if (window.matchMedia) window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => this.schedule());
+  }
+
+  setModel(card) {
+    this.card = card;
+    this.s = fresh();
+    this.selected = null;
+    clear(this.inspectBox);
+    this.redraw();
+  }
+  reset() { this.s = fresh(); this.selected = null; clear(this.inspectBox); this.stopSweep(); this.redraw(); }
+
+  // event folds one engine event into the picture's state.
+  event(ev) {
+    const s = this.s, now = performance.now(), fast = now - this.lastEvent < 250;
+    this.lastEvent = now;
+    s.stage = ev.stage;
+    s.lit = [];
+    if (ev.tokenize) { s.tokCount = ev.tokenize.count; s.pos = ev.tokenize.count - 1; s.passLen = ev.tokenize.count; s.pass = null; }
+    if (ev.embed) { s.passLen = ev.embed.positions.length; }
+    if (ev.prefill) {
+      const p = ev.prefill;
+      Object.assign(s, { pass: "prefill", passLen: p.positions, pos: p.positions - 1, layers: p.layers, cacheLen: p.positions, top: null, chosen: null });
+      if (p.lens) s.lens = p.lens;
+      this.startSweep(p.layers.map((l) => l.layer), fast);
+    }
+    if (ev.logits) {
+      s.top = ev.logits.top;
+      s.topPos = ev.logits.pos;
+      s.chosen = null;
+      if (ev.logits.recomputed) { s.pos = ev.logits.pos; s.cacheLen = ev.logits.pos + 1; s.pass = "decode"; s.passLen = 1; if (ev.logits.lens) s.lens = ev.logits.lens; }
+    }
+    if (ev.sample) { s.chosen = ev.sample.chosen; s.rule = ev.sample.rule; }
+    if (ev.append) {
+      const a = ev.append;
+      s.cacheLen = a.cache_len;
+      s.appended = a;
+      if (a.forwarded && a.layer_traces) {
+        Object.assign(s, { pass: "decode", passLen: 1, pos: a.pos, layers: a.layer_traces });
+        if (a.lens) s.lens = a.lens;
+        this.startSweep(a.layer_traces.map((l) => l.layer), fast);
+      }
+    }
+    if (ev.stop) { s.stopReason = ev.stop.reason; this.stopSweep(); }
+    this.headDirty = !!(this.selected && this.selected.kind === "head");
+    this.schedule();
+  }
+
+  // inspection shows the engine's answer to an inspect request.
+  inspection(p) {
+    const box = clear(this.inspectBox), lab = this.opts.label || String;
+    box.dataset.what = p.what;
+    box.dataset.layer = p.layer;
+    if (p.what === "residual") {
+      box.append(el("h3", { class: "h3", text: "Residual stream at block " + p.layer + ", position " + p.pos + " (“" + lab(p.pos) + "”)" }),
+        el("p", { class: "small muted", text: "What enters the block (" + (p.layer === 0 ? "the embedding" : "block " + (p.layer - 1) + "'s output") +
+          ") and what leaves it after attention and the MLP added their outputs. " + p.in.length + " numbers each; blue negative, red positive." }),
+        strip("entering block " + p.layer, p.in, p.in_norm), strip("leaving block " + p.layer, p.out, p.out_norm));
+    } else if (p.what === "mlp") {
+      box.append(el("h3", { class: "h3", text: "MLP activations of block " + p.layer + " at position " + p.pos + " (“" + lab(p.pos) + "”)" }),
+        el("p", { class: "small muted", text: "The " + p.neurons.length + " of " + p.hidden + " hidden neurons with the largest magnitude (after " +
+          (this.card && this.card.shape.mlp === "GELU" ? "GELU" : "SiLU(gate) × up") + "); length of all " + p.hidden + ": " + fmt(p.norm, 3) + "." }));
+      const chart = el("div", { class: "chart", "data-testid": "mv-neurons" });
+      box.append(chart);
+      hbars(chart, { rows: p.neurons.map((n, i) => ({ label: "neuron " + n.index, rank: i + 1, values: [Math.abs(n.value)], title: "neuron " + n.index + ": " + fmt(n.value, 4) })),
+        series: [{ name: "|activation|", cls: "s-accent" }], xTitle: "|activation| (sign in the label)", fmt: (v, r) => fmt(p.neurons[r.rank - 1].value, 3),
+        tickFmt: (t) => fmt(t, 2), aria: "Largest MLP activations of block " + p.layer });
+    } else if (p.what === "kv") {
+      box.append(el("h3", { class: "h3", text: "KV cache of block " + p.layer + ", position " + p.pos + " (“" + lab(p.pos) + "”)" }),
+        el("p", { class: "small muted", text: "The key and value this position left in the cache, per key/value head (" + p.keys.length + " × " + (p.keys[0] || []).length +
+          " numbers each). Every later position's queries read them instead of recomputing." }));
+      p.keys.forEach((k, h) => box.append(strip("key, KV head " + h, k), strip("value, KV head " + h, p.values[h])));
+      const n = this.s.cacheLen;
+      const f = el("label", { class: "small" }, ["Position ", el("input", { type: "number", min: "0", max: String(n - 1), value: String(p.pos), "data-testid": "mv-kv-pos", class: "mv-num" })]);
+      f.querySelector("input").addEventListener("change", (e) => this.ask({ what: "kv", layer: p.layer, pos: Math.max(0, Math.min(n - 1, +e.target.value | 0)) }));
+      box.append(f);
+    }
+  }
+  inspectError(msg) { clear(this.inspectBox).append(el("p", { class: "error small", text: msg })); }
+
+  ask(req) {
+    this.selected = { kind: req.what, layer: req.layer };
+    if (this.opts.onInspect) this.opts.onInspect(req);
+  }
+
+  pick(t) {
+    const g = t.closest && t.closest("[data-inspect]");
+    if (!g || !this.card) return;
+    const what = g.dataset.inspect, layer = +g.dataset.layer;
+    if (!this.s.layers) { this.inspectError("Step through prefill first: the parts hold numbers once the model has run."); return; }
+    if (what === "head") { this.selected = { kind: "head", layer, head: +g.dataset.head }; this.showHead(layer, +g.dataset.head); return; }
+    this.ask({ what, layer, pos: what === "kv" ? Math.max(0, this.s.cacheLen - 1) : this.s.pos });
+  }
+
+  showHead(layer, head) {
+    const lt = this.s.layers && this.s.layers.find((l) => l.layer === layer);
+    if (!lt || !lt.attn[head]) return;
+    const row = lt.attn[head], lab = this.opts.label || String, box = clear(this.inspectBox);
+    box.dataset.what = "head";
+    box.dataset.layer = layer;
+    const kv = this.card.heads / this.card.kv_heads;
+    box.append(el("h3", { class: "h3", text: "Attention of head " + head + ", block " + layer + ", query position " + this.s.pos + " (“" + lab(this.s.pos) + "”)" }),
+      el("p", { class: "small muted", text: "How much the current position's query takes from each cached position's value (the row adds up to 1). " +
+        (kv > 1 ? "This head shares key/value head " + Math.floor(head / kv) + " with " + (kv - 1) + " other query heads." : "") +
+        (row.length > 24 ? " The 24 largest of " + row.length + " positions." : "") }));
+    const chart = el("div", { class: "chart", "data-testid": "mv-head" });
+    box.append(chart);
+    let rows = row.map((w, p) => ({ p, w }));
+    if (rows.length > 24) rows = rows.slice().sort((a, b) => b.w - a.w).slice(0, 24).sort((a, b) => a.p - b.p);
+    hbars(chart, { rows: rows.map((r) => ({ label: r.p + " " + lab(r.p), values: [r.w], title: "position " + r.p + " “" + lab(r.p) + "”: " + fmt(r.w, 4) })),
+      series: [{ name: "attention weight", cls: "s-accent" }], xTitle: "attention weight", max: 1, fmt: (v) => fmt(v, 3), tickFmt: (t) => fmt(t, 1),
+      aria: "Attention row of head " + head + " in block " + layer });
+  }
+
+  // ---------- the layer sweep: the pass's layers light in order ----------
+  startSweep(layers, fast) {
+    this.stopSweep();
+    const s = this.s;
+    if (fast || reducedMotion() || layers.length < 2) { s.lit = layers; s.cursor = layers[layers.length - 1]; this.root.dataset.sweeping = "0"; return; }
+    const t0 = performance.now(), dur = Math.min(700, 90 * layers.length);
+    this.root.dataset.sweeping = "1";
+    this.root.dataset.sweeps = String((+this.root.dataset.sweeps || 0) + 1);
+    const tick = () => {
+      const k = Math.min(layers.length, 1 + Math.floor((performance.now() - t0) / dur * layers.length));
+      s.lit = layers.slice(0, k);
+      s.cursor = layers[k - 1];
+      this.redraw();
+      if (k < layers.length) this.sweep = requestAnimationFrame(tick);
+      else { this.sweep = null; this.root.dataset.sweeping = "0"; }
+    };
+    this.sweep = requestAnimationFrame(tick);
+  }
+  stopSweep() { if (this.sweep) cancelAnimationFrame(this.sweep); this.sweep = null; this.root.dataset.sweeping = "0"; }
+  schedule() { if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.redraw(); }); }
+
+  // ---------- drawing ----------
+  redraw() {
+    const m = this.card;
+    if (!m) { clear(this.pic); return; }
+    const W = Math.max(300, this.root.clientWidth || 600);
+    this.pic.innerHTML = this.svg(m, W);
+    this.drawLens();
+    if (this.headDirty) { this.headDirty = false; this.showHead(this.selected.layer, this.selected.head); }
+  }
+
+  svg(m, W) {
+    const s = this.s, sh = m.shape, P = sh.params, narrow = W < 620;
+    const lit = new Set(STAGE_PARTS[s.stage] || []), litLayers = new Set(s.lit);
+    const spine = 22, x0 = spine + 18, right = narrow ? 0 : Math.min(220, W * 0.22), inner = W - x0 - (narrow ? 18 : right + 6);
+    let y = 6, out = "";
+    const cls = (part, extra) => "mv-part" + (lit.has(part) ? " lit" : "") + (extra ? " " + extra : "");
+    const box = (part, x, yy, w, h, lines, attrs = "") => {
+      let t = `<g class="${cls(part)}" data-part="${part}"${attrs}><rect x="${x}" y="${yy}" width="${w}" height="${h}" rx="6"/>`;
+      lines.forEach((ln, i) => { t += `<text x="${x + 8}" y="${yy + 16 + i * 15}" class="${i === 0 ? "mv-t" : "mv-s"}">${esc(ln)}</text>`; });
+      return t + "</g>";
+    };
+    const arrow = (x1, y1, x2, y2) => `<line x1="${x1}" y1="${y1}" x2="${x2}" y2="${y2}" class="mv-flow" marker-end="url(#mv-arrow)"/>`;
+    // 1 tokens
+    const nPos = s.passLen || 0, pass = s.pass === "decode" ? "decode: 1 new position (" + s.pos + ")" : s.pass === "prefill" ? (narrow ? "prefill: " + nPos + " positions at once" : "prefill: all " + nPos + " prompt positions at once") : nPos ? nPos + " prompt tokens" : "the prompt's tokens";
+    out += box("tokens", x0, y, inner, 40, [(narrow ? "" : "token ids → ") + pass], ` data-positions="${s.pass === "decode" ? 1 : nPos}"`);
+    const dots = Math.min(nPos, Math.floor((inner - 20) / 9));
+    for (let i = 0; i < dots; i++) out += `<circle cx="${x0 + 12 + i * 9}" cy="${y + 31}" r="3" class="mv-dot${s.pass ? " on" : ""}"/>`;
+    y += 40;
+    out += arrow(x0 + 30, y, x0 + 30, y + 14);
+    y += 14;
+    // 2 embedding
+    const embLines = narrow ? ["embedding table: " + m.vocab + " × " + m.dim, count(P.embedding) + " params" + (sh.rope ? " · RoPE in attention" : ""), ...(sh.rope ? [] : ["+ learned positions: " + m.context + " × " + m.dim])] :
+      ["embedding table: " + m.vocab + " × " + m.dim + " (" + count(P.embedding) + " params)",
+        sh.rope ? "positions: RoPE, applied to queries and keys inside attention" : "+ learned positions: " + m.context + " × " + m.dim + " (" + count(P.positions) + " params)"];
+    const embH = 14 + 15 * embLines.length;
+    out += box("embed", x0, y, inner, embH, embLines, ` data-vocab="${m.vocab}" data-dim="${m.dim}" data-context="${m.context}"`);
+    y += embH;
+    out += `<line x1="${x0}" y1="${y - 22}" x2="${spine}" y2="${y - 22}" class="mv-flow"/>`;
+    const spineTop = y - 22;
+    y += 12;
+    // 3 blocks
+    const { shown, hidden } = drawnBlocks(m.layers);
+    const byLayer = {};
+    for (const l of s.layers || []) byLayer[l.layer] = l;
+    const lensBy = {};
+    if (s.lens) for (const l of s.lens.layers) lensBy[l.layer] = l;
+    const laneH = 40, kvW = narrow ? 74 : 110, normW = narrow ? 46 : 66;
+    const groups = m.heads / m.kv_heads;
+    const drawBlock = (l) => {
+      const lt = byLayer[l], on = litLayers.has(l), cur = s.cursor === l && on;
+      let t = `<g class="mv-block${on ? " lit" : ""}${cur ? " cursor" : ""}" data-layer="${l}">`;
+      const hdr = narrow ? 14 : 0, top = y, h = 2 * laneH + 48 + hdr;
+      t += `<rect x="${spine + 8}" y="${top}" width="${W - spine - 24}" height="${h}" rx="8" class="mv-blockframe"/>`;
+      const rn = lt ? lt.residual_norm[lt.residual_norm.length - 1] : null;
+      t += `<text x="${x0}" y="${top + 15}" class="mv-t">block ${l}</text><text x="${x0 + 8 + 7.5 * String("block " + l).length}" y="${top + 15}" class="mv-s">${esc((narrow ? "attn " : "attention ") + count(P.attention) + " · MLP " + count(P.mlp) + (narrow ? "" : " · norms " + count(P.block_norms)) + " params")}</text>`;
+      // lane A: norm → attention (heads) → KV cache
+      let ly = top + 22 + hdr;
+      const attW = inner - normW - kvW - 16;
+      t += box("norm", x0, ly, normW, laneH - 4, [sh.norm === "RMSNorm" ? "RMS" : "Layer", "Norm"]);
+      t += arrow(x0 + normW, ly + 18, x0 + normW + 8, ly + 18);
+      const ax = x0 + normW + 8;
+      t += `<g class="${cls("attn")}" data-part="attn" data-layer="${l}" data-heads="${m.heads}" data-kv-heads="${m.kv_heads}" data-head-dim="${m.head_dim}"><rect x="${ax}" y="${ly}" width="${attW}" height="${laneH - 4}" rx="6"/>`;
+      const label = narrow ? m.heads + "q/" + m.kv_heads + "kv × " + m.head_dim : "attention: " + m.heads + " query heads, " + m.kv_heads + " KV heads × " + m.head_dim + (groups > 1 ? " (GQA)" : m.kv_heads === 1 && m.heads > 1 ? " (MQA)" : "");
+      t += `<text x="${ax + 6}" y="${ly + 12}" class="mv-s">${esc(label)}</text>`;
+      // heads: one strip per query head with its attention row, grouped by KV head
+      const hx = ax + 6, hw = attW - 12, hy = ly + 16, hh = laneH - 24;
+      const gap = m.kv_heads > 1 ? 3 : 0, sw = (hw - gap * (m.kv_heads - 1)) / m.heads;
+      for (let h = 0; h < m.heads; h++) {
+        const gx = hx + h * sw + Math.floor(h / groups) * gap, row = lt && lt.attn[h];
+        t += `<g class="mv-head" data-inspect="head" data-layer="${l}" data-head="${h}" role="button" tabindex="0" aria-label="block ${l} head ${h}: attention row">`;
+        t += `<rect x="${gx.toFixed(1)}" y="${hy}" width="${Math.max(1, sw - 1).toFixed(1)}" height="${hh}" class="mv-headbg"><title>head ${h} (KV head ${Math.floor(h / groups)}): click for its attention row</title></rect>`;
+        if (row && sw >= 4) {
+          // the current position's attention over the cached positions, left to right (binned by max when narrow)
+          const n = row.length, bins = Math.min(n, Math.max(1, Math.floor((sw - 3) / 2))), bw = (sw - 3) / bins;
+          for (let b = 0; b < bins; b++) {
+            let w = 0;
+            for (let p = Math.floor(b * n / bins); p < Math.max(Math.floor(b * n / bins) + 1, Math.floor((b + 1) * n / bins)); p++) w = Math.max(w, row[p] || 0);
+            t += `<rect x="${(gx + 1 + b * bw).toFixed(1)}" y="${hy + 1}" width="${Math.max(0.8, bw - (bw > 3 ? 0.5 : 0)).toFixed(1)}" height="${hh - 2}" fill="${seq(w)}" class="mv-cell"/>`;
+          }
+        }
+        t += "</g>";
+      }
+      t += "</g>";
+      const kx = ax + attW + 8;
+      t += arrow(ax + attW, ly + 18, kx, ly + 18);
+      t += `<g class="${cls("kv", "mv-click")}" data-part="kv" data-inspect="kv" data-layer="${l}" role="button" tabindex="0" aria-label="block ${l} KV cache: show the cached key and value of a position">` +
+        `<rect x="${kx}" y="${ly}" width="${kvW}" height="${laneH - 4}" rx="6"/><text x="${kx + 6}" y="${ly + 15}" class="mv-t">KV cache</text>` +
+        `<text x="${kx + 6}" y="${ly + 30}" class="mv-s">${esc(s.cacheLen + "/" + m.context + (narrow ? "" : " positions"))}</text></g>`;
+      t += `<path d="M${kx + kvW / 2} ${ly + laneH - 4} V${ly + laneH + 2} H${spine}" class="mv-flow" marker-end="url(#mv-arrow)"/>`;
+      t += `<g class="mv-add"><circle cx="${spine}" cy="${ly + laneH + 2}" r="8"/><text x="${spine}" y="${ly + laneH + 6}" text-anchor="middle">+</text></g>`;
+      // lane B: norm → MLP
+      ly += laneH + 10;
+      t += box("norm", x0, ly, normW, laneH - 4, [sh.norm === "RMSNorm" ? "RMS" : "Layer", "Norm"]);
+      t += arrow(x0 + normW, ly + 18, x0 + normW + 8, ly + 18);
+      const mx = x0 + normW + 8, mw = inner - normW - 8, an = lt && lt.mlp_norm ? lt.mlp_norm[lt.mlp_norm.length - 1] : null;
+      t += `<g class="${cls("mlp", "mv-click")}" data-part="mlp" data-inspect="mlp" data-layer="${l}" data-hidden="${m.hidden_dim}" role="button" tabindex="0" aria-label="block ${l} MLP: show its largest activations">` +
+        `<rect x="${mx}" y="${ly}" width="${mw}" height="${laneH - 4}" rx="6"/>` +
+        `<text x="${mx + 6}" y="${ly + 15}" class="mv-t">${esc("MLP " + sh.mlp + ": " + m.dim + " → " + m.hidden_dim + " → " + m.dim)}</text>` +
+        `<text x="${mx + 6}" y="${ly + 30}" class="mv-s mv-val">${esc(an !== null ? "activation length ‖a‖ " + fmt(an, 2) : "")}</text></g>`;
+      t += `<path d="M${mx + mw / 2} ${ly + laneH - 4} V${ly + laneH + 2} H${spine}" class="mv-flow" marker-end="url(#mv-arrow)"/>`;
+      t += `<g class="mv-add mv-click" data-inspect="residual" data-layer="${l}" role="button" tabindex="0" aria-label="block ${l} output: show the residual vector entering and leaving the block"><circle cx="${spine}" cy="${ly + laneH + 2}" r="8"/><text x="${spine}" y="${ly + laneH + 6}" text-anchor="middle">+</text></g>`;
+      // values: residual norm and the lens' top token after this block
+      const lens = lensBy[l] && lensBy[l].top[0];
+      const val = (rn !== null ? "‖x‖ " + fmt(rn, 2) : "") + (lens ? (narrow ? " · lens " : "") : "");
+      if (narrow) {
+        t += `<text x="${x0}" y="${top + 30}" class="mv-s mv-val">${esc(val + (lens ? "“" + tokenLabel(lens) + "” " + pct(lens.prob, 0) : ""))}</text>`;
+      } else {
+        const rx = W - right + 4;
+        t += `<text x="${rx}" y="${top + 40}" class="mv-s mv-val" data-testid="mv-norm">${esc(rn !== null ? "residual length ‖x‖ " + fmt(rn, 2) : "")}</text>`;
+        if (lens) t += `<text x="${rx}" y="${top + 58}" class="mv-s mv-val">${esc("lens: “" + tokenLabel(lens) + "” " + pct(lens.prob, 1))}</text>`;
+      }
+      t += "</g>";
+      y += h + 8;
+      return t;
+    };
+    for (const l of shown) {
+      if (hidden.length && l === m.layers - 1) {
+        // the summarised blocks: one row with their residual lengths
+        const on = hidden.some((h) => litLayers.has(h)), cur = hidden.includes(s.cursor) && on;
+        out += `<g class="mv-more${on ? " lit" : ""}${cur ? " cursor" : ""}" data-count="${hidden.length}" data-layers="${hidden.join(",")}"><rect x="${spine + 8}" y="${y}" width="${W - spine - 24}" height="34" rx="8" class="mv-blockframe"/>`;
+        out += `<text x="${x0}" y="${y + 21}" class="mv-t">${esc("… blocks " + hidden[0] + "–" + hidden[hidden.length - 1] + " (" + hidden.length + " more, the same shape)" + (cur ? ": now block " + s.cursor : ""))}</text>`;
+        const bx = x0 + Math.min(420, inner * 0.6), bw = Math.max(2, Math.min(10, (W - bx - 12) / hidden.length - 1));
+        let mx = 0;
+        for (const h of hidden) if (byLayer[h]) mx = Math.max(mx, byLayer[h].residual_norm[byLayer[h].residual_norm.length - 1]);
+        if (!narrow && mx > 0) hidden.forEach((h, i) => {
+          const v = byLayer[h].residual_norm[byLayer[h].residual_norm.length - 1], bh = 22 * v / mx;
+          out += `<rect x="${bx + i * (bw + 1)}" y="${y + 28 - bh}" width="${bw}" height="${bh}" class="mv-bar${litLayers.has(h) ? " on" : ""}"><title>block ${h}: ‖x‖ ${fmt(v, 2)}</title></rect>`;
+        });
+        out += "</g>";
+        y += 42;
+      }
+      out += drawBlock(l);
+    }
+    const spineBottom = y - 8;
+    out = `<line x1="${spine}" y1="${spineTop}" x2="${spine}" y2="${spineBottom}" class="mv-spine"/>` + out;
+    out += `<text x="${spine - 14}" y="${spineTop + 14}" class="mv-s" transform="rotate(-90 ${spine - 10} ${spineTop + 14})" text-anchor="end">residual stream (${m.dim})</text>`;
+    out += `<path d="M${spine} ${spineBottom} V${spineBottom + 26} H${x0}" class="mv-flow" marker-end="url(#mv-arrow)"/>`;
+    y = spineBottom + 6;
+    // 4 final norm → unembedding → logits
+    const third = (inner - 16) / 3;
+    out += box("final", x0, y, third, 40, [narrow ? "final norm" : "final " + sh.norm, count(P.final_norm) + " params"]);
+    out += arrow(x0 + third, y + 20, x0 + third + 8, y + 20);
+    out += box("unembed", x0 + third + 8, y, third, 40, narrow ? ["unembed", (P.tied ? "tied" : count(P.unembedding)) + " → " + m.vocab] : ["unembedding " + m.dim + " → " + m.vocab, P.tied ? "tied to the embedding table" : count(P.unembedding) + " params"], ` data-tied="${P.tied}"`);
+    out += arrow(x0 + 2 * third + 8, y + 20, x0 + 2 * third + 16, y + 20);
+    const top3 = (s.top || []).slice(0, narrow ? 1 : 3).map((t) => "“" + tokenLabel(t) + "” " + pct(t.prob, 0)).join(" ");
+    out += box("logits", x0 + 2 * third + 16, y, third, 40, [m.vocab + " logits" + (s.top && !narrow ? " at position " + s.topPos : ""), top3]);
+    y += 40;
+    out += arrow(x0 + inner - third / 2, y, x0 + inner - third / 2, y + 12);
+    y += 12;
+    // 5 sampler → chosen token → appended
+    const half = (inner - 8) / 2;
+    out += box("sampler", x0 + inner - half, y, half, 40, ["sampler", s.rule ? s.rule.slice(0, Math.floor(half / 6.5)) : "temperature, top-k, top-p, min-p"]);
+    out += arrow(x0 + inner - half, y + 20, x0 + half, y + 20);
+    out += box("chosen", x0, y, half - 8, 40, ["chosen token", s.chosen ? "“" + tokenLabel(s.chosen) + "” id " + s.chosen.id : ""]);
+    y += 40;
+    // the loop back: appended to the sequence and to every block's cache
+    out += `<path d="M${x0 + 12} ${y} V${y + 14} H${W - 6} V${20} H${x0 + inner}" class="mv-loop${lit.has("append") ? " lit" : ""}" marker-end="url(#mv-arrow)"/>`;
+    out += `<text x="${x0 + 18}" y="${y + 28}" class="mv-s${lit.has("append") ? " mv-val" : ""}">${narrow ? "appended: sequence and every KV cache" : "appended to the sequence (next position) and to every block's KV cache"}</text>`;
+    y += 36;
+    const H = y + 4;
+    const aria = "The model " + m.name + ": " + m.layers + " blocks of width " + m.dim + ", " + m.heads + " query heads and " + m.kv_heads + " key/value heads of " + m.head_dim + ", MLP " + m.hidden_dim + ", vocabulary " + m.vocab + ", context " + m.context;
+    return `<svg xmlns="${NS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="group" aria-label="${esc(aria)}" data-stage="${s.stage || ""}" data-lit-layers="${s.lit.join(",")}" data-cursor="${s.cursor}" data-layers="${m.layers}">` +
+      `<defs><marker id="mv-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L8 4 L0 8 z" class="mv-arrowhead"/></marker></defs>` + out + "</svg>";
+  }
+
+  drawLens() {
+    const r = this.s.lens, box = this.lensBox;
+    if (!r) { clear(box); return; }
+    const lab = this.opts.label || String, t = el("table", { class: "mv-lens-table", "data-testid": "lens-table", "data-pos": r.pos });
+    t.append(el("caption", { text: "Logit lens at position " + r.pos + " (“" + lab(r.pos) + "”): the top " + r.layers[0].top.length +
+      " tokens read out after each block. Note: " + r.note + "." }));
+    const head = el("tr", {}, [el("th", { scope: "col", text: "after block" })]);
+    for (let k = 0; k < r.layers[0].top.length; k++) head.append(el("th", { scope: "col", text: "#" + (k + 1) + " (p)" }));
+    t.append(el("thead", {}, [head]));
+    const body = el("tbody");
+    for (const l of r.layers) {
+      const last = l.layer === r.layers.length - 1;
+      const tr = el("tr", { "data-layer": l.layer, class: last ? "mv-out" : "" }, [el("th", { scope: "row", text: l.layer + (last ? " = the output" : "") })]);
+      for (const tk of l.top) {
+        const td = el("td", { "data-id": tk.id, title: "id " + tk.id + ": p " + fmt(tk.prob, 4) }, [el("span", { class: "mono", text: tokenLabel(tk) }), " " + pct(tk.prob, 1)]);
+        td.style.setProperty("--p", Math.min(1, tk.prob).toFixed(3));
+        tr.append(td);
+      }
+      body.append(tr);
+    }
+    t.append(body);
+    clear(box).append(t);
+  }
+}
