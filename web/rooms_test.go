@@ -358,7 +358,9 @@ func TestRoomPollCountsAndRecall(t *testing.T) {
 	a.send("room_vote", map[string]any{"poll": poll.ID, "option": 1})
 	b.send("room_vote", map[string]any{"poll": poll.ID, "option": 1})
 	b.send("room_vote", map[string]any{"poll": poll.ID, "option": 2}) // a changed mind counts once
-	waitCounts(t, p, func(c counts) bool { return c.Poll != nil && c.Poll.Votes == 2 && c.Poll.Counts[1] == 1 && c.Poll.Counts[2] == 1 })
+	waitCounts(t, p, func(c counts) bool {
+		return c.Poll != nil && c.Poll.Votes == 2 && c.Poll.Counts[1] == 1 && c.Poll.Counts[2] == 1
+	})
 	p.send("room_reveal", map[string]any{"code": room.Code, "key": room.Key})
 	json.Unmarshal(nextOf(a, web.MsgRoomPoll, nil).Payload, &poll)
 	if poll.Open || len(poll.Counts) != 3 || poll.Counts[1] != 1 || poll.Counts[2] != 1 {
