@@ -7,7 +7,9 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -30,33 +32,44 @@ func TestBrowserRoom(t *testing.T) {
 	tab := func() context.Context {
 		ctx, cancel := chromedp.NewContext(b.Ctx)
 		t.Cleanup(cancel)
-		if err := chromedp.Run(ctx, chromedp.EmulateViewport(1366, 900)); err != nil {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900)); err != nil {
 			t.Fatal(err)
 		}
 		return ctx
 	}
-	must := func(ctx context.Context, what string, acts ...chromedp.Action) {
+	t0 := time.Now()
+	// click with the element's own click(): background tabs get no mouse events
+	click := func(sel string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%q).click()`, sel))
+	}
+	must := func(ctx context.Context, what string, acts ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		if err := chromedp.Run(ctx, acts...); err != nil {
+		t.Logf("%6.1fs %s", time.Since(t0).Seconds(), what)
+		if err := chromedp.Do(ctx, acts...); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
 	wait := func(ctx context.Context, expr string) {
 		t.Helper()
-		if err := waitJS(ctx, expr); err != nil {
+		err := waitJS(ctx, expr)
+		for try := 0; err != nil && (strings.Contains(err.Error(), "navigated") || strings.Contains(err.Error(), "context with specified id")) && try < 5; try++ {
+			err = waitJS(ctx, expr) // the page was still navigating (a form submit and its redirect)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	ready := `document.getElementById('main').dataset.runState === 'ready' && document.body.dataset.busy === '0'`
 	step := func(id string) {
 		t.Helper()
-		must(pres, "click "+id, chromedp.Click("#"+id, chromedp.ByQuery))
-		wait(pres, ready)
+		before := evalJS[string](t, pres, pageState)
+		must(pres, "click "+id, click("#"+id))
+		wait(pres, ready+` && `+pageState+` !== `+jsString(before))
 	}
 
 	must(pres, "open the lab", chromedp.Navigate(ts.URL+"/lab?prompt=The+President+said&n=8&t=0.9&seed=3"))
 	wait(pres, ready)
-	must(pres, "present", chromedp.Click("#btn-present", chromedp.ByQuery))
+	must(pres, "present", click("#btn-present"))
 	wait(pres, `!!document.querySelector('[data-testid=room-code]')`)
 	code := evalJS[string](t, pres, `document.querySelector('[data-testid=room-code]').textContent`)
 	if len(code) != 6 {
@@ -66,7 +79,9 @@ func TestBrowserRoom(t *testing.T) {
 
 	// the first student types the code on /join
 	s1 := tab()
-	must(s1, "join", chromedp.Navigate(ts.URL+"/join"), chromedp.SendKeys("#join-code", code, chromedp.ByQuery), chromedp.Click("#join-submit", chromedp.ByQuery))
+	must(s1, "open /join", chromedp.Navigate(ts.URL+"/join"))
+	must(s1, "type the code", chromedp.SendKeys(chromedp.CSS("#join-code"), code))
+	must(s1, "join", click(`[data-testid="join-submit"]`))
 	wait(s1, `document.body.dataset.room === 'following' && location.search.includes('room=')`)
 	wait(pres, `document.getElementById('room-counts').dataset.followers === '1'`)
 
@@ -88,14 +103,14 @@ func TestBrowserRoom(t *testing.T) {
 	}
 
 	// student 1 tries it: a private run at the presenter's step, then forces the rank-3 candidate
-	must(s1, "try it myself", chromedp.Click("#btn-try", chromedp.ByQuery))
+	must(s1, "try it myself", click("#btn-try"))
 	wait(s1, `document.body.dataset.room === 'branched' && `+ready)
 	wait(s1, pageState+` === `+jsString(want))
 	wait(pres, `document.getElementById('room-counts').dataset.branched === '1'`)
-	must(s1, "step to logits", chromedp.Click("#btn-step", chromedp.ByQuery))
-	wait(s1, ready+` && !!document.querySelector('#cands tr[data-rank="3"]')`)
+	must(s1, "step to logits", click("#btn-step"))
+	wait(s1, ready+` && document.querySelector('#timeline li.done').dataset.stage === 'logits' && !!document.querySelector('#cands tr[data-rank="3"]')`)
 	forced := evalJS[string](t, s1, `document.querySelector('#cands tr[data-rank="3"]').dataset.id`)
-	must(s1, "force", chromedp.Click(`#cands tr[data-rank="3"]`, chromedp.ByQuery))
+	must(s1, "force", click(`#cands tr[data-rank="3"]`))
 	wait(s1, ready+` && document.getElementById('gen').dataset.count === '3'`)
 	if got := evalJS[string](t, s1, `document.querySelector('#gen .gen-tok:last-child').dataset.id + (document.querySelector('#gen .gen-tok:last-child').classList.contains('forced') ? ' forced' : '')`); got != forced+" forced" {
 		t.Errorf("student's forced token: %q, want %s forced", got, forced)
@@ -106,7 +121,7 @@ func TestBrowserRoom(t *testing.T) {
 	(&browsertest.Browser{Ctx: s1}).Screenshot(t, "room-student-branched")
 
 	// back to the class, then the presenter moves on and everyone follows
-	must(s1, "back", chromedp.Click("#btn-back", chromedp.ByQuery))
+	must(s1, "back", click("#btn-back"))
 	wait(s1, `document.body.dataset.room === 'following'`)
 	wait(s1, pageState+` === `+jsString(want))
 	step("btn-token")

@@ -879,6 +879,9 @@ const room = initRoom({
     startP = start;
     log = l.slice();
     pendingStart = null;
+    pending = "resume"; // busy until the private copy is rebuilt
+    resuming = true;
+    mark("buttons");
     formFromStart(start);
     reconnect();
   },
