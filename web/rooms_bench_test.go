@@ -222,7 +222,7 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 					total += int64(len(msg))
 					mu.Unlock()
 				}
-				if bytes.Contains(msg[:min(len(msg), 64)], []byte(`"stage":"stop"`)) {
+				if bytes.Contains(msg[:min(len(msg), 128)], []byte(`"stage":"stop"`)) {
 					return
 				}
 			}
@@ -234,7 +234,7 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 	p.WriteJSON(map[string]any{"type": "run"})
 	for {
 		msg := read(p, MsgEvent)
-		if bytes.Contains(msg[:min(len(msg), 64)], []byte(`"stage":"stop"`)) {
+		if bytes.Contains(msg[:min(len(msg), 128)], []byte(`"stage":"stop"`)) {
 			break
 		}
 	}
