@@ -89,18 +89,23 @@ func (s *Server) handleRoomWS(c echo.Context) error {
 		return nil
 	}
 	code := normalizeCode(c.QueryParam("code"))
-	v, err := h.join(c.Request().Context(), clientIP(c.Request()), code)
-	if err != nil {
+	var f *follower
+	for try := 0; ; try++ {
+		v, err := h.join(c.Request().Context(), clientIP(c.Request()), code)
+		if err == nil {
+			f = &follower{v: v, ws: ws, id: newSecret(8), send: make(chan *fanMsg, h.opts.FollowerBuffer), done: make(chan struct{}), lim: s.limits, h: h}
+			err = v.admit(f)
+		}
 		var er *errRoom
-		errors.As(err, &er)
-		return refuse(er.code, er.msg)
+		if errors.As(err, &er) && er.code == "retry" && try < 3 {
+			continue // the view was torn down as we joined: start a new one
+		}
+		if err != nil {
+			return refuse(er.code, er.msg)
+		}
+		break
 	}
-	f := &follower{v: v, ws: ws, id: newSecret(8), send: make(chan *fanMsg, h.opts.FollowerBuffer), done: make(chan struct{}), lim: s.limits, h: h}
-	if err := v.admit(f); err != nil {
-		var er *errRoom
-		errors.As(err, &er)
-		return refuse(er.code, er.msg)
-	}
+	v := f.v
 	h.followers.Add(1)
 	defer h.followers.Add(-1)
 	var wg sync.WaitGroup

@@ -140,6 +140,7 @@ type roomHub struct {
 	followers atomic.Int64 // follower connections on this server
 	stop      chan struct{}
 	stopOnce  sync.Once
+	janitorOn sync.Once
 
 	// published, when set, is called with each room message as it is
 	// published (benchmarks measure fan-out latency from it).
@@ -153,7 +154,6 @@ func newRoomHub(s *Server, o RoomOptions) *roomHub {
 	if h.bus == nil {
 		h.bus, h.ownBus = NewLocalFanout(), true
 	}
-	go h.janitor()
 	return h
 }
 
@@ -288,6 +288,7 @@ func (e LogEntry) MarshalJSON() ([]byte, error) { return json.Marshal(e.String()
 // open makes a room presented by c. start and log, when given, are the
 // run c has; the room rebuilds it from them so its log is exact.
 func (h *roomHub) open(c *wsConn, page string) (*room, error) {
+	h.janitorOn.Do(func() { go h.janitor() })
 	h.mu.Lock()
 	n := 0
 	for _, r := range h.owned {
@@ -634,7 +635,10 @@ func (r *room) logOrEmpty() []LogEntry {
 
 // roomOpened is the presenter's answer to room_open and room_claim.
 func (r *room) opened() map[string]any {
-	return map[string]any{"code": r.code, "key": r.key, "page": r.page, "join_path": "/join?code=" + r.code, "qr_path": "/join/qr.svg?code=" + r.code,
+	r.mu.Lock()
+	start, log := r.start, r.logOrEmpty()
+	r.mu.Unlock()
+	return map[string]any{"start": start, "log": log, "code": r.code, "key": r.key, "page": r.page, "join_path": "/join?code=" + r.code, "qr_path": "/join/qr.svg?code=" + r.code,
 		"expires_at": r.created.Add(r.h.opts.MaxAge).UTC().Format(time.RFC3339), "max_followers": r.h.opts.MaxFollowers, "idle_minutes": int(r.h.opts.Idle / time.Minute)}
 }
 

@@ -61,7 +61,8 @@ type roomView struct {
 	followers map[*follower]struct{}
 	branched  int
 	snapshot  *fanMsg // cached resumed message for late joiners
-	gone      bool
+	gone      bool    // no longer fed: closed, or torn down when its last follower left
+	closed    bool    // the room ended
 	timer     *time.Timer
 }
 
@@ -282,7 +283,7 @@ func (v *roomView) applyLocked(m roomMsg) {
 	case MsgRoomRecall:
 		v.fanLocked(&fanMsg{typ: m.typ, payload: bytes.Clone(m.payload)}, true)
 	case MsgRoomClosed:
-		v.gone = true
+		v.gone, v.closed = true, true
 		v.fanLocked(&fanMsg{typ: m.typ, payload: bytes.Clone(m.payload), close: true}, true)
 		go v.teardown()
 	}
@@ -368,7 +369,10 @@ func (v *roomView) admit(f *follower) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.gone {
-		return &errRoom{"room_closed", "the class has ended"}
+		if v.closed {
+			return &errRoom{"room_closed", "the class has ended"}
+		}
+		return &errRoom{"retry", "this replica stopped watching the class a moment ago"}
 	}
 	others := max(0, v.totals-v.reported)
 	if max := v.h.opts.MaxFollowers; len(v.followers)+others >= max {
@@ -490,7 +494,7 @@ func (v *roomView) teardown() {
 func (v *roomView) end(typ, reason string) {
 	b, _ := json.Marshal(map[string]string{"reason": reason})
 	v.mu.Lock()
-	v.gone = true
+	v.gone, v.closed = true, true
 	v.fanLocked(&fanMsg{typ: typ, payload: b, close: true}, true)
 	v.mu.Unlock()
 	v.teardown()

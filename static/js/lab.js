@@ -6,6 +6,7 @@ import * as C from "./core.js";
 import * as P from "./panels.js";
 import { boxWidth, whenResized } from "./charts.js";
 import { ModelView } from "./modelview.js";
+import { initRoom } from "./room.js";
 
 const $ = C.$;
 const data = C.pageData();
@@ -27,6 +28,7 @@ let paced = null;         // {rate, timer} while a run plays at a chosen speed
 let flying = false;       // a stepping command is running at the server
 let cancelAsked = false;  // Stop was clicked: "cancelled" is on screen, drawing waits for the stop event
 let runState = "idle";
+let following = false;    // a student following a class: events come from room.js, nothing is sent
 
 function setRunState(s) { runState = s; main.dataset.runState = s; }
 setRunState("idle");
@@ -72,6 +74,7 @@ const mv = new ModelView($("modelview"), { label: posLabel, onInspect: (req) => 
 
 // ---------- connection ----------
 const client = new C.Client(onMessage, () => {
+  if (following) return; // back to the class: the private run was closed on purpose
   pending = null;
   flying = false;
   cancelAsked = false;
@@ -89,6 +92,7 @@ function reconnect() {
     retries = 0;
     resuming = true;
     pending = "resume";
+    if (room.claim()) return; // a presenter takes the room back; the room rebuilds the run
     client.send("resume", { start: startP, log: log.slice() });
   }).catch(() => { /* onClose schedules the next try */ });
 }
@@ -164,6 +168,7 @@ function startPayload(s) {
 }
 
 function start() {
+  if (following) return;
   const s = settings();
   $("share").href = C.writeURL(s);
   stopPaced();
@@ -184,7 +189,7 @@ function start() {
 
 // send issues a stepping command; pending says which reply ends it.
 function send(type, payload) {
-  if (pending || runState === "idle") return;
+  if (following || pending || runState === "idle") return;
   if (type === "reset") log = [];
   else if (logEntry(type, payload)) log.push(logEntry(type, payload));
   pending = { step: "step", rewind: "rewind", step_token: "token", force: "token", run: "run", reset: "reset" }[type];
@@ -264,12 +269,15 @@ function onMessage(msg) {
       break;
     case "error":
       if (inspectIDs.delete(msg.id)) { mv.inspectError(C.errorText(p)); break; }
+      room.onError(p);
       onError(msg, p);
       break;
     case "closing":
       run.closing = true;
       setStatus("The server is shutting down: " + p.reason, true);
       break;
+    default:
+      room.onMessage(msg);
   }
 }
 
@@ -451,6 +459,7 @@ function scrollToStage(stage) { scrollTarget = stage; mark("pipeline"); }
 
 // ---------- status and buttons ----------
 function setStatus(text, isError) {
+  if (following && !isError) text = "Following the presenter's run: it moves when they step.";
   const s = $("status");
   s.textContent = text;
   s.className = "status" + (isError ? " error" : "");
@@ -463,6 +472,7 @@ function setButtons() {
   $("btn-reset").disabled = !live || busy || cancelAsked;
   $("btn-cancel").disabled = !(pending === "run" || pending === "paced" || pending === "token" || paced) || cancelAsked;
   $("force-q").disabled = !live;
+  if (following) for (const id of ["btn-step", "btn-token", "btn-run", "btn-rewind", "btn-reset", "btn-cancel", "btn-start", "force-q"]) $(id).disabled = true;
   updateBusy();
 }
 // data-busy is "1" while a command runs or its results wait to be drawn,
@@ -897,10 +907,54 @@ document.addEventListener("keydown", (e) => {
   else if (e.key === "Escape" && !$("btn-reset").disabled) send("reset");
 });
 
+// ---------- classroom (room.js): present, follow, try it myself ----------
+function formFromStart(p) {
+  const sp = p.sampling || {}, user = (p.chat || []).find((m) => m.role === "user"), sys = (p.chat || []).find((m) => m.role === "system");
+  if (p.model) $("model").value = p.model;
+  $("prompt").value = user ? user.content : p.prompt || "";
+  $("chat-mode").checked = !!p.chat;
+  $("system").value = sys ? sys.content : "";
+  for (const [id, v] of [["temperature", sp.temperature], ["top-k", sp.top_k], ["top-p", sp.top_p], ["min-p", sp.min_p], ["seed", sp.seed], ["max-new", p.max_new_tokens]]) if (v !== undefined) $(id).value = v;
+  $("stops").value = (p.stop_strings || []).join("|");
+  chatToggle();
+  showModelCard();
+}
+const room = initRoom({
+  client,
+  deliver: onMessage,
+  current: () => ({ start: startP, log: log.slice() }),
+  top: () => (run.logits ? run.logits.top : []),
+  setStatus,
+  setForm: formFromStart,
+  setFollowing(on) {
+    following = on;
+    if (on) { stopPaced(); pending = null; resuming = false; client.close(); }
+    mark("buttons");
+  },
+  // adopt: the room's run becomes this page's (a presenter's reclaim)
+  adopt(start, l) {
+    if (start) { startP = start; log = l.slice(); formFromStart(start); return; }
+    if (pending === "resume") { pending = null; resuming = false; mark("buttons"); }
+  },
+  // branch: a private copy of the presenter's run, rebuilt by resume
+  branch(start, l) {
+    following = false;
+    startP = start;
+    log = l.slice();
+    pendingStart = null;
+    pending = "resume"; // busy until the private copy is rebuilt
+    resuming = true;
+    mark("buttons");
+    formFromStart(start);
+    reconnect();
+  },
+});
+
 fillForm();
 setButtons();
-    mark("reset");
-client.connect().then(() => {
+mark("reset");
+if (!room.following) client.connect().then(() => {
   setStatus("Connected. Press Start.");
+  if (room.claim()) { resuming = true; pending = "resume"; return; }
   if (C.readURL().prompt !== undefined) start();
 }).catch(() => setStatus("Cannot reach the server.", true));
