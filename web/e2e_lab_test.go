@@ -418,9 +418,9 @@ func TestBrowserLabNumbers(t *testing.T) {
 			for i, tp := range lg.Top {
 				kept := "cut"
 				if tp.Kept {
-					kept = fmt.Sprintf("%.4f", tp.ProbKept)
+					kept = jsFixed4(tp.ProbKept)
 				}
-				w := []string{strconv.Itoa(tp.Rank + 1), "", strconv.Itoa(tp.ID), fmt.Sprintf("%.4f", tp.Logit), fmt.Sprintf("%.4f", tp.Prob), fmt.Sprintf("%.4f", tp.ProbT), kept}
+				w := []string{strconv.Itoa(tp.Rank + 1), "", strconv.Itoa(tp.ID), jsFixed4(tp.Logit), jsFixed4(tp.Prob), jsFixed4(tp.ProbT), kept}
 				r := rows[i]
 				r[1], w[1] = "", ""
 				if fmt.Sprint(r) != fmt.Sprint(w) {
@@ -713,4 +713,13 @@ func TestBrowserLabLiveTiming(t *testing.T) {
 		t.Error("run state is not ready between tokens")
 	}
 	b.AssertNoJSErrors(t)
+}
+
+// jsFixed4 formats v as the page does: the JSON number (float32's shortest
+// decimal) parsed as a float64, then toFixed(4). Formatting the float32's
+// exact value instead differs when it sits on a rounding boundary
+// (3.17135 is 3.1713500022… as a float32 but 3.1713499999… in float64).
+func jsFixed4(v float32) string {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(v), 'g', -1, 32), 64)
+	return strconv.FormatFloat(f, 'f', 4, 64)
 }
