@@ -108,11 +108,21 @@ func splitK(x []float32, B, n int, jobs []linJob, part [][]float32) [][]float32 
 	for _, p := range part {
 		clear(p[:B*n])
 	}
-	parallelForAligned(in, 4, 32, func(wk, lo, hi int) {
-		for a := lo; a < hi; a += 16 {
-			e := min(a+16, hi)
-			for s := 0; s < B; s++ {
-				gemvTAcc(part[wk][s*n:(s+1)*n], w.F32[a*w.Ld+w.Off:], w.Ld, x[s*in+a:s*in+e], e-a, n)
+	// A fixed split of the input rows into one chunk per worker slot, each
+	// summed into its own partial buffer: the result does not depend on
+	// which worker (or the caller alone, when the pool is busy) runs a chunk.
+	chunks := len(part)
+	parallelFor(chunks, 1, func(_, clo, chi int) {
+		for c := clo; c < chi; c++ {
+			lo, hi := in*c/chunks&^3, in*(c+1)/chunks&^3
+			if c == chunks-1 {
+				hi = in
+			}
+			for a := lo; a < hi; a += 16 {
+				e := min(a+16, hi)
+				for s := 0; s < B; s++ {
+					gemvTAcc(part[c][s*n:(s+1)*n], w.F32[a*w.Ld+w.Off:], w.Ld, x[s*in+a:s*in+e], e-a, n)
+				}
 			}
 		}
 	})

@@ -5,7 +5,6 @@ package web_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"net/http/httptest"
 	"net/url"
 	"strconv"
@@ -419,12 +418,12 @@ func TestBrowserLabNumbers(t *testing.T) {
 			for i, tp := range lg.Top {
 				kept := "cut"
 				if tp.Kept {
-					kept = fmt.Sprintf("%.4f", tp.ProbKept)
+					kept = jsFixed4(tp.ProbKept)
 				}
-				w := []string{strconv.Itoa(tp.Rank + 1), "", strconv.Itoa(tp.ID), fmt.Sprintf("%.4f", tp.Logit), fmt.Sprintf("%.4f", tp.Prob), fmt.Sprintf("%.4f", tp.ProbT), kept}
+				w := []string{strconv.Itoa(tp.Rank + 1), "", strconv.Itoa(tp.ID), jsFixed4(tp.Logit), jsFixed4(tp.Prob), jsFixed4(tp.ProbT), kept}
 				r := rows[i]
 				r[1], w[1] = "", ""
-				if !sameCells(r, w) {
+				if fmt.Sprint(r) != fmt.Sprint(w) {
 					t.Errorf("row %d: page %v, engine %v", i, r, w)
 				}
 			}
@@ -716,24 +715,11 @@ func TestBrowserLabLiveTiming(t *testing.T) {
 	b.AssertNoJSErrors(t)
 }
 
-// sameCells compares a table row with the engine's values printed to 4
-// decimals. The server's run and this test's own run may put a row's
-// products on different SIMD tiles (the worker pool splits rows by who is
-// free), which can move a logit by ~1e-5 and flip its 4th decimal; numbers
-// may differ by one unit in the last place shown, everything else exactly.
-func sameCells(page, want []string) bool {
-	if len(page) != len(want) {
-		return false
-	}
-	for i := range page {
-		if page[i] == want[i] {
-			continue
-		}
-		a, errA := strconv.ParseFloat(page[i], 64)
-		b, errB := strconv.ParseFloat(want[i], 64)
-		if errA != nil || errB != nil || math.Abs(a-b) > 1.5e-4 {
-			return false
-		}
-	}
-	return true
+// jsFixed4 formats v as the page does: the JSON number (float32's shortest
+// decimal) parsed as a float64, then toFixed(4). Formatting the float32's
+// exact value instead differs when it sits on a rounding boundary
+// (3.17135 is 3.1713500022… as a float32 but 3.1713499999… in float64).
+func jsFixed4(v float32) string {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(v), 'g', -1, 32), 64)
+	return strconv.FormatFloat(f, 'f', 4, 64)
 }
