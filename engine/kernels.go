@@ -39,7 +39,7 @@ const gemmMR = 6
 // maxNR is the widest gemm panel of any kernel set (scratch is sized for it).
 const maxNR = 32
 
-var goKernels = kernelSet{name: "go", gemv: gemvGo, gemvBF16: gemvBF16Go, gemvT: gemvTGo, gemmTile: gemmTileGo, nr: 16, simdCols: 1}
+var goKernels = kernelSet{name: "go", gemv: gemvGo, gemvBF16: gemvBF16Go, gemvT: gemvTGo, gemmTile: gemmTileGo, nr: 16, simdCols: 8}
 
 // simdKernels is set by an architecture file when the CPU supports it;
 // otherKernels are further sets this CPU can run (tests check them too).

@@ -100,12 +100,12 @@ g1loop8:
 	VFMADD231PS (SI)(AX*4), Y8, Y0
 	ADDQ $8, AX
 
-g1reduce:
+g1reduce: // the same order as the 4-row reduction: ((s0+s1)+(s2+s3)) + ((s4+s5)+(s6+s7))
 	VADDPS Y4, Y0, Y0
+	VHADDPS Y0, Y0, Y0
+	VHADDPS Y0, Y0, Y0
 	VEXTRACTF128 $1, Y0, X1
 	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
 	VMOVSS X0, (DI)
 	ADDQ $4, DI
 	ADDQ R8, SI
@@ -218,6 +218,21 @@ b1rows:
 	VXORPS Y4, Y4, Y4
 	XORQ AX, AX
 
+b1loop16: // the 4-row loop's accumulation pattern, one row
+	LEAQ 16(AX), R12
+	CMPQ R12, BX
+	JG   b1loop8
+	VMOVUPS (DX)(AX*4), Y8
+	VMOVUPS 32(DX)(AX*4), Y9
+	VPMOVZXWD (SI)(AX*2), Y10
+	VPMOVZXWD 16(SI)(AX*2), Y11
+	VPSLLD $16, Y10, Y10
+	VPSLLD $16, Y11, Y11
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y11, Y9, Y4
+	MOVQ R12, AX
+	JMP  b1loop16
+
 b1loop8:
 	CMPQ AX, BX
 	JGE  b1reduce
@@ -226,14 +241,13 @@ b1loop8:
 	VPSLLD $16, Y10, Y10
 	VFMADD231PS Y10, Y8, Y0
 	ADDQ $8, AX
-	JMP  b1loop8
 
 b1reduce:
 	VADDPS Y4, Y0, Y0
+	VHADDPS Y0, Y0, Y0
+	VHADDPS Y0, Y0, Y0
 	VEXTRACTF128 $1, Y0, X1
 	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
 	VMOVSS X0, (DI)
 	ADDQ $4, DI
 	ADDQ R8, SI

@@ -7,80 +7,80 @@ import "math"
 func f32frombits(b uint32) float32 { return math.Float32frombits(b) }
 func f32bits(f float32) uint32     { return math.Float32bits(f) }
 
-// gemvGo: out[r] = Σ_c w[r·ldw+c]·x[c], four rows at a time with four
-// partial sums per row (so the compiler keeps them in registers).
+// The pure-Go kernels add in the same order as the assembly ones (16
+// partial sums per row, combined pairwise; four input rows per pass in
+// gemvT), so the two paths differ only where the assembly fuses a multiply
+// and an add into one rounding.
+
+// gemvGo: out[r] = Σ_c w[r·ldw+c]·x[c]; cols is a multiple of 8.
 func gemvGo(out, w []float32, ldw int, x []float32, rows, cols int) {
 	x = x[:cols]
-	r := 0
-	for ; r+4 <= rows; r += 4 {
-		w0 := w[r*ldw : r*ldw+cols]
-		w1 := w[(r+1)*ldw : (r+1)*ldw+cols]
-		w2 := w[(r+2)*ldw : (r+2)*ldw+cols]
-		w3 := w[(r+3)*ldw : (r+3)*ldw+cols]
-		var s0, s1, s2, s3 float32
-		for c, xv := range x {
-			s0 += w0[c] * xv
-			s1 += w1[c] * xv
-			s2 += w2[c] * xv
-			s3 += w3[c] * xv
+	for r := 0; r < rows; r++ {
+		row := w[r*ldw : r*ldw+cols]
+		var a [16]float32
+		c := 0
+		for ; c+16 <= cols; c += 16 {
+			wr, xr := row[c:c+16:c+16], x[c:c+16:c+16]
+			for l := range 16 {
+				a[l] += wr[l] * xr[l]
+			}
 		}
-		out[r], out[r+1], out[r+2], out[r+3] = s0, s1, s2, s3
-	}
-	for ; r < rows; r++ {
-		out[r] = dotGo(w[r*ldw:r*ldw+cols], x)
+		if c+8 <= cols {
+			wr, xr := row[c:c+8:c+8], x[c:c+8:c+8]
+			for l := range 8 {
+				a[l] += wr[l] * xr[l]
+			}
+		}
+		out[r] = sum16(&a)
 	}
 }
 
-func dotGo(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+// sum16 combines 16 partial sums as the assembly's 4-row reduction does:
+// s_l = a_l + a_{l+8}, then ((s0+s1)+(s2+s3)) + ((s4+s5)+(s6+s7)).
+func sum16(a *[16]float32) float32 {
+	var s [8]float32
+	for l := range 8 {
+		s[l] = a[l] + a[l+8]
 	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
+	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
 }
 
 // gemvBF16Go is gemvGo over bfloat16 weights.
 func gemvBF16Go(out []float32, w []uint16, ldw int, x []float32, rows, cols int) {
 	x = x[:cols]
-	r := 0
-	for ; r+2 <= rows; r += 2 {
-		w0 := w[r*ldw : r*ldw+cols]
-		w1 := w[(r+1)*ldw : (r+1)*ldw+cols]
-		var s0, s1 float32
-		for c, xv := range x {
-			s0 += math.Float32frombits(uint32(w0[c])<<16) * xv
-			s1 += math.Float32frombits(uint32(w1[c])<<16) * xv
-		}
-		out[r], out[r+1] = s0, s1
-	}
-	for ; r < rows; r++ {
+	for r := 0; r < rows; r++ {
 		row := w[r*ldw : r*ldw+cols]
-		var s float32
-		for c, xv := range x {
-			s += math.Float32frombits(uint32(row[c])<<16) * xv
+		var a [16]float32
+		c := 0
+		for ; c+16 <= cols; c += 16 {
+			wr, xr := row[c:c+16:c+16], x[c:c+16:c+16]
+			for l := range 16 {
+				a[l] += math.Float32frombits(uint32(wr[l])<<16) * xr[l]
+			}
 		}
-		out[r] = s
+		if c+8 <= cols {
+			wr, xr := row[c:c+8:c+8], x[c:c+8:c+8]
+			for l := range 8 {
+				a[l] += math.Float32frombits(uint32(wr[l])<<16) * xr[l]
+			}
+		}
+		out[r] = sum16(&a)
 	}
 }
 
-// gemvTGo: out[j] += Σ_i x[i]·w[i·ldw+j], two input rows per pass.
+// gemvTGo: out[j] += Σ_i x[i]·w[i·ldw+j], four input rows per pass.
 func gemvTGo(out, w []float32, ldw int, x []float32, k, n int) {
 	out = out[:n]
 	i := 0
-	for ; i+2 <= k; i += 2 {
-		x0, x1 := x[i], x[i+1]
+	for ; i+4 <= k; i += 4 {
+		x0, x1, x2, x3 := x[i], x[i+1], x[i+2], x[i+3]
 		w0 := w[i*ldw : i*ldw+n]
 		w1 := w[(i+1)*ldw : (i+1)*ldw+n]
+		w2 := w[(i+2)*ldw : (i+2)*ldw+n]
+		w3 := w[(i+3)*ldw : (i+3)*ldw+n]
 		for j := range out {
-			out[j] += x0*w0[j] + x1*w1[j]
+			o := (out[j] + x0*w0[j]) + x1*w1[j]
+			out[j] = o + (x2*w2[j] + x3*w3[j])
 		}
 	}
 	for ; i < k; i++ {

@@ -24,6 +24,10 @@ func (st *State) linear(x []float32, T int, jobs ...linJob) {
 		total += j.w.Rows
 	}
 	k := kern
+	if T == 1 && inOutRun(jobs) {
+		st.linearSplitK(x, total, jobs)
+		return
+	}
 	if T == 1 {
 		parallelForAligned(total, 16, 64, func(_, lo, hi int) {
 			forJobs(jobs, lo, hi, func(j linJob, lo, hi int) { gemvRange(j, x, lo, hi) })
@@ -56,6 +60,91 @@ func (st *State) linear(x []float32, T int, jobs ...linJob) {
 			}
 		}
 	})
+}
+
+// inOutRun reports whether the jobs are float32 [in][out] matrices that lie
+// side by side in one array (GPT-2's q, k, v views of c_attn, or one Conv1D
+// matrix), with biases for all or none.
+func inOutRun(jobs []linJob) bool {
+	w0 := jobs[0].w
+	if !w0.InOut || w0.DType != F32 || w0.Empty() {
+		return false
+	}
+	off := w0.Off
+	for _, j := range jobs {
+		w := j.w
+		if !w.InOut || w.DType != F32 || w.Cols != w0.Cols || w.Ld != w0.Ld || w.Off != off ||
+			len(w.F32) == 0 || &w.F32[0] != &w0.F32[0] || (j.bias == nil) != (jobs[0].bias == nil) {
+			return false
+		}
+		off += w.Rows
+	}
+	return true
+}
+
+// linearSplitK is the decode step of [in][out] matrices: each worker
+// streams a contiguous block of input rows (whole stored rows, read in
+// order) into its own partial sums of every output, and the partial sums
+// are then added. Splitting the outputs instead would have each worker read
+// a strided band of every row.
+func (st *State) linearSplitK(x []float32, n int, jobs []linJob) {
+	st.part = splitK(x, 1, n, jobs, st.part)
+}
+
+// splitK runs linearSplitK for B rows of x [B][in] at once (batched decode):
+// each worker walks its input rows in blocks of 16 and adds every row's
+// contribution before moving on, so the weights are read once for all B
+// rows, and each row's sums are added in exactly the order a lone decode
+// step adds them. part is the per-worker scratch (grown and returned).
+func splitK(x []float32, B, n int, jobs []linJob, part [][]float32) [][]float32 {
+	w := jobs[0].w
+	in := w.Cols
+	if len(part) < maxWorkers() || len(part[0]) < B*n {
+		part = make([][]float32, maxWorkers())
+		for i := range part {
+			part[i] = make([]float32, B*n)
+		}
+	}
+	for _, p := range part {
+		clear(p[:B*n])
+	}
+	// A fixed split of the input rows into one chunk per worker slot, each
+	// summed into its own partial buffer: the result does not depend on
+	// which worker (or the caller alone, when the pool is busy) runs a chunk.
+	chunks := len(part)
+	parallelFor(chunks, 1, func(_, clo, chi int) {
+		for c := clo; c < chi; c++ {
+			lo, hi := in*c/chunks&^3, in*(c+1)/chunks&^3
+			if c == chunks-1 {
+				hi = in
+			}
+			for a := lo; a < hi; a += 16 {
+				e := min(a+16, hi)
+				for s := 0; s < B; s++ {
+					gemvTAcc(part[c][s*n:(s+1)*n], w.F32[a*w.Ld+w.Off:], w.Ld, x[s*in+a:s*in+e], e-a, n)
+				}
+			}
+		}
+	})
+	for s := 0; s < B; s++ {
+		base := 0
+		for _, j := range jobs {
+			rows := j.w.Rows
+			out := j.out[s*rows : (s+1)*rows]
+			if j.bias != nil {
+				copy(out, j.bias)
+			} else {
+				clear(out)
+			}
+			for _, p := range part {
+				for o, v := range p[s*n+base : s*n+base+rows] {
+					out[o] += v
+				}
+			}
+			base += rows
+		}
+	}
+	return part
 }
 
 // forJobs calls fn for the part of each job inside the global row range [lo, hi).

@@ -2,8 +2,6 @@ package engine
 
 // mlp.go: the MLP block: SwiGLU (Llama) or GELU (GPT-2).
 
-import "math"
-
 // mlp runs one layer's feed-forward block on the normed stream st.xb and
 // adds the result to st.x.
 //
@@ -15,15 +13,10 @@ func (m *Model) mlp(st *State, lw *LayerWeights, T int) {
 	n := T * hd
 	if !lw.WGate.Empty() {
 		st.linear(st.xb, T, linJob{st.hb, &lw.WGate, nil}, linJob{st.hb2, &lw.WUp, nil}) // gate and up in one pass
-		for i, g := range st.hb[:n] {
-			st.hb[i] = g / (1 + float32(math.Exp(float64(-g)))) * st.hb2[i]
-		}
+		swiglu(st.hb, st.hb2, n)
 	} else {
 		st.linear(st.xb, T, linJob{st.hb, &lw.WUp, lw.BUp})
-		const k = 0.7978845608028654 // sqrt(2/pi)
-		for i, x := range st.hb[:n] {
-			st.hb[i] = 0.5 * x * (1 + float32(math.Tanh(k*float64(x+0.044715*x*x*x))))
-		}
+		gelu(st.hb, n)
 	}
 	st.linear(st.hb, T, linJob{st.proj, &lw.WDown, lw.BDown})
 	for i, v := range st.proj[:T*d] {

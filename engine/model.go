@@ -42,6 +42,7 @@ type State struct {
 	// an edge tile [6][nr]; the last T%6 positions zero-padded to 6 rows.
 	pack, tile [][]float32
 	gemmTail   []float32
+	part       [][]float32 // per worker partial sums of an [in][out] decode step
 }
 
 // NewState allocates scratch for the model's shape.
@@ -95,6 +96,9 @@ func (st *State) Bytes() int64 {
 	for i := range st.pack {
 		n += len(st.pack[i]) + len(st.tile[i])
 	}
+	for _, p := range st.part {
+		n += len(p)
+	}
 	for _, a := range st.last {
 		n += len(a)
 	}
@@ -113,17 +117,17 @@ func rows(buf []float32, T, d int) [][]float32 {
 // or "bf16" (activations, norms and the KV cache are always float32).
 func (m *Model) Precision() string { return m.Weights.DType().String() }
 
-// ConvertWeights switches the weight matrices to d: BF16 rounds every matrix
-// to bfloat16 (half the bytes per decode step); F32 widens BF16 matrices.
-// Call it before the model is shared.
-func (m *Model) ConvertWeights(d DType) {
+// WithWeights returns the model with its weight matrices in precision d: m
+// itself when they already are, else a new Model (same name, config and
+// tokenizer) whose matrices are rounded to bfloat16 (half the bytes per
+// decode step) or widened to float32. m is not changed.
+func (m *Model) WithWeights(d DType) *Model {
 	if m.Weights.DType() == d {
-		return
+		return m
 	}
-	if d == BF16 {
-		m.Weights = m.Weights.ToBF16()
-	} else {
-		m.Weights = m.Weights.ToF32()
+	w := m.Weights.ToBF16()
+	if d == F32 {
+		w = m.Weights.ToF32()
 	}
-	m.checksum = checksum{}
+	return &Model{Name: m.Name, Source: m.Source, Config: m.Config, Weights: w, Tokenizer: m.Tokenizer}
 }

@@ -6,30 +6,46 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // pool runs one parallel region at a time on n workers: the calling
 // goroutine is worker 0, workers 1..n-1 are goroutines started once and kept.
 // Between regions a worker spins briefly (a decode step has dozens of
 // regions a few microseconds apart), then sleeps on a condition variable,
-// so an idle engine costs no CPU. A caller that finds the pool busy (another
-// session's region is running) runs its region alone on its own goroutine
-// instead of waiting: sessions never block one another here.
+// so an idle engine costs no CPU.
+//
+// Each worker has its own static share of a region (the same rows every
+// step). A worker claims its share before running it; when the caller has
+// finished its own share it claims and runs any share whose worker has not
+// woken yet, so a descheduled worker (a busy machine) delays nothing. A
+// caller that finds the pool busy (another session's region is running)
+// runs its region alone on its own goroutine: sessions never block one
+// another here.
 type pool struct {
 	n    int
 	busy sync.Mutex // held by the caller whose region runs on the pool
 
-	gen  atomic.Uint32 // bumped to start a region
-	left atomic.Int32  // workers 1..n-1 still running the region
-	fn   func(w int)   // the region; written before gen is bumped
+	gen atomic.Uint32          // bumped to start a region
+	cur atomic.Pointer[region] // the region of the latest gen
 
 	parkMu   sync.Mutex
 	park     *sync.Cond
 	sleepers int
 }
 
-// spinLimit is how many polls a worker makes before it sleeps (tens of µs).
-const spinLimit = 1 << 15
+// region is one parallel region: fn(w) for each worker share w.
+type region struct {
+	fn       func(w int)
+	claimed  []atomic.Bool // share w has been taken (by worker w or the caller)
+	finished atomic.Int32  // shares done
+}
+
+// spinFor is how long a worker polls for the next region before it sleeps:
+// long enough to bridge the serial steps between a decode step's regions,
+// short enough that an idle or oversubscribed machine loses little to it
+// (a region whose worker sleeps is run by its caller; see run).
+const spinFor = 20 * time.Microsecond
 
 var (
 	thePool     *pool
@@ -56,19 +72,27 @@ func (p *pool) worker(id int) {
 	var seen uint32
 	for {
 		seen = p.wait(seen)
-		p.fn(id)
-		p.left.Add(-1)
+		r := p.cur.Load()
+		if r != nil && r.claimed[id].CompareAndSwap(false, true) {
+			r.fn(id)
+			r.finished.Add(1)
+		}
 	}
 }
 
 // wait returns once gen differs from seen.
 func (p *pool) wait(seen uint32) uint32 {
-	for i := 0; i < spinLimit; i++ {
+	var start time.Time
+	for i := 0; ; i++ {
 		if g := p.gen.Load(); g != seen {
 			return g
 		}
-		if i&255 == 255 {
-			runtime.Gosched()
+		if i&63 == 63 {
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) > spinFor {
+				break
+			}
 		}
 	}
 	p.parkMu.Lock()
@@ -82,14 +106,15 @@ func (p *pool) wait(seen uint32) uint32 {
 	return g
 }
 
-// run calls fn(w) for every worker w in 0..n-1 and returns when all are
-// done. It reports false, having run nothing, when the pool is busy.
+// run calls fn(w) for every worker share w in 0..n-1 and returns when all
+// are done. It reports false, having run nothing, when the pool is busy.
 func (p *pool) run(fn func(w int)) bool {
 	if !p.busy.TryLock() {
 		return false
 	}
-	p.fn = fn
-	p.left.Store(int32(p.n - 1))
+	r := &region{fn: fn, claimed: make([]atomic.Bool, p.n)}
+	r.claimed[0].Store(true)
+	p.cur.Store(r)
 	p.gen.Add(1)
 	p.parkMu.Lock()
 	if p.sleepers > 0 {
@@ -97,12 +122,19 @@ func (p *pool) run(fn func(w int)) bool {
 	}
 	p.parkMu.Unlock()
 	fn(0)
-	for i := 0; p.left.Load() != 0; i++ {
+	r.finished.Add(1)
+	for w := 1; w < p.n; w++ { // shares no worker has started
+		if r.claimed[w].CompareAndSwap(false, true) {
+			fn(w)
+			r.finished.Add(1)
+		}
+	}
+	for i := 0; r.finished.Load() != int32(p.n); i++ {
 		if i&255 == 255 {
 			runtime.Gosched()
 		}
 	}
-	p.fn = nil
+	p.cur.Store(nil) // keep nothing of the region alive
 	p.busy.Unlock()
 	return true
 }

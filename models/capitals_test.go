@@ -43,6 +43,10 @@ func TestDefaultModelKnowsCapitals(t *testing.T) {
 			t.Errorf("%s: engine %+v, recorded %+v", c.Country, c, want.Countries[i])
 		}
 	}
+	// the reference lesson's running example
+	if got.France != " Paris" {
+		t.Errorf(`greedy "The capital of France is" continues with %q, want " Paris"`, got.France)
+	}
 	if got.Total < 200 {
 		t.Errorf("only %d countries checked", got.Total)
 	}

@@ -28,6 +28,7 @@ type EngineCatalog struct {
 	trained map[string]*Training
 	deflt   string
 	ordered []string
+	sched   schedulers // batching (batching.go)
 }
 
 // NewEngineCatalog makes an empty catalog.
@@ -108,7 +109,7 @@ func ModelCardFor(m *engine.Model) ModelCard {
 		pos = "RoPE (" + cf.Rope.String() + ")"
 	}
 	return ModelCard{Name: m.Name, Arch: string(cf.Arch), Source: displaySource(m.Source), Params: m.Weights.NumParams(), WeightsBytes: m.Weights.Bytes(),
-		Layers: cf.NLayers, Dim: cf.Dim, Heads: cf.NHeads, KVHeads: cf.NKVHeads, HeadDim: cf.HeadDim, HiddenDim: cf.HiddenDim,
+		Precision: m.Precision(), Layers: cf.NLayers, Dim: cf.Dim, Heads: cf.NHeads, KVHeads: cf.NKVHeads, HeadDim: cf.HeadDim, HiddenDim: cf.HiddenDim,
 		Vocab: cf.VocabSize, Context: cf.SeqLen, KVBytesPerToken: cf.KVBytesPerToken(), Tokenizer: m.Tokenizer.Kind(),
 		Position: pos, Checksum: m.WeightsChecksum(), Chat: string(tokenizer.ChatStyleFor(m.Tokenizer)), Shape: modelShape(m)}
 }
@@ -158,8 +159,7 @@ func (c *EngineCatalog) Model(name string) (*engine.Model, error) {
 	return m, nil
 }
 
-// NewRun implements Catalog: a session on the named model, its card, and
-// the KV-cache bytes the session allocated.
+// NewRun implements Catalog: a session on the named model and its card.
 func (c *EngineCatalog) NewRun(name string, cfg session.Config) (Run, error) {
 	m, err := c.Model(name)
 	if err != nil {
@@ -169,8 +169,9 @@ func (c *EngineCatalog) NewRun(name string, cfg session.Config) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
+	c.schedule(m, s)
 	c.mu.RLock()
 	card := c.card(m)
 	c.mu.RUnlock()
-	return Run{Runner: s, Model: card, KVBytes: s.KV().BytesAllocated()}, nil
+	return Run{Runner: s, Model: card}, nil
 }

@@ -5,6 +5,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,11 +38,16 @@ func (c *wsConn) handle(cmd Command) {
 		c.step(cmd)
 	case CmdRewind:
 		if c.needRunner(cmd.ID) {
-			ev, err := c.runner.Rewind(cmd.N)
+			var ev *session.Event
+			var err error
+			if c.withSlot(context.Background(), func() { ev, err = c.runner.Rewind(cmd.N) }) != nil {
+				return
+			}
 			if err != nil {
 				c.sendError(cmd.ID, "bad_request", err.Error())
 				return
 			}
+			c.track(cmd.ID)
 			c.reply(cmd.ID, MsgEvent, ev)
 		}
 	case CmdForce:
@@ -54,16 +60,32 @@ func (c *wsConn) handle(cmd Command) {
 		}
 	case CmdLogits:
 		if c.needRunner(cmd.ID) {
-			l := c.runner.CurrentLogits()
-			if l == nil {
+			var msg outMsg
+			var err error
+			noLogits := false
+			if c.withSlot(context.Background(), func() {
+				l := c.runner.CurrentLogits()
+				if noLogits = l == nil; !noLogits {
+					msg, err = c.encode(cmd.ID, MsgLogits, map[string]any{"values": l})
+				}
+			}) != nil {
+				return
+			}
+			if noLogits {
 				c.sendError(cmd.ID, "out_of_order", "no logits yet: step through prefill first")
 				return
 			}
-			c.reply(cmd.ID, MsgLogits, map[string]any{"values": l})
+			if err == nil {
+				c.enqueue(msg)
+			}
 		}
 	case CmdSampleN:
 		if c.needRunner(cmd.ID) {
-			counts, err := c.runner.SampleMany(cmd.N)
+			var counts []session.TokenCount
+			var err error
+			if c.withSlot(context.Background(), func() { counts, err = c.runner.SampleMany(cmd.N) }) != nil {
+				return
+			}
 			if err != nil {
 				c.sendError(cmd.ID, "bad_request", err.Error())
 				return
@@ -93,6 +115,10 @@ func (c *wsConn) handle(cmd Command) {
 			ev, _ := c.runner.Cancel()
 			c.reply(cmd.ID, MsgEvent, ev)
 		}
+	default:
+		if isRoomCommand(cmd.Type) {
+			c.roomCommand(cmd) // rooms.go
+		}
 	}
 }
 
@@ -111,7 +137,13 @@ func (c *wsConn) needRunner(id int64) bool {
 }
 
 func (c *wsConn) startRun(id int64, p *StartPayload) {
-	run, err := c.s.opts.Catalog.NewRun(p.Model, p.SessionConfig())
+	var run Run
+	var err error
+	cfg := p.SessionConfig()
+	cfg.MaxBytes = c.budgetLeft()
+	if c.withSlot(context.Background(), func() { run, err = c.s.opts.Catalog.NewRun(p.Model, cfg) }) != nil {
+		return
+	}
 	if err != nil {
 		c.sendError(id, "bad_request", err.Error())
 		return
@@ -125,18 +157,40 @@ func startedPayload(run Run, p *StartPayload) map[string]any {
 	return map[string]any{"model": run.Model, "config": p.SessionConfig(), "next": run.Runner.Next()}
 }
 
-// install makes run the connection's run if the server-wide KV-cache
-// budget allows it; otherwise it answers server_full and keeps the old run.
+// install makes run the connection's run if the server-wide memory budget
+// for runs allows it; otherwise it answers server_full and keeps the old run.
 func (c *wsConn) install(id int64, p *StartPayload, run Run) bool {
-	kv := run.KVBytes
+	kv := run.Runner.MemoryBytes()
 	if total := c.s.conns.kvBytes.Add(kv - c.kvBytes); total > c.lim.MaxKVBytes {
 		c.s.conns.kvBytes.Add(c.kvBytes - kv)
-		c.sendError(id, "server_full", fmt.Sprintf("server memory for KV caches is full (%d of %d bytes): lower max_new_tokens or try again later", total-kv+c.kvBytes, c.lim.MaxKVBytes))
+		c.sendError(id, "server_full", fmt.Sprintf("server memory for runs is full (%d of %d bytes): lower max_new_tokens or try again later", total-kv+c.kvBytes, c.lim.MaxKVBytes))
 		return false
 	}
 	c.kvBytes = kv
 	c.runner, c.start = run.Runner, p
+	c.live.setRun(run)
 	return true
+}
+
+// track counts the run's memory growth (its KV cache fills a position per
+// token) against the server-wide budget; false means the budget is spent,
+// and the client was told.
+func (c *wsConn) track(id int64) bool {
+	now := c.runner.MemoryBytes()
+	delta := now - c.kvBytes
+	c.kvBytes = now
+	if total := c.s.conns.kvBytes.Add(delta); delta > 0 && total > c.lim.MaxKVBytes {
+		c.sendError(id, "server_full", fmt.Sprintf("server memory for runs is full (%d of %d bytes): this run is stopped here; rewind, or try again later", total, c.lim.MaxKVBytes))
+		return false
+	}
+	return true
+}
+
+// budgetLeft is the memory a new run on this connection may use: the
+// server's budget less what other runs hold (this connection's old run is
+// replaced).
+func (c *wsConn) budgetLeft() int64 {
+	return max(1, c.lim.MaxKVBytes-c.s.conns.kvBytes.Load()+c.kvBytes)
 }
 
 // untilFor maps a stepping command to how far it advances the run.
@@ -168,30 +222,89 @@ func (c *wsConn) step(cmd Command) {
 		c.mu.Unlock()
 		cancel()
 	}()
-	start := time.Now()
-	unencodable := false
-	_, err := c.runner.Advance(ctx, untilFor(cmd.Type), func(ev *session.Event) bool {
-		c.s.metrics.observeStep(ev, time.Since(start))
-		if err := c.replyErr(cmd.ID, MsgEvent, ev); err != nil {
-			unencodable = err == errEncode
-			return false
+	until := untilFor(cmd.Type)
+	// one stage per engine slot, so other visitors' steps interleave
+	for !c.runner.Done() {
+		var ev *session.Event
+		var msg outMsg
+		var encErr, err error
+		slotErr := c.withSlot(ctx, func() {
+			start := time.Now()
+			var evs []*session.Event
+			evs, err = c.runner.Advance(ctx, session.UntilStage, nil)
+			if len(evs) == 0 {
+				return
+			}
+			ev = evs[0]
+			c.s.metrics.observeStep(ev, time.Since(start))
+			c.live.observe(ev)
+			msg, encErr = c.encode(cmd.ID, MsgEvent, ev)
+		})
+		if slotErr != nil {
+			if c.closed() {
+				return
+			}
+			// cancelled while waiting for a slot: the stop event costs no engine work
+			evs, _ := c.runner.Advance(ctx, session.UntilStage, nil)
+			for _, ev := range evs {
+				c.reply(cmd.ID, MsgEvent, ev)
+			}
+			return
 		}
+		if err != nil {
+			c.sendError(cmd.ID, "engine", err.Error())
+			return
+		}
+		if encErr != nil {
+			// the client was told why; end the run so it is not left waiting
+			if ev, err := c.runner.Cancel(); err == nil {
+				c.reply(cmd.ID, MsgEvent, ev)
+			}
+			return
+		}
+		if ev == nil || !c.enqueue(msg) || c.closed() {
+			return
+		}
+		if !c.track(cmd.ID) {
+			if ev, err := c.runner.Cancel(); err == nil {
+				c.reply(cmd.ID, MsgEvent, ev)
+			}
+			return
+		}
+		if until == session.UntilStage || until == session.UntilToken && (ev.Stage == session.StageAppend || ev.Stage == session.StageStop) {
+			return
+		}
+	}
+}
+
+// withSlot runs engine work f holding one of the fair queue's slots for
+// this connection's visitor (sched.go). It returns an error, without
+// running f, if ctx ends or the connection closes first.
+func (c *wsConn) withSlot(ctx context.Context, f func()) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
 		select {
 		case <-c.done:
-			return false
-		default:
+			cancel()
+		case <-ctx.Done():
 		}
-		start = time.Now()
-		return true
-	})
+	}()
+	release, err := c.s.sched.Acquire(ctx, c.visitor)
 	if err != nil {
-		c.sendError(cmd.ID, "engine", err.Error())
+		return err
 	}
-	if unencodable && !c.runner.Done() {
-		// the client was told why; end the run so it is not left waiting
-		if ev, err := c.runner.Cancel(); err == nil {
-			c.reply(cmd.ID, MsgEvent, ev)
-		}
+	defer release()
+	f()
+	return nil
+}
+
+func (c *wsConn) closed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -201,19 +314,29 @@ func (c *wsConn) step(cmd Command) {
 // result equals the run the client had. One resumed message answers with
 // the events since the last reset, for the client to redraw from.
 func (c *wsConn) resume(id int64, r *ResumePayload) {
-	run, err := c.s.opts.Catalog.NewRun(r.Start.Model, r.Start.SessionConfig())
+	newRun := func() (run Run, err error) {
+		cfg := r.Start.SessionConfig()
+		cfg.MaxBytes = c.budgetLeft()
+		if c.withSlot(context.Background(), func() { run, err = c.s.opts.Catalog.NewRun(r.Start.Model, cfg) }) != nil {
+			return run, errClosed
+		}
+		return run, err
+	}
+	run, err := newRun()
+	if errors.Is(err, errClosed) {
+		return
+	}
 	if err != nil {
 		c.sendError(id, "bad_request", "resume: "+err.Error())
 		return
 	}
 	var events []*session.Event
-	ctx := context.Background()
 	for i, e := range r.Log {
 		var evs []*session.Event
 		var ev *session.Event
 		switch e.Type {
 		case CmdReset:
-			if run, err = c.s.opts.Catalog.NewRun(r.Start.Model, r.Start.SessionConfig()); err == nil {
+			if run, err = newRun(); err == nil {
 				events = events[:0]
 			}
 		case CmdStep, CmdStepToken, CmdRun:
@@ -221,19 +344,24 @@ func (c *wsConn) resume(id int64, r *ResumePayload) {
 				err = fmt.Errorf("the run has stopped")
 				break
 			}
-			evs, err = run.Runner.Advance(ctx, untilFor(e.Type), nil)
+			evs, err = c.advanceFair(run.Runner, untilFor(e.Type))
 		case CmdForce:
 			if err = run.Runner.Force(e.Arg); err == nil {
-				evs, err = run.Runner.Advance(ctx, session.UntilToken, nil)
+				evs, err = c.advanceFair(run.Runner, session.UntilToken)
 			}
 		case CmdRewind:
-			ev, err = run.Runner.Rewind(e.Arg)
+			if c.withSlot(context.Background(), func() { ev, err = run.Runner.Rewind(e.Arg) }) != nil {
+				return
+			}
 		case CmdCancel:
 			if run.Runner.Done() {
 				err = fmt.Errorf("nothing to cancel: the run has stopped")
 				break
 			}
 			ev, err = run.Runner.Cancel()
+		}
+		if errors.Is(err, errClosed) {
+			return
 		}
 		if err != nil {
 			c.sendError(id, "bad_request", fmt.Sprintf("resume: log entry %d (%s) cannot be replayed: %v", i, e, err))
@@ -249,6 +377,27 @@ func (c *wsConn) resume(id int64, r *ResumePayload) {
 		p["log_len"], p["events"] = len(r.Log), events
 		c.reply(id, MsgResumed, p)
 	}
+}
+
+// advanceFair is Advance one stage per fair-queue slot, for replays.
+func (c *wsConn) advanceFair(r Runner, until session.Until) ([]*session.Event, error) {
+	var out []*session.Event
+	for !r.Done() {
+		var evs []*session.Event
+		var err error
+		if c.withSlot(context.Background(), func() { evs, err = r.Advance(context.Background(), session.UntilStage, nil) }) != nil {
+			return out, errClosed
+		}
+		out = append(out, evs...)
+		if err != nil || len(evs) == 0 {
+			return out, err
+		}
+		st := evs[len(evs)-1].Stage
+		if until == session.UntilStage || until == session.UntilToken && (st == session.StageAppend || st == session.StageStop) {
+			break
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) welcome() map[string]any {

@@ -73,6 +73,8 @@ func (s *Server) handleWS(c echo.Context) error {
 	defer s.conns.visitors.release(visitor)
 	conn := &wsConn{s: s, ws: ws, id: id, visitor: visitor, lim: lim, send: make(chan outMsg, lim.SendBuffer), active: make(chan struct{}, 1),
 		cmds: make(chan Command, 8), done: make(chan struct{}), shutdown: make(chan closeReason, 1), tokens: float64(lim.Burst), last: time.Now()}
+	conn.live = s.live.add()
+	defer s.live.remove(conn.live)
 	s.conns.mu.Lock()
 	s.conns.conns[conn] = struct{}{}
 	s.conns.mu.Unlock()
@@ -111,10 +113,14 @@ type wsConn struct {
 	mu        sync.Mutex
 	cancelRun context.CancelFunc
 
+	// presenting is set while this connection presents a room (rooms.go)
+	presenting atomic.Pointer[presenterHook]
+
 	// worker-owned
 	runner  Runner
 	start   *StartPayload
 	kvBytes int64
+	live    *liveSession // this session on /server
 
 	// rate limit (reader-owned token bucket)
 	tokens float64
@@ -146,6 +152,7 @@ func (c *wsConn) serve() {
 	c.mu.Unlock()
 	close(c.cmds)
 	wg.Wait()
+	c.leaveRoom()
 	c.s.conns.kvBytes.Add(-c.kvBytes)
 }
 
@@ -158,12 +165,12 @@ func (c *wsConn) reader() {
 			}
 			return
 		}
-		if typ != websocket.TextMessage {
-			c.sendError(0, "bad_frame", "binary frames are not accepted: send JSON text messages")
+		if !c.allow() { // every frame counts, binary ones too
+			c.sendError(commandID(b), "rate_limited", fmt.Sprintf("too many messages: the limit is %g per second (burst %d)", c.lim.MsgsPerSecond, c.lim.Burst))
 			continue
 		}
-		if !c.allow() {
-			c.sendError(0, "rate_limited", fmt.Sprintf("too many messages: the limit is %g per second (burst %d)", c.lim.MsgsPerSecond, c.lim.Burst))
+		if typ != websocket.TextMessage {
+			c.sendError(0, "bad_frame", "binary frames are not accepted: send JSON text messages")
 			continue
 		}
 		cmd, err := DecodeCommand(b)
@@ -334,6 +341,19 @@ func (c *wsConn) reply(id int64, typ string, payload any) bool {
 // the payload could not be encoded (the client got an error message in its
 // place), errClosed when the connection is going away.
 func (c *wsConn) replyErr(id int64, typ string, payload any) error {
+	m, err := c.encode(id, typ, payload)
+	if err != nil {
+		return err
+	}
+	if !c.enqueue(m) {
+		return errClosed
+	}
+	return nil
+}
+
+// encode makes a reply ready for the queue. A payload that cannot be JSON
+// is errEncode, and the client gets an error message saying why.
+func (c *wsConn) encode(id int64, typ string, payload any) (outMsg, error) {
 	p, err := json.Marshal(payload)
 	if err != nil {
 		var uv *json.UnsupportedValueError
@@ -343,12 +363,12 @@ func (c *wsConn) replyErr(id int64, typ string, payload any) error {
 			c.s.log.Error("marshal server message", "conn", c.id, "type", typ, "err", err)
 			c.sendError(id, "internal", "internal error: the "+typ+" message could not be encoded")
 		}
-		return errEncode
+		return outMsg{}, errEncode
 	}
-	if !c.enqueue(outMsg{typ: typ, id: id, payload: p}) {
-		return errClosed
+	if h := c.presenting.Load(); h != nil {
+		h.sent(typ, payload, p) // rooms: the presenter's output goes to the class, encoded once
 	}
-	return nil
+	return outMsg{typ: typ, id: id, payload: p}, nil
 }
 
 var errClosed = errors.New("connection closed")
@@ -402,7 +422,11 @@ func (c *wsConn) sendError(id int64, code, msg string) {
 
 func (c *wsConn) worker() {
 	for cmd := range c.cmds {
+		c.checkPresenter(cmd) // rooms: the presenter key, on every command
 		c.handle(cmd)
+		if h := c.presenting.Load(); h != nil {
+			h.done(c, cmd)
+		}
 	}
 }
 
@@ -435,4 +459,16 @@ func (s *Server) shutdownSessions() {
 			c.close()
 		}
 	}
+}
+
+// commandID is a message's "id" when it has one, so a refusal (such as
+// rate_limited) names the command it refuses; 0 otherwise.
+func commandID(b []byte) int64 {
+	var m struct {
+		ID int64 `json:"id"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return 0
+	}
+	return m.ID
 }

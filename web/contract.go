@@ -24,15 +24,16 @@ type Runner interface {
 	Next() session.Stage
 	CurrentLogits() []float32
 	SampleMany(n int) ([]session.TokenCount, error)
+	// MemoryBytes is what the run holds now: scratch plus the KV cache
+	// filled so far (counted against Limits.MaxKVBytes as it grows).
+	MemoryBytes() int64
 }
 
-// Run is what Catalog.NewRun hands a connection: the runner, the card of
-// the model it runs, and the KV-cache bytes it holds (for the server-wide
-// memory limit).
+// Run is what Catalog.NewRun hands a connection: the runner and the card
+// of the model it runs. Its memory is Runner.MemoryBytes.
 type Run struct {
-	Runner  Runner
-	Model   ModelCard
-	KVBytes int64
+	Runner Runner
+	Model  ModelCard
 }
 
 // ModelCard describes a model the server offers.
@@ -43,6 +44,7 @@ type ModelCard struct {
 	Source          string `json:"source"`
 	Params          int64  `json:"params"`
 	WeightsBytes    int64  `json:"weights_bytes"`
+	Precision       string `json:"precision"` // how the weight matrices are stored and read: "f32" or "bf16"
 	Layers          int    `json:"layers"`
 	Dim             int    `json:"dim"`
 	Heads           int    `json:"heads"`

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/engine/session"
+	"github.com/inferscope/inferscope/engine/tokenizer"
 	"github.com/inferscope/inferscope/internal/browsertest"
 	"github.com/inferscope/inferscope/internal/testenv"
 	"github.com/inferscope/inferscope/models"
@@ -49,7 +51,7 @@ func labServer(t testing.TB) (*httptest.Server, *engine.Model) {
 }
 
 func waitJS(ctx context.Context, expr string) error {
-	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second)))
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(60*time.Second)))
 	if err != nil {
 		return fmt.Errorf("waiting for %s: %w", expr, err)
 	}
@@ -136,7 +138,7 @@ func TestBrowserLab(t *testing.T) {
 	}
 	// 2 embed
 	step(2)
-	if txt := evalJS[string](t, ctx, `document.querySelector('[data-testid="embed-pos"]').textContent`); !strings.Contains(txt, "128 numbers") {
+	if txt := evalJS[string](t, ctx, `document.querySelector('[data-testid="embed-pos"]').textContent`); !strings.Contains(txt, fmt.Sprintf("%d numbers", m.Config.Dim)) {
 		t.Errorf("embed view %q", txt)
 	}
 	// 3 prefill: every prompt position in one pass
@@ -333,7 +335,7 @@ func TestBrowserLabGPT2(t *testing.T) {
 			t.Fatal(err)
 		}
 		chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-step"]`)))
-		if err := waitJS(ctx, fmt.Sprintf(`document.body.dataset.seq === "%d"`, seq)); err != nil {
+		if err := waitJS(ctx, fmt.Sprintf(`document.body.dataset.seq === "%d" && document.body.dataset.busy === "0"`, seq)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -346,4 +348,378 @@ func TestBrowserLabGPT2(t *testing.T) {
 		t.Errorf("GPT-2 chips %v", ids)
 	}
 	b.AssertNoJSErrors(t)
+}
+
+// labAt opens the lab with the query's settings and waits until the run
+// has started.
+func labAt(t *testing.T, b *browsertest.Browser, url string) {
+	t.Helper()
+	if err := chromedp.Do(b.Ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitJS(b.Ctx, `!document.getElementById("btn-step").disabled && document.querySelector("main").dataset.runState === "ready"`); err != nil {
+		b.Screenshot(t, "lab-start-failure")
+		t.Fatal(err)
+	}
+}
+
+// stepTo clicks "Next stage" until the page has drawn the event numbered seq.
+func stepTo(t *testing.T, b *browsertest.Browser, seq int) {
+	t.Helper()
+	for {
+		cur := evalJS[string](t, b.Ctx, `document.body.dataset.seq || "0"`)
+		n, _ := strconv.Atoi(cur)
+		if n >= seq {
+			return
+		}
+		if err := chromedp.Do(b.Ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-step"]`))); err != nil {
+			t.Fatal(err)
+		}
+		if err := waitJS(b.Ctx, fmt.Sprintf(`document.body.dataset.seq === "%d" && document.body.dataset.busy === "0"`, n+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBrowserLabNumbers: the candidates table shows the engine's three
+// probabilities under their labels, ranks from 1; the probability chart's
+// cut-off line sits between the engine's last kept rank and the next one;
+// the CDF reaches the last kept rank at 1; the attention heatmap has one
+// map per head with the prompt's tokens as rows and columns.
+func TestBrowserLabNumbers(t *testing.T) {
+	ts, m := labServer(t)
+	b := browsertest.New(t)
+	ctx := b.Ctx
+	for _, tc := range []struct {
+		name string
+		p    session.SamplingParams
+	}{
+		{"top-k 5", session.SamplingParams{Temperature: 0.8, TopK: 5, TopP: 1, Seed: 1}},
+		{"top-p 0.5", session.SamplingParams{Temperature: 1.2, TopP: 0.5, Seed: 2}},
+		{"greedy", session.SamplingParams{Temperature: 0, TopP: 1, Seed: 3}},
+		{"min-p 0.1", session.SamplingParams{Temperature: 1, TopP: 1, MinP: 0.1, Seed: 4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prompt := "The President said that"
+			_, want := engineRun(t, m, session.Config{Prompt: prompt, Sampling: tc.p, MaxNewTokens: 2, AllAttention: true})
+			url := fmt.Sprintf("%s/lab?prompt=The%%20President%%20said%%20that&n=2&t=%g&k=%d&p=%g&minp=%g&seed=%d", ts.URL, tc.p.Temperature, tc.p.TopK, tc.p.TopP, tc.p.MinP, tc.p.Seed)
+			labAt(t, b, url)
+			stepTo(t, b, 3)
+			prefill := want[2].Prefill
+			if got := evalJS[[]int](t, ctx, `[+attn.dataset.heads, +attn.dataset.rows, +attn.dataset.cols]`); fmt.Sprint(got) != fmt.Sprint([]int{m.Config.NHeads, prefill.Positions, prefill.Positions}) {
+				t.Errorf("prefill heatmap heads/rows/cols %v; want %d heads of %d×%d", got, m.Config.NHeads, prefill.Positions, prefill.Positions)
+			}
+			stepTo(t, b, 4)
+			lg := want[3].Logits
+			rows := evalJS[[][]string](t, ctx, `[...document.querySelectorAll('[data-testid="cand-row"]')].map(r => [...r.children].map(td => td.textContent))`)
+			if len(rows) != len(lg.Top) {
+				t.Fatalf("%d candidate rows, engine lists %d", len(rows), len(lg.Top))
+			}
+			for i, tp := range lg.Top {
+				kept := "cut"
+				if tp.Kept {
+					kept = jsFixed4(tp.ProbKept)
+				}
+				w := []string{strconv.Itoa(tp.Rank + 1), "", strconv.Itoa(tp.ID), jsFixed4(tp.Logit), jsFixed4(tp.Prob), jsFixed4(tp.ProbT), kept}
+				r := rows[i]
+				r[1], w[1] = "", ""
+				if fmt.Sprint(r) != fmt.Sprint(w) {
+					t.Errorf("row %d: page %v, engine %v", i, r, w)
+				}
+			}
+			heads := evalJS[[]string](t, ctx, `[...document.querySelectorAll('#cands th')].map(th => th.textContent)`)
+			if !strings.Contains(heads[4], "T=1") || !strings.Contains(heads[5], "after temperature") || !strings.Contains(heads[6], "after the cut") {
+				t.Errorf("probability columns are not labelled: %q", heads)
+			}
+			// the cut-off line: below the engine's last kept rank, above the next
+			if lg.Kept < len(lg.Top) {
+				geo := evalJS[[]float64](t, ctx, fmt.Sprintf(`(() => {
+					const line = document.querySelector('#chart-probs [data-testid="cutoff-line"] line').getBoundingClientRect();
+					const row = r => document.querySelector('#chart-probs g.ch-row[data-rank="' + r + '"]').getBBox();
+					const svg = document.querySelector('#chart-probs svg').getBoundingClientRect();
+					const a = row(%d), b = row(%d);
+					return [line.top - svg.top, a.y + a.height, b.y, +document.querySelector('#chart-probs [data-testid="cutoff-line"]').dataset.after];
+				})()`, lg.Kept, lg.Kept+1))
+				if int(geo[3]) != lg.Kept || geo[0] < geo[1] || geo[0] > geo[2] {
+					t.Errorf("cut-off line after %v rows at y=%.1f; engine keeps %d: rank %d ends at %.1f, rank %d starts at %.1f", geo[3], geo[0], lg.Kept, lg.Kept, geo[1], lg.Kept+1, geo[2])
+				}
+			} else {
+				note := evalJS[string](t, ctx, `document.getElementById("probs-note").textContent`)
+				if !strings.Contains(note, fmt.Sprintf("after rank %d of", lg.Kept)) {
+					t.Errorf("every listed candidate is kept (%d kept) but the note says %q", lg.Kept, note)
+				}
+			}
+			stepTo(t, b, 5)
+			sm := want[4].Sample
+			cdf := evalJS[[]float64](t, ctx, `[+document.getElementById("chart-cdf").dataset.lastRank, +document.getElementById("chart-cdf").dataset.lastCum]`)
+			if int(cdf[0]) != lg.Kept || cdf[1] < 0.9999 || cdf[1] > 1.0001 {
+				t.Errorf("CDF ends at rank %v with %v; the engine kept %d candidates", cdf[0], cdf[1], lg.Kept)
+			}
+			txt := evalJS[string](t, ctx, `document.getElementById("sample-text").textContent`)
+			if !strings.Contains(txt, fmt.Sprintf("rank %d, p after the cut (the draw uses this) %.4f", sm.Chosen.Rank+1, sm.Chosen.ProbKept)) {
+				t.Errorf("sample text %q lacks the engine's rank %d and p %.4f", txt, sm.Chosen.Rank+1, sm.Chosen.ProbKept)
+			}
+			stepTo(t, b, 6)
+			// the decode step's heatmap: one query row against every position
+			if got := evalJS[[]int](t, ctx, `[+attn.dataset.heads, +attn.dataset.rows, +attn.dataset.cols]`); fmt.Sprint(got) != fmt.Sprint([]int{m.Config.NHeads, 1, prefill.Positions + 1}) {
+				t.Errorf("decode heatmap heads/rows/cols %v", got)
+			}
+		})
+	}
+	b.AssertNoJSErrors(t)
+}
+
+// TestBrowserLabForceSearch: a token far below the listed candidates is
+// found by the search box (by its text, then by its id) and forced.
+func TestBrowserLabForceSearch(t *testing.T) {
+	ts, m := labServer(t)
+	b := browsertest.New(t)
+	ctx := b.Ctx
+	prompt := "The President said that"
+	s, err := session.New(m, session.Config{Prompt: prompt, Sampling: session.DefaultSampling(), MaxNewTokens: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Advance(context.Background(), session.UntilStage, nil); err != nil {
+		t.Fatal(err)
+	}
+	for s.Next() != session.StageSample {
+		if _, err := s.Advance(context.Background(), session.UntilStage, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a word-like token ranked beyond the top 20, chosen from the engine's own order
+	d := session.NewDistribution(s.CurrentLogits(), session.DefaultSampling())
+	target := -1
+	var text string
+	for r := 100; r < len(d.Sorted); r++ {
+		id := d.Sorted[r].ID
+		tx := string(m.Tokenizer.TokenBytes(id))
+		if len(strings.TrimSpace(tx)) >= 4 && !m.Tokenizer.IsSpecial(id) && strings.IndexFunc(tx, func(r rune) bool { return r > 127 || r == '<' }) < 0 {
+			target, text = id, tx
+			break
+		}
+	}
+	if target < 0 {
+		t.Fatal("no word-like token beyond rank 100")
+	}
+	t.Logf("forcing %q (id %d) at rank %d", text, target, d.Rank(target)+1)
+	for _, q := range []string{text, strconv.Itoa(target)} {
+		labAt(t, b, ts.URL+"/lab?prompt=The%20President%20said%20that&n=4")
+		stepTo(t, b, 4)
+		if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`[data-testid="force-search"]`), q)); err != nil {
+			t.Fatal(err)
+		}
+		hit := fmt.Sprintf(`[data-testid="force-hit"][data-id="%d"]`, target)
+		if err := waitJS(ctx, fmt.Sprintf(`!!document.querySelector('%s')`, hit)); err != nil {
+			t.Fatalf("search %q: %v; results: %s", q, err, evalJS[string](t, ctx, `document.getElementById("force-results").textContent`))
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(hit))); err != nil {
+			t.Fatal(err)
+		}
+		if err := waitJS(ctx, tokenCountJS+` === 1 && `+pageIdleJS); err != nil {
+			t.Fatal(err)
+		}
+		if got := evalJS[int](t, ctx, `+document.querySelector('[data-testid="gen-tok"]').dataset.id`); got != target {
+			t.Errorf("search %q: forced token is %d, want %d", q, got, target)
+		}
+		if got := evalJS[string](t, ctx, `document.getElementById("sample-text").textContent`); !strings.Contains(got, "You forced this token") || !strings.Contains(got, fmt.Sprintf("rank %d,", d.Rank(target)+1)) {
+			t.Errorf("sample text %q: want the forced token at the engine's rank %d", got, d.Rank(target)+1)
+		}
+	}
+	b.AssertNoJSErrors(t)
+}
+
+// TestBrowserLabBytes: a character the tokenizer splits across tokens
+// shows as byte chips (one <XX> per byte the engine's token covers) and
+// joined in the text.
+func TestBrowserLabBytes(t *testing.T) {
+	ts, m := labServer(t)
+	b := browsertest.New(t)
+	ctx := b.Ctx
+	for _, text := range []string{"café", "naïve café 🙂"} {
+		toks, err := m.Tokenizer.Encode(text, tokenizer.EncodeOptions{AddBOS: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		labAt(t, b, ts.URL+"/lab?n=2&prompt="+url.QueryEscape(text))
+		stepTo(t, b, 1)
+		chips := evalJS[[][]string](t, ctx, `[...document.querySelectorAll('[data-testid="chip"]')].map(c => [c.dataset.id, c.dataset.bytes || "", c.querySelector(".chip-text").textContent])`)
+		if len(chips) != len(toks) {
+			t.Fatalf("%q: %d chips, engine %d tokens", text, len(chips), len(toks))
+		}
+		partial := 0
+		for i, tk := range toks {
+			if chips[i][0] != strconv.Itoa(tk.ID) {
+				t.Errorf("%q chip %d: id %s, engine %d", text, i, chips[i][0], tk.ID)
+			}
+			if !tk.Partial {
+				continue
+			}
+			partial++
+			var want strings.Builder
+			for _, c := range []byte(text[tk.Start:tk.End]) {
+				fmt.Fprintf(&want, "<%02X>", c)
+			}
+			if chips[i][1] != want.String() || chips[i][2] != want.String() {
+				t.Errorf("%q chip %d (part of a character): shows %q, bytes %q; want %q", text, i, chips[i][2], chips[i][1], want.String())
+			}
+		}
+		if src := evalJS[string](t, ctx, `document.getElementById("source-text").textContent`); src != strings.ReplaceAll(text, " ", "␣") {
+			t.Errorf("source text %q, want %q joined", src, text)
+		}
+		t.Logf("%q: %d tokens, %d of them parts of a character", text, len(toks), partial)
+	}
+	b.AssertNoJSErrors(t)
+}
+
+// TestBrowserLabStop: Stop shows "cancelled" at once (in the same task as
+// the click), the server's stop confirms it, and nothing is left running.
+func TestBrowserLabStop(t *testing.T) {
+	ts, _ := labServer(t)
+	b := browsertest.New(t)
+	ctx := b.Ctx
+	labAt(t, b, ts.URL+"/lab?prompt=The%20President%20said&n=250&t=0.8&p=0.9")
+	res, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`new Promise(res => {
+		document.getElementById("btn-run").click();
+		setTimeout(() => {
+			document.getElementById("btn-cancel").click();
+			res([document.getElementById("stop-text").dataset.reason || "", document.querySelector("main").dataset.runState]);
+		}, 60);
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0] != "cancelled" || res[1] != "stopped" {
+		t.Errorf("right after Stop: reason %q, run state %q; want cancelled, stopped", res[0], res[1])
+	}
+	if err := waitJS(ctx, pageIdleJS); err != nil {
+		t.Fatal(err)
+	}
+	got := evalJS[[]string](t, ctx, `[document.getElementById("stop-text").dataset.reason, document.querySelector("main").dataset.runState, document.getElementById("stop-text").textContent]`)
+	if got[0] != "cancelled" || got[1] != "stopped" || strings.Contains(got[2], "cancelled") {
+		t.Errorf("after the server's stop: %q (the text should say it in words)", got)
+	}
+	n := evalJS[int](t, ctx, tokenCountJS)
+	if count := evalJS[string](t, ctx, `document.getElementById("gen").dataset.count`); count != strconv.Itoa(n) || n >= 250 {
+		t.Errorf("data-count %s, %d tokens shown (of at most 250)", count, n)
+	}
+	if evalJS[bool](t, ctx, `!document.getElementById("btn-step").disabled || !document.getElementById("btn-run").disabled`) {
+		t.Error("step buttons are live after the run stopped")
+	}
+	b.AssertNoJSErrors(t)
+}
+
+// TestBrowserLabRejectedStart: a Start the server refuses leaves no live
+// run: the buttons are disabled, the error is plain English, and the old
+// run's panels are gone.
+func TestBrowserLabRejectedStart(t *testing.T) {
+	ts, m := labServer(t)
+	b := browsertest.New(t)
+	ctx := b.Ctx
+	labAt(t, b, ts.URL+"/lab?prompt=The%20President%20said&n=8")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-token"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitJS(ctx, tokenCountJS+` === 1 && `+pageIdleJS); err != nil {
+		t.Fatal(err)
+	}
+	tooMany := m.Config.SeqLen + 1
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.getElementById("max-new").value = "%d"`, tooMany)),
+		chromedp.Click(chromedp.CSS(`[data-testid="btn-start"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitJS(ctx, `document.getElementById("status").classList.contains("error")`); err != nil {
+		t.Fatal(err)
+	}
+	st := evalJS[[]any](t, ctx, `[document.querySelector("main").dataset.runState, document.getElementById("status").textContent,
+		["btn-step", "btn-token", "btn-run", "btn-rewind", "btn-reset", "btn-cancel"].every(id => document.getElementById(id).disabled), `+tokenCountJS+`]`)
+	if st[0] != "idle" || st[2] != true || st[3].(float64) != 0 {
+		t.Errorf("after a rejected Start: run state %v, all buttons disabled %v, %v tokens shown", st[0], st[2], st[3])
+	}
+	msg := st[1].(string)
+	if !strings.Contains(msg, strconv.Itoa(tooMany)) || strings.Contains(msg, "bad_request") || strings.Contains(msg, "max_new_tokens") {
+		t.Errorf("error message %q: want plain English naming %d", msg, tooMany)
+	}
+	// keyboard shortcuts do not drive the old run either
+	chromedp.Do(ctx, chromedp.KeyEvent("t"))
+	time.Sleep(200 * time.Millisecond)
+	if n := evalJS[int](t, ctx, tokenCountJS); n != 0 {
+		t.Errorf("a key press after the rejected Start drew %d tokens", n)
+	}
+	b.AssertNoJSErrors(t)
+}
+
+// TestBrowserLabPhone: at 390 px wide the lab never scrolls sideways (before
+// and after a run), the stepping controls stay on screen, and every
+// control is at least 24×24 px.
+func TestBrowserLabPhone(t *testing.T) {
+	ts, _ := labServer(t)
+	b := browsertest.New(t)
+	ctx := b.Ctx
+	b.SetViewport(t, 390, 844, true)
+	overflow := `document.documentElement.scrollWidth - document.documentElement.clientWidth`
+	labAt(t, b, ts.URL+"/lab?prompt=The%20President%20said%2C%20and%20the%20people%20of%20the%20United%20States&n=40")
+	if w := evalJS[float64](t, ctx, overflow); w > 0 {
+		t.Errorf("before the run the page is %v px wider than the screen", w)
+	}
+	stepTo(t, b, 6)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-run"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitJS(ctx, `document.querySelector("main").dataset.runState === "stopped" && `+pageIdleJS); err != nil {
+		t.Fatal(err)
+	}
+	if w := evalJS[float64](t, ctx, overflow); w > 0 {
+		wide := evalJS[[]string](t, ctx, `[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5).slice(0, 8).map(e => e.tagName + "#" + e.id + "." + e.className)`)
+		t.Errorf("after a run the page is %v px wider than the screen: %v", w, wide)
+	}
+	small := evalJS[[]string](t, ctx, `[...document.querySelectorAll("main button, main select, main input, main textarea, main summary, main .pipeline a, main [data-testid=cand-row]")]
+		.filter(e => e.offsetParent !== null).map(e => [e, e.getBoundingClientRect()]).filter(([e, r]) => r.height < 24 || r.width < 24)
+		.map(([e, r]) => e.tagName + "#" + e.id + " " + Math.round(r.width) + "x" + Math.round(r.height))`)
+	if len(small) > 0 {
+		t.Errorf("tap targets under 24×24 px: %v", small)
+	}
+	// the stepping bar stays in view when the page scrolls to a panel
+	chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("panel-timing").scrollIntoView()`))
+	if top := evalJS[float64](t, ctx, `document.getElementById("runbar").getBoundingClientRect().top`); top < -1 || top > 10 {
+		t.Errorf("stepping bar at y=%v after scrolling, want stuck to the top", top)
+	}
+	b.AssertNoJSErrors(t)
+}
+
+// TestBrowserLabLiveTiming: time to first token shows after the first
+// token and the inter-token chart grows with each token, before the run
+// stops.
+func TestBrowserLabLiveTiming(t *testing.T) {
+	ts, _ := labServer(t)
+	b := browsertest.New(t)
+	ctx := b.Ctx
+	labAt(t, b, ts.URL+"/lab?prompt=The%20President%20said&n=20")
+	for i := 1; i <= 3; i++ {
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-token"]`))); err != nil {
+			t.Fatal(err)
+		}
+		if err := waitJS(ctx, fmt.Sprintf(`%s === %d && %s`, tokenCountJS, i, pageIdleJS)); err != nil {
+			t.Fatal(err)
+		}
+		ttft := evalJS[bool](t, ctx, `!!document.querySelector('[data-testid="ttft-text"]')`)
+		points := evalJS[string](t, ctx, `document.getElementById("chart-itl").dataset.points`)
+		if !ttft || points != strconv.Itoa(i-1) {
+			t.Errorf("after %d tokens: time to first token shown %v, %s inter-token latencies drawn (want %d)", i, ttft, points, i-1)
+		}
+	}
+	if evalJS[string](t, ctx, `document.querySelector("main").dataset.runState`) != "ready" {
+		t.Error("run state is not ready between tokens")
+	}
+	b.AssertNoJSErrors(t)
+}
+
+// jsFixed4 formats v as the page does: the JSON number (float32's shortest
+// decimal) parsed as a float64, then toFixed(4). Formatting the float32's
+// exact value instead differs when it sits on a rounding boundary
+// (3.17135 is 3.1713500022… as a float32 but 3.1713499999… in float64).
+func jsFixed4(v float32) string {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(v), 'g', -1, 32), 64)
+	return strconv.FormatFloat(f, 'f', 4, 64)
 }

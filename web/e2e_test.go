@@ -8,6 +8,7 @@ package web_test
 // e2e_test.go: the home page in headless Chromium, with axe-core.
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -42,8 +43,7 @@ func TestBrowserHome(t *testing.T) {
 }
 
 // TestBrowserAccessibility: axe-core finds no serious or critical
-// violation on the home page, the lab after a run (light and dark, wide
-// and phone), the compare page and a lesson page.
+// violation on the home page, the compare page and a lesson page.
 func TestBrowserAccessibility(t *testing.T) {
 	ts, _ := labServer(t)
 	b := browsertest.New(t)
@@ -57,36 +57,54 @@ func TestBrowserAccessibility(t *testing.T) {
 	}
 	must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-title"]`))))
 	b.AssertAccessible(t, "/")
-
-	for _, v := range []struct {
-		name string
-		w, h int64
-		dark bool
-	}{{"lab-1366x900", 1366, 900, false}, {"lab-1366x900-dark", 1366, 900, true}, {"lab-1280x720", 1280, 720, false}, {"lab-390x844", 390, 844, false}, {"lab-390x844-dark", 390, 844, true}} {
-		b.SetViewport(t, v.w, v.h, v.w < 500)
-		b.SetDark(t, v.dark)
-		must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lab?prompt=The%20President%20said&n=24&t=0.8&p=0.9&seed=42")))
-		must(waitJS(ctx, `!document.getElementById("btn-token").disabled`))
-		for i := 0; i < 5; i++ {
-			must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-step"]`))))
-			must(waitJS(ctx, pageIdleJS+` && document.body.dataset.seq === "`+string(rune('1'+i))+`"`))
-		}
-		b.ViewportScreenshot(t, v.name+"-step")
-		must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-run"]`))))
-		must(waitJS(ctx, `document.querySelector("main").dataset.runState === "stopped" && `+pageIdleJS))
-		must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`)))
-		b.AssertAccessible(t, "/lab after a run, "+v.name)
-		b.ViewportScreenshot(t, v.name)
-		b.Screenshot(t, v.name+"-full")
-	}
-	b.SetViewport(t, 1366, 900, false)
-	b.SetDark(t, false)
 	must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/compare?prompt=The%20President%20said&t=0.8&p=0.9&seed=3&n=16")))
 	must(waitJS(ctx, `document.body.dataset.compare === "done"`))
 	b.AssertAccessible(t, "/compare")
+	b.Screenshot(t, "compare")
 	must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lessons/sampling?s=4")))
 	must(waitJS(ctx, `[...document.querySelectorAll('#section-4 [data-testid="panel-out"]')].every(p => p.dataset.state === "done")`))
 	b.AssertAccessible(t, "/lessons/sampling")
 	b.Screenshot(t, "lesson-sampling-4")
 	b.AssertNoJSErrors(t)
+}
+
+// TestBrowserLabScreens: the lab after a run has no serious or critical
+// axe-core violation in light and dark mode, at a laptop's, a projector's
+// and a phone's size; screenshots of each (with ARTIFACTS_DIR) are what
+// the README shows.
+func TestBrowserLabScreens(t *testing.T) {
+	ts, _ := labServer(t)
+	for _, v := range []struct {
+		name string
+		w, h int64
+		dark bool
+	}{{"lab-1366x900", 1366, 900, false}, {"lab-1366x900-dark", 1366, 900, true}, {"lab-1280x720", 1280, 720, false}, {"lab-390x844", 390, 844, false}, {"lab-390x844-dark", 390, 844, true}} {
+		t.Run(v.name, func(t *testing.T) {
+			b := browsertest.New(t)
+			ctx := b.Ctx
+			must := func(err error) {
+				t.Helper()
+				if err != nil {
+					b.Screenshot(t, v.name+"-failure")
+					t.Fatal(err)
+				}
+			}
+			b.SetViewport(t, v.w, v.h, v.w < 500)
+			b.SetDark(t, v.dark)
+			must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lab?prompt=The%20President%20said&n=24&t=0.8&p=0.9&seed=42")))
+			must(waitJS(ctx, `!document.getElementById("btn-token").disabled`))
+			for i := 1; i <= 5; i++ {
+				must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-step"]`))))
+				must(waitJS(ctx, fmt.Sprintf(`%s && document.body.dataset.seq === "%d"`, pageIdleJS, i)))
+			}
+			b.ViewportScreenshot(t, v.name+"-step")
+			must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-run"]`))))
+			must(waitJS(ctx, `document.querySelector("main").dataset.runState === "stopped" && `+pageIdleJS))
+			must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`)))
+			b.AssertAccessible(t, "/lab after a run, "+v.name)
+			b.ViewportScreenshot(t, v.name)
+			b.Screenshot(t, v.name+"-full")
+			b.AssertNoJSErrors(t)
+		})
+	}
 }

@@ -45,7 +45,7 @@ func newMetrics(kvBytes func() float64) *metrics {
 	}
 	m.reg.MustRegister(m.steps, m.stepTime, m.tokens, m.tokRate,
 		gauge("inferscope_sessions", "Open lab sessions (websocket connections).", func() float64 { return float64(m.sessions.Load()) }),
-		gauge("inferscope_kv_cache_bytes", "KV cache memory allocated across sessions.", kvBytes),
+		gauge("inferscope_kv_cache_bytes", "Memory held by runs across sessions: scratch buffers plus the KV cache filled so far (limit: max_kv_bytes).", kvBytes),
 		counter("inferscope_sessions_rejected_total", "Connections refused because the server was full.", &m.rejected),
 		counter("inferscope_client_errors_total", "Error events sent to clients (bad input, limits).", &m.errors),
 		counter("inferscope_slow_clients_closed_total", "Connections closed because the client did not read.", &m.slowClosed),

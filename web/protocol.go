@@ -66,6 +66,7 @@ type Command struct {
 	Resume  *ResumePayload          `json:"-"`
 	N       int                     `json:"-"` // rewind / sample_n
 	Token   int                     `json:"-"` // force
+	Room    *RoomPayload            `json:"-"` // room_* commands (roomproto.go)
 	Inspect *session.InspectRequest `json:"-"`
 }
 
@@ -177,7 +178,7 @@ func protoErr(code, format string, args ...any) error {
 	return &ProtocolError{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
-var commandTypes = []string{CmdHello, CmdStart, CmdResume, CmdStep, CmdStepToken, CmdRun, CmdCancel, CmdRewind, CmdForce, CmdReset, CmdLogits, CmdSampleN, CmdPing, CmdInspect}
+var commandTypes = append([]string{CmdHello, CmdStart, CmdResume, CmdStep, CmdStepToken, CmdRun, CmdCancel, CmdRewind, CmdForce, CmdReset, CmdLogits, CmdSampleN, CmdPing, CmdInspect}, roomCommandTypes...)
 
 // DecodeCommand parses and checks one client message. Unknown types,
 // unknown fields, wrong field types and invalid UTF-8 are errors that say
@@ -264,6 +265,10 @@ func DecodeCommand(b []byte) (Command, error) {
 			return c, protoErr("bad_payload", "force payload needs id (a token id)")
 		}
 		c.Token = *p.ID
+	case CmdRoomOpen, CmdRoomClaim, CmdRoomClose, CmdRoomPoll, CmdRoomReveal, CmdRoomRecall, CmdRoomVote, CmdRoomBranch, CmdRoomFollow:
+		if err := decodeRoomPayload(&c, payload); err != nil {
+			return c, err
+		}
 	case CmdInspect:
 		var p session.InspectRequest
 		if err := strictUnmarshal(payload, &p); err != nil {

@@ -55,6 +55,11 @@ type Options struct {
 	// sets to the client's address (X-Forwarded-For, X-Real-IP); per-visitor
 	// limits then count by its last address. Empty: the TCP peer address.
 	ClientIPHeader string
+	// Rooms configures classroom rooms (rooms.go); zero fields take defaults.
+	Rooms RoomOptions
+	// EngineSlots is how many engine steps run at once, shared fairly
+	// across visitors (sched.go); 0 means GOMAXPROCS.
+	EngineSlots int
 }
 
 // Server is the app's HTTP handler.
@@ -66,8 +71,11 @@ type Server struct {
 	limits  Limits
 	conns   *connSet
 	hosts   *hostPolicy
+	sched   *FairQueue
 	metrics *metrics
 	lessons []*lessons.Lesson
+	rooms   *roomHub
+	live    liveSet // open sessions' figures for /server (serverview.go)
 }
 
 // New builds the routes. It does not listen; use ServeHTTP or ListenAndServe.
@@ -81,8 +89,9 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, log: lg, echo: echo.New(), assets: assets, limits: opts.Limits.withDefaults(),
-		conns: &connSet{conns: map[*wsConn]struct{}{}}, hosts: newHostPolicy(opts.AllowedHosts)}
+		conns: &connSet{conns: map[*wsConn]struct{}{}}, hosts: newHostPolicy(opts.AllowedHosts), sched: NewFairQueue(opts.EngineSlots)}
 	s.metrics = newMetrics(func() float64 { return float64(s.conns.kvBytes.Load()) })
+	s.rooms = newRoomHub(s, opts.Rooms)
 	if err := s.loadLessons(); err != nil {
 		return nil, fmt.Errorf("lessons: %w", err)
 	}
@@ -113,6 +122,8 @@ func New(opts Options) (*Server, error) {
 	e.GET("/lessons/:slug", s.lessonPage)
 	e.GET("/models/:name/card", s.modelCardPage)
 	e.GET("/models/:name/:file", s.modelCardFile)
+	s.roomRoutes(e)
+	s.initServerView()
 	return s, nil
 }
 
@@ -125,6 +136,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.Serv
 // Shutdown sends every websocket client a closing event, closes them, and
 // stops the listener, waiting for requests to finish.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.rooms.close()
 	s.shutdownSessions()
 	return s.echo.Shutdown(ctx)
 }

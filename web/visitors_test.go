@@ -205,3 +205,33 @@ func newServerFor(t testing.TB, srv *web.Server) *httptest.Server {
 	t.Cleanup(ts.Close)
 	return ts
 }
+
+// TestRateLimitCountsEveryFrame: binary frames use the message budget too,
+// and rate_limited names the refused command's id.
+func TestRateLimitCountsEveryFrame(t *testing.T) {
+	ts := newWSServer(t, web.Limits{MsgsPerSecond: 1, Burst: 5})
+	w := dial(t, ts)
+	for i := 0; i < 40; i++ {
+		w.c.WriteMessage(websocket.BinaryMessage, []byte{1, 2, 3})
+	}
+	badFrames, limited := 0, 0
+	for i := 0; i < 40; i++ {
+		m := w.read()
+		var e web.ErrorPayload
+		json.Unmarshal(m.Payload, &e)
+		switch e.Code {
+		case "bad_frame":
+			badFrames++
+		case "rate_limited":
+			limited++
+		}
+	}
+	if badFrames > 6 || limited < 34 {
+		t.Errorf("40 binary frames with a burst of 5: %d bad_frame, %d rate_limited", badFrames, limited)
+	}
+	w.c.WriteMessage(websocket.TextMessage, []byte(`{"type":"ping","id":4242}`))
+	m := w.read()
+	if m.Type != web.MsgError || m.ID != 4242 || !strings.Contains(string(m.Payload), "rate_limited") {
+		t.Errorf("rate_limited reply: %s id %d %s, want id 4242", m.Type, m.ID, m.Payload)
+	}
+}

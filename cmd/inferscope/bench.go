@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/internal/serve"
 )
 
 func init() {
@@ -61,10 +62,14 @@ type benchReport struct {
 		PeakRSS int64 `json:"peak_rss_bytes,omitempty"`
 	} `json:"machine"`
 	Results []benchResult `json:"results"`
+	// Concurrent is --concurrent N's figures, Generate --model's generate
+	// path against its bare decode (bench_concurrent.go).
+	Concurrent []concurrentResult `json:"concurrent,omitempty"`
+	Generate   []generateResult   `json:"generate,omitempty"`
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--write-llama2c PATH] [--write-hf DIR]", stderr)
+	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--concurrent N [--max-batch B]] [--write-llama2c PATH] [--write-hf DIR]", stderr)
 	var names []string
 	for n := range engine.Shapes {
 		names = append(names, n)
@@ -78,8 +83,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	writeHF := fs.String("write-hf", "", "write the first --shape with random weights as a Hugging Face directory (config.json + model.safetensors) to DIR and exit")
 	weights := fs.String("weights", "", "weight precision to run: f32 or bf16 (default: as stored; synthetic shapes are f32)")
 	probe := fs.Int("probe-bytes", 512<<20, "bytes the bandwidth probe streams; 0 skips it")
+	concurrent := fs.Int("concurrent", 0, "also run N sessions decoding at once, batched (the server's scheduler) and unbatched, in the same run")
+	maxBatch := fs.Int("max-batch", serve.DefaultOptions().MaxBatch, "with --concurrent: most decode steps per batched pass")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *concurrent < 0 || *concurrent > 256 || *maxBatch < 1 || *maxBatch > 256 {
+		return fmt.Errorf("--concurrent %d / --max-batch %d out of range: allowed 0 to 256 and 1 to 256", *concurrent, *maxBatch)
 	}
 	if *writeL2C != "" {
 		return writeLlama2cBench(*writeL2C, stdout)
@@ -137,13 +147,27 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return ctx.Err()
 		}
 		if convert {
-			m.ConvertWeights(dt)
+			m = m.WithWeights(dt)
 		}
 		r, err := benchModel(m, *promptN, *genN, bw)
 		if err != nil {
 			return err
 		}
 		rep.Results = append(rep.Results, r)
+		if m.Tokenizer != nil {
+			g, err := benchGenerate(m, *genN)
+			if err != nil {
+				return err
+			}
+			rep.Generate = append(rep.Generate, g)
+		}
+		if *concurrent > 0 {
+			cr, err := benchConcurrent(m, *concurrent, *promptN, *genN, serve.Options{MaxBatch: *maxBatch, MaxWait: serve.DefaultOptions().MaxWait})
+			if err != nil {
+				return err
+			}
+			rep.Concurrent = append(rep.Concurrent, cr)
+		}
 	}
 	rep.Machine.PeakRSS = peakRSS()
 	enc := json.NewEncoder(stdout)

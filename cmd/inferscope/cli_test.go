@@ -27,6 +27,7 @@ func TestCLIGolden(t *testing.T) {
 		{"tokenize_json", []string{"tokenize", "--text", "Hello, world!", "--bos", "--json"}},
 		{"tokenize_special", []string{"tokenize", "--text", "a<|endoftext|>b", "--allow-special"}},
 		{"generate_greedy", []string{"generate", "--prompt", "The President said", "--temperature", "0", "--max-tokens", "24"}},
+		{"generate_capital", []string{"generate", "--prompt", "The capital of France is", "--temperature", "0", "--max-tokens", "8"}},
 		{"generate_sampled", []string{"generate", "--prompt", "The President said", "--temperature", "0.8", "--top-p", "0.9", "--seed", "7", "--max-tokens", "24"}},
 	}
 	for _, tt := range tests {

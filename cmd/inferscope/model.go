@@ -18,18 +18,32 @@ import (
 type modelFlags struct {
 	model     *string
 	tokenizer *string
+	weights   *string
 }
 
 func addModelFlags(fs *flag.FlagSet) modelFlags {
 	return modelFlags{
 		model:     fs.String("model", "default", `model: "default" (embedded), a Hugging Face model directory, or a llama2.c .bin file`),
 		tokenizer: fs.String("tokenizer", "", "tokenizer file (llama2.c tokenizer.bin or tokenizer.json); default: the model's own"),
+		weights:   fs.String("weights", "", "weight precision to run: f32 or bf16 (half the bytes per token); default: as stored"),
 	}
 }
 
 // loadAny loads the model; it may lack a tokenizer.
 func (f modelFlags) loadAny() (*engine.Model, error) {
-	return loadModelRef(*f.model, *f.tokenizer)
+	var dt engine.DType
+	convert := false
+	if f.weights != nil {
+		var err error
+		if dt, convert, err = engine.ParseWeightsDType(*f.weights); err != nil {
+			return nil, err
+		}
+	}
+	m, err := loadModelRef(*f.model, *f.tokenizer)
+	if err == nil && convert {
+		m = m.WithWeights(dt)
+	}
+	return m, err
 }
 
 // loadModelRef loads "default", a path, or a hub repo id found in the

@@ -12,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/serve"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
 )
@@ -42,19 +43,45 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ipHeader := fs.String("client-ip-header", "", "header a trusted reverse proxy sets to the client address (e.g. X-Forwarded-For); per-visitor limits count by it. Only set it behind such a proxy")
 	var allowPull pullFlag
 	fs.Var(&allowPull, "allow-pull", "let visitors download models from the lab: the curated models (--allow-pull) or any hub repo (--allow-pull=any); off by default")
+	dr := web.DefaultRoomOptions()
+	maxRooms := fs.Int("max-rooms", dr.MaxRooms, "classroom rooms this server owns at once")
+	maxFollowers := fs.Int("max-followers", dr.MaxFollowers, "students following one classroom room")
+	natsURL := fs.String("nats", "", "NATS server URL (nats://host:4222): classroom rooms span every replica on it; empty keeps rooms in this process")
 	maxPull := fs.Int64("max-pull-bytes", 1<<30, "largest download --allow-pull permits, bytes (checked against the hub's listed sizes and free disk first)")
+	dbo := serve.DefaultOptions()
+	batch := fs.Bool("batch", true, "run the decode steps of concurrent sessions as one batched forward pass (--batch=false: each session alone, for comparison)")
+	maxBatch := fs.Int("max-batch", dbo.MaxBatch, "most decode steps in one batched forward pass")
+	batchWait := fs.Duration("batch-wait", dbo.MaxWait, "longest a queued decode step waits for others to join its batch (only while fewer are queued than shared the last pass)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *maxBatch < 1 || *maxBatch > 256 {
+		return fmt.Errorf("--max-batch %d out of range: allowed 1 to 256", *maxBatch)
+	}
+	if *batchWait < 0 || *batchWait > time.Second {
+		return fmt.Errorf("--batch-wait %v out of range: allowed 0 to 1s", *batchWait)
 	}
 	lg := slog.New(slog.NewTextHandler(stderr, nil))
 	cat, err := buildCatalog(extra, *tokPath, *defaultName, lg)
 	if err != nil {
 		return err
 	}
+	cat.SetBatching(*batch, serve.Options{MaxBatch: *maxBatch, MaxWait: *batchWait})
+	defer cat.CloseSchedulers()
 	card := cat.Models()[0]
+	rooms := web.RoomOptions{MaxRooms: *maxRooms, MaxFollowers: *maxFollowers}
+	if *natsURL != "" {
+		f, err := web.NewNATSFanout(*natsURL)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		rooms.Fanout = f
+		lg.Info("classroom rooms span replicas through NATS", "nats", *natsURL)
+	}
 	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, AllowedHosts: servedHosts(*addr, hosts), Puller: puller(ctx, cat, lg, allowPull.mode, *maxPull), ClientIPHeader: *ipHeader,
 		Limits: web.Limits{MaxSessions: *maxSessions, ReadLimit: *readLimit, MsgsPerSecond: *rate, Burst: *burst, MaxKVBytes: *maxKV,
-			MaxSessionsPerVisitor: *perVisitor, IdleTimeout: *idle},
+			MaxSessionsPerVisitor: *perVisitor, IdleTimeout: *idle}, Rooms: rooms,
 		ModelName: card.Name, ModelCard: fmt.Sprintf("(%s, %d layers, %s parameters)", card.Arch, card.Layers, human.Count(card.Params)),
 	})
 	if err != nil {

@@ -49,6 +49,9 @@ type Config struct {
 	// Lens adds the logit lens (the top tokens read out of the residual
 	// after every layer, lens.go) to every forward pass's event.
 	Lens bool `json:"lens,omitempty"`
+	// MaxBytes > 0 refuses a run whose scratch and prompt KV cache would
+	// exceed it, before allocating (the server's memory left for runs).
+	MaxBytes int64 `json:"-"`
 }
 
 // Validate checks everything that can be checked before tokenizing, for

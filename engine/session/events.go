@@ -117,7 +117,14 @@ type PrefillInfo struct {
 	Layers       []LayerTrace `json:"layers"`
 	DurationMs   float64      `json:"duration_ms"`
 	TokensPerSec float64      `json:"tokens_per_s"`
-	Lens         *LensReading `json:"lens,omitempty"` // with Config.Lens: the logit lens at the last prompt position
+	// ModelMs is the forward pass alone; InspectMs the time spent copying
+	// per-layer traces for the lab (DurationMs is both).
+	ModelMs   float64 `json:"model_ms"`
+	InspectMs float64 `json:"inspect_ms"`
+	// QueueMs is how long the prefill waited for the server's prefill slot
+	// (0 when it ran alone).
+	QueueMs float64      `json:"queue_ms"`
+	Lens    *LensReading `json:"lens,omitempty"` // with Config.Lens: the logit lens at the last prompt position
 }
 
 // TokenProb is one candidate token with its numbers.
@@ -149,7 +156,7 @@ type LogitsInfo struct {
 	Max         float32        `json:"max"`
 	Mean        float32        `json:"mean"`
 	Histogram   Histogram      `json:"histogram"`
-	Full        []float32      `json:"-"` // the raw logits (sent only on request)
+	Full        []float32      `json:"-"` // the raw logits, a view valid until the session's next forward pass (copy to keep; Session.CurrentLogits copies)
 	DurationMs  float64        `json:"duration_ms"`
 	Recomputed  bool           `json:"recomputed,omitempty"` // after a rewind
 	FromPrefill bool           `json:"from_prefill"`
@@ -240,19 +247,33 @@ type AppendInfo struct {
 	BytesUsed     int64        `json:"bytes_used"`
 	Memory        MemoryBudget `json:"memory"`
 	LayerTraces   []LayerTrace `json:"layer_traces,omitempty"`
-	Lens          *LensReading `json:"lens,omitempty"` // with Config.Lens: the logit lens at the new position
-	DurationMs    float64      `json:"duration_ms"`
+	DurationMs    float64      `json:"duration_ms"` // the forward pass with its trace copies (ModelMs + InspectMs)
+	ModelMs       float64      `json:"model_ms"`    // the forward pass alone (for a batched step: the whole batch's pass)
+	InspectMs     float64      `json:"inspect_ms"`  // copying per-layer traces for the lab
+	// QueueMs is how long this step waited for its batch to start, and
+	// BatchSize how many sessions' steps shared its forward pass (1: alone).
+	QueueMs      float64      `json:"queue_ms"`
+	BatchSize    int          `json:"batch_size"`
+	BatchModelMs float64      `json:"batch_model_ms,omitempty"` // the batch's forward pass, as the scheduler timed it
+	Lens         *LensReading `json:"lens,omitempty"`           // with Config.Lens: the logit lens at the new position
 }
 
 // Timings summarizes compute time per stage (time spent waiting for a
-// student to press "next" is not counted).
+// student to press "next" is not counted). Model time (forward passes) and
+// inspection time (distribution, top list, histogram, layer traces: what
+// the lab shows, not what a server would compute) are also totalled apart.
 type Timings struct {
 	TokenizeMs     float64   `json:"tokenize_ms"`
 	EmbedMs        float64   `json:"embed_ms"`
 	PrefillMs      float64   `json:"prefill_ms"`
-	FirstDecodeMs  float64   `json:"first_decode_ms"` // logits + sample of the first token
-	TTFTMs         float64   `json:"ttft_ms"`
-	ITLMs          []float64 `json:"itl_ms"` // per later token: append (forward) + logits + sample
+	FirstDecodeMs  float64   `json:"first_decode_ms"`    // logits + sample of the first token
+	TTFTMs         float64   `json:"ttft_ms"`            // queue + tokenize + embed + prefill + first decode
+	QueueMs        float64   `json:"queue_ms"`           // waiting for the server's scheduler (prefill slot, decode batches)
+	ModelMs        float64   `json:"model_ms"`           // forward passes: the model's compute
+	InspectMs      float64   `json:"inspect_ms"`         // building the lab's views of each stage
+	ITLModelMs     []float64 `json:"itl_model_ms"`       // per later token: its forward pass alone
+	ModelTokPerS   float64   `json:"model_tokens_per_s"` // decode tokens per second of forward time alone
+	ITLMs          []float64 `json:"itl_ms"`             // per later token: append (forward) + logits + sample
 	ITLp50Ms       float64   `json:"itl_p50_ms"`
 	PrefillTokPerS float64   `json:"prefill_tokens_per_s"`
 	OutputTokPerS  float64   `json:"output_tokens_per_s"`

@@ -93,16 +93,20 @@ func TopKCut(sorted []float64, k int) int {
 	return n
 }
 
-// TopPCut returns how many of the probabilities (sorted descending, summing
-// to 1 over the first n) the nucleus keeps: the smallest prefix whose mass
-// reaches p times the mass of the first n.
+// TopPCut returns how many of the probabilities (sorted descending) the
+// nucleus keeps: the smallest prefix whose mass reaches p times the mass of
+// the first n. When n is the whole vocabulary that mass is 1 (the
+// probabilities sum to 1), so no sum over the vocabulary is needed.
 func TopPCut(sorted []float64, n int, p float64) int {
 	if p >= 1 {
 		return n
 	}
-	var total float64
-	for _, x := range sorted[:n] {
-		total += x
+	total := 1.0
+	if n < len(sorted) {
+		total = 0
+		for _, x := range sorted[:n] {
+			total += x
+		}
 	}
 	var cum float64
 	for i, x := range sorted[:n] {
@@ -141,53 +145,258 @@ type Candidate struct {
 }
 
 // Distribution is every number behind one sampling decision.
+//
+// It costs O(vocab) plus a sort of the top only: the softmax sums and
+// entropies are one pass each, and the candidates are selected with a
+// bounded heap (partial top-N selection) until the cut-offs are decided
+// inside the selected prefix. Greedy selects only the top-N the lab shows.
+// A flat distribution with no cut-off keeps the whole vocabulary and so
+// sorts all of it, as it must to draw in rank order.
 type Distribution struct {
-	Params   SamplingParams
-	Sorted   []Candidate // the whole vocabulary, by logit descending (ties by id)
-	Kept     int         // Sorted[:Kept] survive top-k, top-p and min-p
-	AfterK   int         // how many top-k kept (k, or more when tokens tie with the k-th)
-	AfterP   int         // how many top-p kept (after top-k)
-	KeptMass float64     // probability mass (after temperature) of the kept set
-	Entropy1 float64     // entropy at T=1, nats
-	EntropyT float64     // entropy after temperature, nats
+	Params SamplingParams
+	// Sorted is the top of the vocabulary by logit descending (ties by id):
+	// at least every kept candidate and the first n asked for (all of it
+	// from NewDistribution).
+	Sorted   []Candidate
+	Kept     int     // Sorted[:Kept] survive top-k, top-p and min-p
+	AfterK   int     // how many top-k kept (k, or more when tokens tie with the k-th)
+	AfterP   int     // how many top-p kept (after top-k)
+	KeptMass float64 // probability mass (after temperature) of the kept set
+	Entropy1 float64 // entropy at T=1, nats
+	EntropyT float64 // entropy after temperature, nats
+
+	logits []float32 // the step's logits (not copied: valid while they are)
+	s1, sT softmaxSums
 }
 
-// NewDistribution applies the sampling transforms to logits.
-func NewDistribution(logits []float32, p SamplingParams) *Distribution {
-	n := len(logits)
-	p1 := Softmax(logits, 1)
-	pt := p1
-	if p.Temperature > 0 && p.Temperature != 1 {
-		pt = Softmax(logits, p.Temperature)
+// softmaxSums are what a softmax at temperature t needs for any one
+// probability: the largest logit and Σ exp((z−max)/t), with the entropy.
+type softmaxSums struct {
+	t, mx, sum, entropy float64
+}
+
+func newSoftmaxSums(logits []float32, t float64) softmaxSums {
+	if t <= 0 {
+		t = 1
 	}
-	d := &Distribution{Params: p, Sorted: make([]Candidate, n), Entropy1: Entropy(p1), EntropyT: Entropy(pt)}
-	for i, v := range logits {
-		d.Sorted[i] = Candidate{ID: i, Logit: v, Prob1: p1[i], ProbT: pt[i]}
-	}
-	sort.Slice(d.Sorted, func(a, b int) bool {
-		if d.Sorted[a].Logit != d.Sorted[b].Logit {
-			return d.Sorted[a].Logit > d.Sorted[b].Logit
+	s := softmaxSums{t: t, mx: math.Inf(-1)}
+	mx := float32(math.Inf(-1))
+	for _, v := range logits {
+		if v > mx {
+			mx = v
 		}
-		return d.Sorted[a].ID < d.Sorted[b].ID
-	})
-	sorted := make([]float64, n)
-	for i, c := range d.Sorted {
-		sorted[i] = c.ProbT
 	}
-	if p.Greedy() {
-		d.AfterK, d.AfterP, d.Kept = 1, 1, 1
-	} else {
-		d.AfterK = TopKCut(sorted, p.TopK)
-		d.AfterP = TopPCut(sorted, d.AfterK, p.TopP)
-		d.Kept = MinPCut(sorted, d.AfterP, p.MinP)
+	if len(logits) > 0 {
+		s.mx = float64(mx)
 	}
-	for _, x := range sorted[:d.Kept] {
-		d.KeptMass += x
+	// entropy H = −Σ p·log p with log p = u − log S (u = (z−max)/t), so
+	// H = log S − Σ e^u·u / S: no logarithm per token.
+	var eu float64
+	for _, v := range logits {
+		u := (float64(v) - s.mx) / t
+		e := math.Exp(u)
+		s.sum += e
+		if e > 0 {
+			eu += e * u
+		}
+	}
+	s.entropy = math.Log(s.sum) - eu/s.sum
+	return s
+}
+
+// prob is the softmax probability of a logit, the same bits as Softmax's.
+func (s softmaxSums) prob(v float32) float64 {
+	return math.Exp((float64(v)-s.mx)/s.t) / s.sum
+}
+
+// NewDistribution applies the sampling transforms to logits, with the whole
+// vocabulary in Sorted (the reference the cheap path is tested against).
+func NewDistribution(logits []float32, p SamplingParams) *Distribution {
+	return NewDistributionTop(logits, p, len(logits))
+}
+
+// NewDistributionTop is NewDistribution with only the top of the vocabulary
+// sorted: Sorted holds at least the kept set and the first n candidates.
+// Every number it reports equals NewDistribution's.
+func NewDistributionTop(logits []float32, p SamplingParams, n int) *Distribution {
+	V := len(logits)
+	d := &Distribution{Params: p, logits: logits, s1: newSoftmaxSums(logits, 1)}
+	d.sT = d.s1
+	if p.Temperature > 0 && p.Temperature != 1 {
+		d.sT = newSoftmaxSums(logits, p.Temperature)
+	}
+	d.Entropy1, d.EntropyT = d.s1.entropy, d.sT.entropy
+	m := min(max(n, 1), V)
+	if !p.Greedy() {
+		m = min(max(m, 64), V)
+	}
+	for {
+		ids := topIDs(logits, m)
+		d.Sorted = d.Sorted[:0]
+		for _, id := range ids {
+			d.Sorted = append(d.Sorted, d.candidate(id))
+		}
+		if d.cut(V) {
+			break
+		}
+		// grow fast, and past an eighth of the vocabulary a full sort is
+		// cheaper than a heap that large (a flat distribution keeps most)
+		if m = 16 * m; m > V/8 {
+			m = V
+		}
+	}
+	for _, c := range d.Sorted[:d.Kept] {
+		d.KeptMass += c.ProbT
 	}
 	for i := range d.Sorted[:d.Kept] {
 		d.Sorted[i].ProbKept = d.Sorted[i].ProbT / d.KeptMass
 	}
 	return d
+}
+
+func (d *Distribution) candidate(id int) Candidate {
+	v := d.logits[id]
+	return Candidate{ID: id, Logit: v, Prob1: d.s1.prob(v), ProbT: d.sT.prob(v)}
+}
+
+// cut sets AfterK, AfterP and Kept from the sorted prefix, as TopKCut,
+// TopPCut and MinPCut would over the whole sorted vocabulary; it reports
+// false when the prefix is too short to decide.
+func (d *Distribution) cut(V int) bool {
+	pre := d.Sorted
+	m := len(pre)
+	whole := m == V
+	if d.Params.Greedy() {
+		d.AfterK, d.AfterP, d.Kept = 1, 1, 1
+		return true
+	}
+	p := d.Params
+	// top-k: the k largest and every one tied with the k-th
+	if k := p.TopK; k <= 0 || k >= V {
+		d.AfterK = V
+	} else {
+		if k >= m && !whole {
+			return false
+		}
+		n := k
+		for n < m && pre[n].ProbT == pre[k-1].ProbT {
+			n++
+		}
+		if n == m && !whole {
+			return false
+		}
+		d.AfterK = n
+	}
+	// top-p: the smallest prefix reaching p × the mass after top-k
+	d.AfterP = d.AfterK
+	if p.TopP < 1 {
+		total := 1.0
+		if d.AfterK < V {
+			total = 0
+			for _, c := range pre[:d.AfterK] {
+				total += c.ProbT
+			}
+		}
+		var cum float64
+		found := false
+		for i, c := range pre[:min(m, d.AfterK)] {
+			cum += c.ProbT
+			if cum >= p.TopP*total {
+				d.AfterP, found = i+1, true
+				break
+			}
+		}
+		if !found && m < d.AfterK {
+			return false
+		}
+	}
+	// min-p: drop tokens below min_p × the top probability
+	d.Kept = d.AfterP
+	if p.MinP > 0 && d.AfterP > 0 {
+		th := p.MinP * pre[0].ProbT
+		found := false
+		for i, c := range pre[:min(m, d.AfterP)] {
+			if c.ProbT < th {
+				d.Kept, found = max(i, 1), true
+				break
+			}
+		}
+		if !found && m < d.AfterP {
+			return false
+		}
+	}
+	return d.Kept <= m
+}
+
+// before reports whether token a ranks before token b: larger logit, then
+// smaller id.
+func before(logits []float32, a, b int) bool {
+	if logits[a] != logits[b] {
+		return logits[a] > logits[b]
+	}
+	return a < b
+}
+
+// topIDs returns the ids of the m highest-ranked logits in rank order: a
+// bounded min-heap over one pass (O(vocab · log m), nearly O(vocab) since
+// few tokens beat the heap's worst), then a sort of the m.
+func topIDs(logits []float32, m int) []int {
+	V := len(logits)
+	if m >= V {
+		ids := make([]int, V)
+		for i := range ids {
+			ids[i] = i
+		}
+		sort.Slice(ids, func(a, b int) bool { return before(logits, ids[a], ids[b]) })
+		return ids
+	}
+	h := make([]int, 0, m) // heap: h[0] is the worst kept (ranks last)
+	worse := func(a, b int) bool { return before(logits, b, a) }
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			w := l
+			if r := l + 1; r < len(h) && worse(h[r], h[l]) {
+				w = r
+			}
+			if !worse(h[w], h[i]) {
+				return
+			}
+			h[i], h[w] = h[w], h[i]
+			i = w
+		}
+	}
+	var worst float32 // logits[h[0]] once the heap is full
+	for id := 0; id < V; id++ {
+		if len(h) == m && logits[id] < worst {
+			continue // the common case: below the m-th best so far
+		}
+		if len(h) < m {
+			h = append(h, id)
+			for i := len(h) - 1; i > 0; {
+				par := (i - 1) / 2
+				if !worse(h[i], h[par]) {
+					break
+				}
+				h[i], h[par] = h[par], h[i]
+				i = par
+			}
+			if len(h) == m {
+				worst = logits[h[0]]
+			}
+			continue
+		}
+		if before(logits, id, h[0]) {
+			h[0] = id
+			down(0)
+			worst = logits[h[0]]
+		}
+	}
+	sort.Slice(h, func(a, b int) bool { return before(logits, h[a], h[b]) })
+	return h
 }
 
 // Pick maps a uniform draw r in [0,1) to a rank in Sorted: the first kept
@@ -206,12 +415,32 @@ func (d *Distribution) Pick(r float64) int {
 	return d.Kept - 1
 }
 
-// Rank returns the rank of token id in Sorted, or -1.
+// Rank returns the rank of token id (0 = the top), or -1 when id is not
+// in the vocabulary. Outside Sorted it counts the tokens ranked before id.
 func (d *Distribution) Rank(id int) int {
+	if id < 0 || id >= len(d.logits) {
+		return -1
+	}
 	for i, c := range d.Sorted {
 		if c.ID == id {
 			return i
 		}
 	}
-	return -1
+	r := 0
+	for j := range d.logits {
+		if before(d.logits, j, id) {
+			r++
+		}
+	}
+	return r
+}
+
+// At returns token id's candidate and rank, also beyond Sorted (forcing a
+// token far down the list).
+func (d *Distribution) At(id int) (Candidate, int) {
+	r := d.Rank(id)
+	if r >= 0 && r < len(d.Sorted) {
+		return d.Sorted[r], r
+	}
+	return d.candidate(id), r
 }

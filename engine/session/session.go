@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -39,11 +40,16 @@ type Session struct {
 	text     strings.Builder // generated text
 	timings  Timings
 	stepMs   float64 // compute time of the current decode step so far
-	stopped  *StopInfo
-	pending  pendingStop
-	before   string
-	view     passView          // the last pass's last position, for Inspect (lens.go)
-	lens     *engine.LogitLens // the lens's scratch, with Config.Lens
+	// stepModelMs is the forward-pass part of stepMs; hookTime is time spent
+	// inside trace hooks during the current forward pass (inspection).
+	stepModelMs float64
+	hookTime    time.Duration
+	sched       Scheduler // nil: forward passes run here, unshared
+	stopped     *StopInfo
+	pending     pendingStop
+	before      string
+	view        passView          // the last pass's last position, for Inspect (lens.go)
+	lens        *engine.LogitLens // the lens's scratch, with Config.Lens
 }
 
 type pendingStop struct{ reason, detail string }
@@ -97,10 +103,18 @@ func New(m *engine.Model, cfg Config) (*Session, error) {
 	s.nPrompt = len(toks)
 	s.tokInfo.Text, s.tokInfo.Tokens, s.tokInfo.Count = text, toks, len(toks)
 	s.tokInfo.ContextUsed, s.tokInfo.ContextLimit = len(toks), m.Config.SeqLen
-	s.st = engine.NewState(m.Config)
 	// Room for the prompt and every new token, up to the context: a run whose
 	// prompt + max_new_tokens exceeds the context stops with "context_full".
-	if s.kv, err = engine.NewKVCache(m.Config, min(m.Config.SeqLen, len(toks)+cfg.MaxNewTokens)); err != nil {
+	capacity := min(m.Config.SeqLen, len(toks)+cfg.MaxNewTokens)
+	if err := checkMemory(m, cfg, capacity, len(toks), runtime.GOMAXPROCS(0)); err != nil {
+		return nil, err
+	}
+	// Scratch sized for this run's positions, not the model's whole context
+	// (attention weights are heads × positions floats).
+	sc := m.Config
+	sc.SeqLen = capacity
+	s.st = engine.NewState(sc)
+	if s.kv, err = engine.NewKVCache(m.Config, capacity); err != nil {
 		return nil, err
 	}
 	s.dec = tokenizer.NewStreamDecoder(m.Tokenizer, s.ids[len(s.ids)-1])
@@ -272,12 +286,14 @@ func (s *Session) Rewind(n int) (*Event, error) {
 		s.text.WriteString(s.dec.Add(id))
 	}
 	if len(s.gen) == 0 {
-		s.timings.ITLMs = nil
+		s.timings.ITLMs, s.timings.ITLModelMs = nil, nil
 	} else if len(s.timings.ITLMs) >= len(s.gen) {
 		s.timings.ITLMs = s.timings.ITLMs[:len(s.gen)-1]
+		s.timings.ITLModelMs = s.timings.ITLModelMs[:min(len(s.timings.ITLModelMs), len(s.gen)-1)]
 	}
 	s.stopped, s.pending, s.forced = nil, pendingStop{}, -1
 	s.stepMs = msf(time.Since(start))
+	s.stepModelMs = s.stepMs
 	s.next = StageLogits
 	ev := &Event{Stage: StageLogits}
 	ev.Logits = s.logitsStage(true)
@@ -299,7 +315,7 @@ func (s *Session) SampleMany(n int) ([]TokenCount, error) {
 		return nil, fmt.Errorf("sampling many is possible when the next stage is logits or sample (it is %s)", s.next)
 	}
 	if s.dist == nil {
-		s.dist = NewDistribution(s.logits, s.cfg.Sampling)
+		s.dist = NewDistributionTop(s.logits, s.cfg.Sampling, s.cfg.TopN)
 	}
 	r := rand.New(rand.NewPCG(s.cfg.Sampling.Seed^0xa5a5a5a5, uint64(len(s.gen))))
 	counts := map[int]int{}

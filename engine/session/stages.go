@@ -5,6 +5,7 @@ package session
 // that stage's event.
 
 import (
+	"context"
 	"encoding/hex"
 	"math"
 	"math/rand/v2"
@@ -39,9 +40,13 @@ func (s *Session) embedInfo() (*EmbedInfoStage, error) {
 	return info, err
 }
 
-// traceHooks records per-layer traces of one forward pass.
+// traceHooks records per-layer traces of one forward pass. The time spent
+// copying them is added to s.hookTime: it is inspection, not the model's
+// compute.
 func (s *Session) traceHooks(all bool, out *[]LayerTrace) *engine.Hooks {
 	return &engine.Hooks{AllAttention: all, LayerDone: func(l engine.LayerInfo) {
+		t0 := time.Now()
+		defer func() { s.hookTime += time.Since(t0) }()
 		lt := LayerTrace{Layer: l.Layer, ResidualNorm: make([]float32, len(l.Hidden)), Attn: make([]Compact, len(l.Attn)), MLPNorm: make([]float32, len(l.MLP))}
 		for i, h := range l.Hidden {
 			lt.ResidualNorm[i] = norm(h)
@@ -67,6 +72,16 @@ func (s *Session) traceHooks(all bool, out *[]LayerTrace) *engine.Hooks {
 
 func (s *Session) prefill() (*PrefillInfo, error) {
 	info := &PrefillInfo{Positions: s.nPrompt}
+	if s.sched != nil { // one prefill at a time on a shared server: waiting for the slot is queue time
+		release, wait, err := s.sched.Prefill(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		info.QueueMs = msf(wait)
+		s.timings.QueueMs += info.QueueMs
+	}
+	s.hookTime = 0
 	start := time.Now()
 	all := s.cfg.AllAttention && s.nPrompt <= MaxAllAttention
 	logits, err := s.m.Forward(s.st, s.kv, s.ids[:s.nPrompt], s.viewHooks(s.traceHooks(all, &info.Layers)))
@@ -75,6 +90,9 @@ func (s *Session) prefill() (*PrefillInfo, error) {
 	}
 	info.Lens = s.view.lens
 	el := time.Since(start)
+	info.ModelMs, info.InspectMs = msf(el-s.hookTime), msf(s.hookTime)
+	s.timings.ModelMs += info.ModelMs
+	s.timings.InspectMs += info.InspectMs
 	s.logits = append(s.logits[:0], logits...)
 	s.logitPos = s.nPrompt - 1
 	info.DurationMs = msf(el)
@@ -91,10 +109,10 @@ func (s *Session) tokenProb(c Candidate, rank int) TokenProb {
 
 func (s *Session) logitsStage(recomputed bool) *LogitsInfo {
 	start := time.Now()
-	s.dist = NewDistribution(s.logits, s.cfg.Sampling)
+	s.dist = NewDistributionTop(s.logits, s.cfg.Sampling, s.cfg.TopN)
 	d := s.dist
 	info := &LogitsInfo{Pos: s.logitPos, Vocab: len(s.logits), Params: s.cfg.Sampling, AfterTopK: d.AfterK, AfterTopP: d.AfterP,
-		Kept: d.Kept, KeptMass: d.KeptMass, Entropy1: d.Entropy1, EntropyT: d.EntropyT, Full: append([]float32(nil), s.logits...),
+		Kept: d.Kept, KeptMass: d.KeptMass, Entropy1: d.Entropy1, EntropyT: d.EntropyT, Full: s.logits,
 		Recomputed: recomputed, FromPrefill: s.logitPos == s.nPrompt-1}
 	info.Min, info.Max = s.logits[0], s.logits[0]
 	var sum float64
@@ -110,6 +128,7 @@ func (s *Session) logitsStage(recomputed bool) *LogitsInfo {
 	}
 	info.DurationMs = msf(time.Since(start))
 	s.stepMs += info.DurationMs
+	s.timings.InspectMs += info.DurationMs
 	return info
 }
 
@@ -132,8 +151,9 @@ func (s *Session) sample() *SampleInfo {
 	p := s.cfg.Sampling
 	info.Rule = samplingRule(p)
 	var rank int
+	var cand Candidate
 	if s.forced >= 0 {
-		rank = d.Rank(s.forced)
+		cand, rank = d.At(s.forced)
 		info.Forced = true
 		info.Rule = forcedRule(info.Rule)
 		s.forced = -1
@@ -142,9 +162,10 @@ func (s *Session) sample() *SampleInfo {
 			info.Draw = drawFor(p.Seed, step)
 		}
 		rank = d.Pick(info.Draw)
+		cand = d.Sorted[rank]
 	}
-	s.chosen = d.Sorted[rank].ID
-	info.Chosen = s.tokenProb(d.Sorted[rank], rank)
+	s.chosen = cand.ID
+	info.Chosen = s.tokenProb(cand, rank)
 	var cum float64
 	// the first 64 kept candidates, extended to include the chosen one
 	for i := 0; i < d.Kept && i < max(64, rank+1); i++ {
@@ -156,13 +177,15 @@ func (s *Session) sample() *SampleInfo {
 	info.CDFTail = cdfTail(d, len(info.CDF), cum)
 	info.Duration = msf(time.Since(start))
 	s.stepMs += info.Duration
+	s.timings.InspectMs += info.Duration
 	if step == 0 {
 		s.timings.FirstDecodeMs = s.stepMs
-		s.timings.TTFTMs = s.timings.TokenizeMs + s.timings.EmbedMs + s.timings.PrefillMs + s.stepMs
+		s.timings.TTFTMs = s.timings.QueueMs + s.timings.TokenizeMs + s.timings.EmbedMs + s.timings.PrefillMs + s.stepMs
 	} else {
 		s.timings.ITLMs = append(s.timings.ITLMs, s.stepMs)
+		s.timings.ITLModelMs = append(s.timings.ITLModelMs, s.stepModelMs)
 	}
-	s.stepMs = 0
+	s.stepMs, s.stepModelMs = 0, 0
 	return info
 }
 
@@ -229,7 +252,22 @@ func (s *Session) appendToken() (*AppendInfo, error) {
 			feed = s.ids
 		}
 		var traces []LayerTrace
-		logits, err := s.m.Forward(s.st, s.kv, feed, s.viewHooks(s.traceHooks(false, &traces)))
+		s.hookTime = 0
+		var logits []float32
+		var err error
+		if s.sched != nil && !s.cfg.NoCache {
+			// a decode step shares one batched forward pass with other
+			// sessions' steps; the time it waited for its batch is queue time
+			seq := &engine.BatchSeq{State: s.st, KV: s.kv, Token: id, Hooks: s.viewHooks(s.traceHooks(false, &traces))}
+			var slot Slot
+			slot, err = s.sched.Decode(context.Background(), seq)
+			logits = seq.Logits
+			info.QueueMs, info.BatchSize, info.BatchModelMs = msf(slot.Wait), slot.Batch, msf(slot.Model)
+			start = start.Add(slot.Wait)
+		} else {
+			logits, err = s.m.Forward(s.st, s.kv, feed, s.viewHooks(s.traceHooks(false, &traces)))
+			info.BatchSize = 1
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -240,6 +278,11 @@ func (s *Session) appendToken() (*AppendInfo, error) {
 			info.LayerTraces = append(info.LayerTraces, lt)
 		}
 		el := time.Since(start)
+		info.ModelMs, info.InspectMs = msf(el-s.hookTime), msf(s.hookTime)
+		s.timings.ModelMs += info.ModelMs
+		s.timings.InspectMs += info.InspectMs
+		s.timings.QueueMs += info.QueueMs
+		s.stepModelMs += info.ModelMs
 		s.logits = append(s.logits[:0], logits...)
 		s.logitPos = len(s.ids) - 1
 		s.dist = nil
@@ -256,6 +299,15 @@ func (s *Session) appendToken() (*AppendInfo, error) {
 
 func (s *Session) stop(reason, detail string) *Event {
 	t := s.timings
+	if n := len(t.ITLModelMs); n > 0 {
+		var sum float64
+		for _, v := range t.ITLModelMs {
+			sum += v
+		}
+		if sum > 0 {
+			t.ModelTokPerS = float64(n) / (sum / 1000)
+		}
+	}
 	if len(t.ITLMs) > 0 {
 		sorted := append([]float64(nil), t.ITLMs...)
 		sort.Float64s(sorted)

@@ -33,7 +33,7 @@ func (v *vocabulary) spans(text string, allow bool, nf normalizer) []span {
 			out = append(out, s)
 			continue
 		}
-		for _, sub := range splitSpecial(s.text, v.normSpecials, v.ids, allow, v.always) {
+		for _, sub := range splitSpecial(s.text, v.normSpecials, v.normIDs, allow, v.always) {
 			t := span{text: sub.text, start: s.at(sub.start), special: sub.special}
 			if s.orig != nil {
 				t.orig = s.orig[sub.start : sub.start+len(sub.text)+1]

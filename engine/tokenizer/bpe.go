@@ -15,7 +15,8 @@ import (
 // ByteLevelBPE is GPT-2's tokenizer: text is pre-split with GPT-2's pattern
 // (contractions, letters, digits, punctuation, whitespace runs), each piece's
 // bytes are mapped to printable characters (space → "Ġ"), and merges apply
-// lowest rank first within each piece.
+// lowest rank first within each piece. A tokenizer.json may normalize the
+// text first and add pre-tokenizer steps (pretokenize.go).
 type ByteLevelBPE struct {
 	vocabulary
 	rank         map[[2]int]int

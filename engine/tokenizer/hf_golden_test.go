@@ -28,6 +28,8 @@ type hfGolden struct {
 		Text       string `json:"text"`
 		IDs        []int  `json:"ids"`
 		JSTiktoken []int  `json:"js_tiktoken"` // the second opinion, where it differs
+		// HF's ids with addSpecialTokens (the post-processor's BOS), where they differ from IDs
+		IDsAddSpecial []int `json:"ids_add_special"`
 	} `json:"cases"`
 }
 
@@ -130,6 +132,21 @@ func compareHF(t *testing.T, g hfGolden, tk Tokenizer) {
 	}
 	if bad > 0 {
 		t.Errorf("%d of %d cases differ from %s", bad, len(g.Cases), g.Reference)
+	}
+	// where HF's post-processor adds a BOS, AddBOS adds the same one
+	withBOS := 0
+	for _, c := range g.Cases {
+		if c.IDsAddSpecial == nil {
+			continue
+		}
+		withBOS++
+		toks, err := tk.Encode(c.Text, EncodeOptions{AllowSpecial: true, AddBOS: true})
+		if got := tokenIDs(toks); err != nil || !slices.Equal(got, c.IDsAddSpecial) {
+			t.Errorf("%q with BOS: got %v (%v), HF with special tokens %v", c.Text, got, err, c.IDsAddSpecial)
+		}
+	}
+	if withBOS > 0 {
+		t.Logf("%d cases checked with the post-processor's BOS", withBOS)
 	}
 }
 

@@ -194,7 +194,7 @@ func ParseTokenizerJSON(b []byte) (Tokenizer, error) {
 	default:
 		return nil, fmt.Errorf("cannot tell the tokenizer family: no ByteLevel or Metaspace pre-tokenizer, no Prepend normalizer")
 	}
-	if err := addTokens(v, tj, len(o.norm) > 0); err != nil {
+	if err := addTokens(v, tj, o.norm); err != nil {
 		return nil, err
 	}
 	if o.byteLevel {
@@ -221,8 +221,8 @@ func ParseTokenizerJSON(b []byte) (Tokenizer, error) {
 // addTokens registers tokenizer.json's added tokens: special ones are
 // matched when the caller allows specials, the others always; with a
 // normalizer, "normalized": true ones are matched after normalization.
-func addTokens(v *vocabulary, tj tokenizerJSON, hasNorm bool) error {
-	v.specials, v.normSpecials = nil, nil
+func addTokens(v *vocabulary, tj tokenizerJSON, nf normalizer) error {
+	v.specials, v.normSpecials, v.normIDs = nil, nil, nil
 	for _, a := range tj.AddedTokens {
 		if a.ID >= len(v.pieces) {
 			return fmt.Errorf("added token %q has id %d, beyond the vocabulary's %d ids", a.Content, a.ID, len(v.pieces))
@@ -243,8 +243,18 @@ func addTokens(v *vocabulary, tj tokenizerJSON, hasNorm bool) error {
 		if a.Normalized != nil {
 			normalized = *a.Normalized
 		}
-		if hasNorm && normalized {
-			v.normSpecials = append(v.normSpecials, a.Content)
+		if len(nf) > 0 && normalized { // matched by its normalized spelling, as HF does
+			key := nf.apply(span{text: a.Content, special: -1}).text
+			if v.normIDs == nil {
+				v.normIDs = map[string]int{}
+			}
+			if _, dup := v.normIDs[key]; !dup {
+				v.normIDs[key] = a.ID
+				v.normSpecials = append(v.normSpecials, key)
+			}
+			if !a.Special {
+				v.always[key] = true
+			}
 		} else {
 			v.specials = append(v.specials, a.Content)
 		}

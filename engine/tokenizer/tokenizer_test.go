@@ -280,17 +280,41 @@ func FuzzLlama2cTokenizerRoundTrip(f *testing.F) {
 }
 
 func FuzzTokenizerJSON(f *testing.F) {
-	f.Add([]byte(`{"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":0},"merges":[]}}`))
-	f.Add([]byte(`{"normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace","pattern":{"String":" "},"content":"▁"}]},"model":{"type":"BPE","vocab":{"▁":0,"a":1,"▁a":2},"merges":["▁ a"]}}`))
-	f.Add([]byte(`{"pre_tokenizer":{"type":"Metaspace"},"model":{"type":"BPE","vocab":{"▁":0,"a":-7},"merges":[]},"added_tokens":[{"id":-1,"content":"x","special":true}]}`))
-	f.Add([]byte(`{"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":9223372036854775807},"merges":[]},"added_tokens":[{"id":4194303,"content":"<s>","special":true}]}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
+	const bytes = `"vocab":{"a":0},"merges":[]`
+	for _, s := range []string{
+		`{"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":0},"merges":[]}}`,
+		`{"normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace","pattern":{"String":" "},"content":"▁"}]},"model":{"type":"BPE","vocab":{"▁":0,"a":1,"▁a":2},"merges":["▁ a"]}}`,
+		`{"normalizer":{"type":"NFKC"},"pre_tokenizer":{"type":"Metaspace","replacement":"▁","prepend_scheme":"first","split":true},"decoder":{"type":"Metaspace"},` +
+			`"post_processor":{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<s>"}},{"Sequence":{"id":"A"}}]},` +
+			`"added_tokens":[{"id":1,"content":"<s>","special":true,"normalized":false}],` +
+			`"model":{"type":"BPE","byte_fallback":true,"unk_token":"<unk>","fuse_unk":true,"ignore_merges":true,"vocab":{"<unk>":0,"<s>":1,"▁":2,"a":3,"▁a":4,"<0x62>":5},"merges":[["▁","a"]]}}`,
+		`{"normalizer":{"type":"NFD"},"pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"Digits","individual_digits":true},{"type":"ByteLevel","add_prefix_space":true,"use_regex":false}]},"model":{"type":"BPE",` + bytes + `}}`,
+		`{"added_tokens":[{"id":0,"content":"<x>","special":false,"normalized":true}],"normalizer":{"type":"NFC"},"pre_tokenizer":{"type":"Metaspace","prepend_scheme":"always","split":false},"model":{"type":"BPE","vocab":{"<x>":0,"▁":1},"merges":[]}}`,
+		`{"pre_tokenizer":{"type":"Metaspace"},"model":{"type":"BPE","vocab":{"▁":0,"a":-7},"merges":[]},"added_tokens":[{"id":-1,"content":"x","special":true}]}`,
+		`{"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":9223372036854775807},"merges":[]},"added_tokens":[{"id":4194303,"content":"<s>","special":true}]}`,
+	} {
+		f.Add([]byte(s), "a b ▁ é <s><x> 12")
+	}
+	f.Fuzz(func(t *testing.T, b []byte, text string) {
 		tk, err := ParseTokenizerJSON(b)
 		if err != nil {
 			return
 		}
 		if _, err := tk.Encode("a b ▁ é", EncodeOptions{AddBOS: true, AllowSpecial: true}); err != nil {
 			t.Fatal(err)
+		}
+		if !utf8.ValidString(text) {
+			return
+		}
+		toks, err := tk.Encode(text, EncodeOptions{AllowSpecial: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSpans(t, text, toks)
+		for _, x := range toks {
+			if x.ID < 0 || x.ID >= tk.VocabSize() {
+				t.Fatalf("%q: token id %d outside the vocabulary (%d)", text, x.ID, tk.VocabSize())
+			}
 		}
 	})
 }

@@ -15,6 +15,7 @@ type vocabulary struct {
 	// normSpecials are tokenizer.json added tokens matched after
 	// normalization ("normalized": true, with a normalizer), longest first.
 	normSpecials []string
+	normIDs      map[string]int  // normalized spelling → id, for normSpecials
 	always       map[string]bool // added tokens that are not special: matched even when specials are not
 	bos, eos     int             // -1 if none
 	kind         string

@@ -41,18 +41,21 @@ const extra = [
   "e\u0301t\u00e9", "A\u030angstro\u0308m", "\u1100\u1161\u11a8 한", "\u0301start", "café", "cafe\u0301",
   " ", "  ", "a", " a", "  a", "a ", "\n", "\na", "Hello", " Hello", "<s>Hello</s> world", "<unk>", "▁hello ▁ ▁▁x",
   "hello<|endoftext|>world", "<|endoftext|><|endoftext|>", " <|endoftext|> x",
+  "ﬁx it", "prefix fix", "<|user|>hi", "＜|user|＞hi", "a [raw] b", "[raw][raw]", "off ﬀ ﬃ",
 ];
 
 const sha256 = (b) => crypto.createHash("sha256").update(b).digest("hex");
 
-async function encodeAll(tk, texts) {
+async function encodeAll(tk, texts, addSpecialTokens = false) {
   const out = [];
   for (const text of texts) {
-    const enc = await tk.encode(text, null, { addSpecialTokens: false });
+    const enc = await tk.encode(text, null, { addSpecialTokens });
     out.push(Array.from(enc.getIds()));
   }
   return out;
 }
+
+const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 // write emits one case per line so diffs stay readable.
 function write(file, header, rows) {
@@ -65,12 +68,15 @@ async function golden({ name, tokenizerPath, json, seed, n, second, part }) {
   const tk = Tokenizer.fromString(json);
   const texts = [...cases, ...extra, ...randomStrings(seed, n)];
   const ids = await encodeAll(tk, texts);
+  // with the post-processor's special tokens (a TemplateProcessing BOS), recorded where they differ
+  const withSpecial = await encodeAll(tk, texts, true);
   let disagree = 0;
   const rows = texts.map((text, i) => {
     const row = { text, ids: ids[i] };
+    if (!same(withSpecial[i], ids[i])) row.ids_add_special = withSpecial[i];
     if (second) {
       const other = second(text);
-      if (other.length !== ids[i].length || other.some((x, j) => x !== ids[i][j])) {
+      if (!same(other, ids[i])) {
         row.js_tiktoken = other;
         disagree++;
       }

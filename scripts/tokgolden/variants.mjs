@@ -73,6 +73,13 @@ function metaspaceBase(gpt2, nMerges) {
   return { vocab, merges, added };
 }
 
+// withAdded appends added tokens (given without ids) after base's ids.
+function withAdded(base, extra) {
+  let next = Math.max(...Object.values(base.vocab), ...base.added.map((a) => a.id)) + 1;
+  const added = extra.map((a) => ({ id: next++, single_word: false, lstrip: false, rstrip: false, ...a }));
+  return { ...base, added: [...base.added, ...added] };
+}
+
 function tokenizerJSON(base, { normalizer = null, pre_tokenizer = null, decoder = null, post_processor = null, model = {} }) {
   return {
     version: "1.0", truncation: null, padding: null,
@@ -98,7 +105,13 @@ export function variants(gpt2) {
       normalizer: component("NFC"), pre_tokenizer: byteLevel(true), decoder: byteLevel(true),
       post_processor: component("ByteLevel", { add_prefix_space: true, trim_offsets: false, use_regex: true }),
     }),
-    "bl-nfkc-digits": tokenizerJSON(bl, {
+    // added tokens matched after normalization ("ﬁx" in the text is "fix" after NFKC) and before it
+    "bl-nfkc-digits": tokenizerJSON(withAdded(bl, [
+      { content: "fix", special: false, normalized: true },
+      { content: "<|user|>", special: true, normalized: true },
+      { content: "[raw]", special: false, normalized: false },
+      { content: "ﬀ", special: false, normalized: true }, // matched as "ff", its NFKC spelling
+    ]), {
       normalizer: component("NFKC"),
       pre_tokenizer: component("Sequence", { pretokenizers: [component("Digits", { individual_digits: true }), byteLevel()] }),
       decoder: byteLevel(),

@@ -12,10 +12,33 @@ export function esc(s) {
   return String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
 }
 
-function widthOf(box, fallback) {
-  const w = box.clientWidth;
+// Box widths come from a ResizeObserver, not from reading clientWidth at
+// draw time: a read after the frame's other DOM writes would force a
+// layout of the whole page, once per chart per frame.
+const widths = new WeakMap();
+let onResize = null;
+const ro = new ResizeObserver((entries) => {
+  let changed = false;
+  for (const e of entries) {
+    const w = Math.round(e.contentRect.width);
+    if (widths.get(e.target) !== w) { widths.set(e.target, w); changed = true; }
+  }
+  if (changed && onResize) onResize();
+});
+// whenResized registers the redraw to run when a chart's box changes width.
+export function whenResized(fn) { onResize = fn; }
+// boxWidth is box's content width in CSS pixels (fallback while hidden);
+// only the first call for a box measures it.
+export function boxWidth(box, fallback) {
+  let w = widths.get(box);
+  if (w === undefined) {
+    ro.observe(box);
+    w = box.clientWidth;
+    widths.set(box, w);
+  }
   return w > 0 ? w : fallback;
 }
+function widthOf(box, fallback) { return boxWidth(box, fallback); }
 
 // niceTicks returns about n round tick values covering [lo, hi].
 export function niceTicks(lo, hi, n = 5, minStep = 0) {
@@ -58,7 +81,7 @@ export function hbars(box, o) {
       const by = S.length > 1 ? y0 + 3 + k * 7 : y0 + 3;
       s += `<rect x="${labelW}" y="${by}" width="${Math.max(0.5, x(v) - labelW).toFixed(1)}" height="${bh}" class="${S[k].cls}" data-series="${k}"/>`;
     });
-    s += `<text x="${x(r.values[0]) + 4}" y="${y0 + rowH / 2 + 4}" class="ch-val">${esc(o.fmt ? o.fmt(r.values[0], r) : r.values[0])}</text>`;
+    s += `<text x="${Math.min(x(Math.max(...r.values)) + 4, W - valW + 10)}" y="${y0 + rowH / 2 + 4}" class="ch-val">${esc(o.fmt ? o.fmt(r.values[0], r) : r.values[0])}</text>`;
     s += "</g>";
   });
   const bottom = top + rows.length * rowH;

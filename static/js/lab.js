@@ -4,7 +4,9 @@
 // changed, so the page keeps up with the engine however fast it runs.
 import * as C from "./core.js";
 import * as P from "./panels.js";
+import { boxWidth, whenResized } from "./charts.js";
 import { ModelView } from "./modelview.js";
+import { initRoom } from "./room.js";
 
 const $ = C.$;
 const data = C.pageData();
@@ -26,6 +28,7 @@ let paced = null;         // {rate, timer} while a run plays at a chosen speed
 let flying = false;       // a stepping command is running at the server
 let cancelAsked = false;  // Stop was clicked: "cancelled" is on screen, drawing waits for the stop event
 let runState = "idle";
+let following = false;    // a student following a class: events come from room.js, nothing is sent
 
 function setRunState(s) { runState = s; main.dataset.runState = s; }
 setRunState("idle");
@@ -38,11 +41,29 @@ function mark(...names) {
   if (!frame && !cancelAsked) frame = requestAnimationFrame(flush);
 }
 const ORDER = ["reset", "tokens", "embed", "prefill", "attn", "logits", "sample", "gen", "kv", "timing", "stop", "pipeline", "buttons", "model"];
+// stats: frames drawn and main-thread milliseconds spent drawing and
+// applying events (read by the browser benchmark)
+const stats = window.labStats = { frames: 0, drawMs: 0, maxDrawMs: 0, events: 0, applyMs: 0 };
 function flush() {
   frame = 0;
+  const t0 = performance.now();
   const d = new Set(dirty);
   dirty.clear();
-  for (const n of ORDER) if (d.has(n)) draw[n]();
+  for (const n of ORDER) if (d.has(n)) {
+    const t1 = performance.now();
+    draw[n]();
+    stats[n] = (stats[n] || 0) + performance.now() - t1;
+  }
+  if (scrollTarget) {
+    const panel = $(PANEL[scrollTarget]);
+    scrollTarget = null;
+    if (panel) panel.scrollIntoView({ block: "nearest", behavior: "instant" });
+  }
+  updateBusy();
+  const dt = performance.now() - t0;
+  stats.frames++;
+  stats.drawMs += dt;
+  stats.maxDrawMs = Math.max(stats.maxDrawMs, dt);
 }
 // drop what is queued: used when Stop is clicked (the stop event redraws)
 function dropDrawing() { if (frame) cancelAnimationFrame(frame); frame = 0; }
@@ -53,11 +74,12 @@ const mv = new ModelView($("modelview"), { label: posLabel, schedule: () => mark
 
 // ---------- connection ----------
 const client = new C.Client(onMessage, () => {
+  if (following) return; // back to the class: the private run was closed on purpose
   pending = null;
   flying = false;
   cancelAsked = false;
   stopPaced();
-  mark("buttons");
+  setButtons();
   if (run.closing || !run.model) { setStatus("Disconnected from the server. Press Start to reconnect.", true); return; }
   setStatus("Connection lost; reconnecting…", true);
   setTimeout(reconnect, Math.min(5000, 250 * Math.pow(2, retries++)));
@@ -70,6 +92,7 @@ function reconnect() {
     retries = 0;
     resuming = true;
     pending = "resume";
+    if (room.claim()) return; // a presenter takes the room back; the room rebuilds the run
     client.send("resume", { start: startP, log: log.slice() });
   }).catch(() => { /* onClose schedules the next try */ });
 }
@@ -106,7 +129,7 @@ function showModelCard() {
   const m = currentModel();
   if (!m) return;
   const box = $("model-card");
-  box.textContent = m.arch + " · " + C.count(m.params) + " parameters (" + C.bytes(m.weights_bytes) + ") · " + m.layers + " layers · width " + m.dim +
+  box.textContent = m.arch + " · " + C.count(m.params) + " parameters (" + C.bytes(m.weights_bytes) + " as " + (m.precision === "bf16" ? "bfloat16" : "float32") + ") · " + m.layers + " layers · width " + m.dim +
     " · " + m.heads + " query heads, " + m.kv_heads + " key/value heads of " + m.head_dim + " · vocabulary " + m.vocab + " · context " + m.context +
     " · " + m.position + (m.note && !m.card_url ? " · " + m.note : "");
   const t = m.trained;
@@ -145,6 +168,7 @@ function startPayload(s) {
 }
 
 function start() {
+  if (following) return;
   const s = settings();
   $("share").href = C.writeURL(s);
   stopPaced();
@@ -158,13 +182,14 @@ function start() {
     setRunState("idle");
     pendingStart = p;
     startID = client.send("start", p);
-    mark("reset", "buttons", "pipeline");
+    setButtons();
+    mark("reset", "pipeline");
   }).catch(() => setStatus("Cannot reach the server.", true));
 }
 
 // send issues a stepping command; pending says which reply ends it.
 function send(type, payload) {
-  if (pending || runState === "idle") return;
+  if (following || pending || runState === "idle") return;
   if (type === "reset") log = [];
   else if (logEntry(type, payload)) log.push(logEntry(type, payload));
   pending = { step: "step", rewind: "rewind", step_token: "token", force: "token", run: "run", reset: "reset" }[type];
@@ -172,7 +197,7 @@ function send(type, payload) {
   flying = true;
   if (type === "run" || type === "step_token" || type === "force") setRunState("running");
   client.send(type, payload);
-  mark("buttons");
+  setButtons();
 }
 
 function runToEnd() {
@@ -183,7 +208,7 @@ function runToEnd() {
   pacedStep();
 }
 function pacedStep() {
-  if (!paced || runState === "stopped") { paced = null; mark("buttons"); return; }
+  if (!paced || runState === "stopped") { paced = null; setButtons(); return; }
   paced.t0 = performance.now();
   pending = null;
   send("step_token");
@@ -231,7 +256,7 @@ function onMessage(msg) {
       resuming = false;
       pending = null;
       setRunState(run.stop ? "stopped" : "ready");
-      mark("buttons");
+      setButtons();
       setStatus("Reconnected: your run was restored.");
       document.body.dataset.restored = "1";
       break;
@@ -244,12 +269,15 @@ function onMessage(msg) {
       break;
     case "error":
       if (inspectIDs.delete(msg.id)) { mv.inspectError(C.errorText(p)); break; }
+      room.onError(p);
       onError(msg, p);
       break;
     case "closing":
       run.closing = true;
       setStatus("The server is shutting down: " + p.reason, true);
       break;
+    default:
+      room.onMessage(msg);
   }
 }
 
@@ -262,7 +290,8 @@ function onStarted(p) {
   pending = null;
   cancelAsked = false;
   setRunState("ready");
-  mark("reset", "pipeline", "buttons");
+  setButtons();
+  mark("reset", "pipeline");
 }
 
 function onError(msg, p) {
@@ -277,7 +306,9 @@ function onError(msg, p) {
     run = freshRun();
     pendingStart = null;
     setRunState("idle");
-    mark("reset", "pipeline", "buttons");
+    setButtons();
+    draw.reset();
+    mark("pipeline");
     setStatus("Could not start: " + C.errorText(p), true);
     return;
   }
@@ -285,17 +316,21 @@ function onError(msg, p) {
     resuming = false;
     run = freshRun();
     setRunState("idle");
-    mark("reset", "buttons");
+    setButtons();
+    mark("reset");
     setStatus("Could not restore your run: " + C.errorText(p) + " Press Start.", true);
     return;
   }
   if (runState === "running") setRunState(run.stop ? "stopped" : "ready");
-  mark("buttons");
+  setButtons();
   setStatus(C.errorText(p), true);
 }
 
 function onEvent(ev) {
+  const t0 = performance.now();
   apply(ev);
+  stats.events++;
+  stats.applyMs += performance.now() - t0;
   cmdEvents++;
   const p = pending, stage = ev.stage, wasFlying = flying;
   const ends = p === "step" || p === "rewind" || p === "reset" || stage === "stop" ||
@@ -308,7 +343,8 @@ function onEvent(ev) {
     if (p === "paced" && !run.stop) { pending = "paced"; pacedNext(); }
     if (p === "step" && !resuming) scrollToStage(stage);
   }
-  mark("buttons", "pipeline");
+  setButtons();
+  mark("pipeline");
   document.body.dataset.seq = ev.seq;
 }
 
@@ -332,6 +368,7 @@ function apply(ev) {
     for (let i = 0; i < ev.prefill.positions; i++) run.passPos.push(i);
     run.cacheLen = ev.prefill.positions;
     run.times.prefill = ev.prefill.duration_ms;
+    run.times.queue = ev.prefill.queue_ms || 0;
     setAttnView("prefill");
     mark("prefill", "attn", "kv");
   }
@@ -360,8 +397,8 @@ function apply(ev) {
     run.sample = s;
     run.stepMs += s.duration_ms;
     if (s.step === 0) {
-      run.ttft = { tokenize: run.times.tokenize, embed: run.times.embed, prefill: run.times.prefill, first: run.stepMs };
-      run.ttft.total = run.ttft.tokenize + run.ttft.embed + run.ttft.prefill + run.ttft.first;
+      run.ttft = { queue: run.times.queue || 0, tokenize: run.times.tokenize, embed: run.times.embed, prefill: run.times.prefill, first: run.stepMs };
+      run.ttft.total = run.ttft.queue + run.ttft.tokenize + run.ttft.embed + run.ttft.prefill + run.ttft.first;
     } else {
       run.itl = run.itl.slice(0, s.step - 1);
       run.itl.push(run.stepMs);
@@ -410,19 +447,19 @@ function onStopped(s, wasFlying) {
   }
   stopPaced();
   setRunState("stopped");
+  // after a Stop the queued frame was dropped; its panels are still marked
+  // dirty and draw in the next frame
   cancelAsked = false;
-  // redraw everything the stop settles, in the next frame
-  mark("tokens", "embed", "prefill", "attn", "logits", "sample", "gen", "kv", "timing", "stop");
+  mark("stop", "timing");
 }
 
-function scrollToStage(stage) {
-  const panel = $(PANEL[stage]);
-  if (!panel) return;
-  requestAnimationFrame(() => panel.scrollIntoView({ block: "nearest", behavior: "instant" }));
-}
+// scrollToStage brings a stage's panel into view after the frame draws it.
+let scrollTarget = null;
+function scrollToStage(stage) { scrollTarget = stage; mark("pipeline"); }
 
 // ---------- status and buttons ----------
 function setStatus(text, isError) {
+  if (following && !isError) text = "Following the presenter's run: it moves when they step.";
   const s = $("status");
   s.textContent = text;
   s.className = "status" + (isError ? " error" : "");
@@ -435,8 +472,15 @@ function setButtons() {
   $("btn-reset").disabled = !live || busy || cancelAsked;
   $("btn-cancel").disabled = !(pending === "run" || pending === "paced" || pending === "token" || paced) || cancelAsked;
   $("force-q").disabled = !live;
-  document.body.dataset.busy = busy || cancelAsked ? "1" : "0";
+  if (following) for (const id of ["btn-step", "btn-token", "btn-run", "btn-rewind", "btn-reset", "btn-cancel", "btn-start", "force-q"]) $(id).disabled = true;
+  updateBusy();
 }
+// data-busy is "1" while a command runs or its results wait to be drawn,
+// so "0" means the page shows everything it has received.
+function updateBusy() {
+  document.body.dataset.busy = pending || paced !== null || cancelAsked || frame ? "1" : "0";
+}
+const narrow = window.matchMedia("(max-width: 900px)");
 const NEXT_WORDS = { tokenize: "tokenize the prompt", embed: "look up the embeddings", prefill: "run prefill", logits: "compute the logits",
   sample: "choose a token", append: "append it and grow the KV cache", stop: "finish" };
 
@@ -581,8 +625,10 @@ const draw = {
       li.classList.toggle("next", s === next && !!run.model);
       if (s === done) li.setAttribute("aria-current", "step"); else li.removeAttribute("aria-current");
     }
+    // on a phone the strip scrolls inside itself: keep the current stage in
+    // it (only between commands: measuring forces a layout)
     const strip = $("timeline"), cur = strip.querySelector(".done");
-    if (cur && strip.scrollWidth > strip.clientWidth) strip.scrollLeft = cur.offsetLeft - strip.clientWidth / 3;
+    if (cur && !pending && narrow.matches) strip.scrollLeft = cur.offsetLeft - strip.clientWidth / 3;
     if (run.model && runState !== "stopped" && !pending && run.last) setStatus("Done: " + run.last + ". Next: " + (NEXT_WORDS[run.next] || run.next) + ".");
   },
   buttons() { setButtons(); },
@@ -677,7 +723,7 @@ function drawKV() {
   if (!m || !run.tok) return;
   const L = m.layers, cap = run.cacheCap || Math.min(m.context, run.tok.count + (parseInt($("max-new").value, 10) || 0));
   run.cacheCap = cap;
-  const dpr = window.devicePixelRatio || 1, W = Math.max(200, c.clientWidth || 600), H = Math.min(160, 12 + L * 16);
+  const dpr = window.devicePixelRatio || 1, W = Math.max(200, boxWidth(c, 600)), H = Math.min(160, 12 + L * 16);
   if (c.width !== Math.round(W * dpr) || c.height !== Math.round(H * dpr)) { c.width = Math.round(W * dpr); c.height = Math.round(H * dpr); c.style.height = H + "px"; }
   const g = c.getContext("2d");
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -728,10 +774,10 @@ function whatIf() {
 // ---------- timing: filled live, replaced by the engine's summary at the stop ----------
 function drawTiming() {
   const t = run.timings, box = C.clear($("ttft"));
-  const tt = t ? { tokenize: t.tokenize_ms, embed: t.embed_ms, prefill: t.prefill_ms, first: t.first_decode_ms, total: t.ttft_ms } : run.ttft;
+  const tt = t ? { queue: Math.max(0, t.ttft_ms - t.tokenize_ms - t.embed_ms - t.prefill_ms - t.first_decode_ms), tokenize: t.tokenize_ms, embed: t.embed_ms, prefill: t.prefill_ms, first: t.first_decode_ms, total: t.ttft_ms } : run.ttft;
   const itl = t ? t.itl_ms || [] : run.itl;
   if (tt) {
-    const parts = [["tokenize", tt.tokenize, "s-muted"], ["embed", tt.embed, "s-warn"], ["prefill", tt.prefill, "s-accent"], ["first logits + sample", tt.first, "s-good"]];
+    const parts = [["queue (waiting for the server)", tt.queue || 0, "s-free"], ["tokenize", tt.tokenize, "s-muted"], ["embed", tt.embed, "s-warn"], ["prefill", tt.prefill, "s-accent"], ["first logits + sample", tt.first, "s-good"]];
     box.appendChild(C.el("p", { "data-testid": "ttft-text", "data-ms": tt.total, text: "Time to first token: " + C.ms(tt.total) + " ms = " + parts.map((p) => p[0] + " " + C.fmt(p[1] || 0, 3)).join(" + ") + " ms" }));
     const bar = C.el("div", { class: "budget-bar", role: "img", "aria-label": "Time to first token by stage" });
     for (const p of parts) {
@@ -745,7 +791,9 @@ function drawTiming() {
   P.itlChart($("chart-itl"), itl);
   if (t) {
     $("rates").textContent = "Prefill " + C.fmt(t.prefill_tokens_per_s, 0) + " tokens/s (all prompt positions in parallel) · output " + C.fmt(t.output_tokens_per_s, 0) +
-      " tokens/s (one at a time) · median inter-token latency " + C.fmt(t.itl_p50_ms, 3) + " ms.";
+      " tokens/s (one at a time) · median inter-token latency " + C.fmt(t.itl_p50_ms, 3) + " ms." +
+      (t.model_ms !== undefined ? " Of this run's time, " + C.ms(t.model_ms) + " ms was the model's forward passes" + (t.model_tokens_per_s ? " (" + C.fmt(t.model_tokens_per_s, 0) + " tokens/s of forward time alone)" : "") +
+        ", " + C.ms(t.inspect_ms) + " ms was this lab building what it shows (probabilities, top list, histogram, layer traces) and " + C.ms(t.queue_ms || 0) + " ms waiting for the server's queue." : "");
   } else if (itl.length) {
     const s = itl.slice().sort((a, b) => a - b);
     $("rates").textContent = itl.length + " inter-token latencies so far · median " + C.fmt(s[s.length >> 1], 3) + " ms · last " + C.fmt(itl[itl.length - 1], 3) + " ms.";
@@ -847,8 +895,7 @@ $("share").addEventListener("click", (e) => {
   if (navigator.clipboard) navigator.clipboard.writeText(l).catch(() => {});
   setStatus("Link copied: " + l);
 });
-let resizeTimer = 0;
-new ResizeObserver(() => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => mark("logits", "sample", "timing", "kv", "attn"), 100); }).observe($("panel-logits"));
+whenResized(() => mark("logits", "sample", "timing", "kv", "attn"));
 document.addEventListener("keydown", (e) => {
   const tag = (e.target.tagName || "").toLowerCase();
   if (tag === "input" || tag === "textarea" || tag === "select" || e.ctrlKey || e.metaKey || e.altKey) return;
@@ -861,9 +908,54 @@ document.addEventListener("keydown", (e) => {
   else if (e.key === "Escape" && !$("btn-reset").disabled) send("reset");
 });
 
+// ---------- classroom (room.js): present, follow, try it myself ----------
+function formFromStart(p) {
+  const sp = p.sampling || {}, user = (p.chat || []).find((m) => m.role === "user"), sys = (p.chat || []).find((m) => m.role === "system");
+  if (p.model) $("model").value = p.model;
+  $("prompt").value = user ? user.content : p.prompt || "";
+  $("chat-mode").checked = !!p.chat;
+  $("system").value = sys ? sys.content : "";
+  for (const [id, v] of [["temperature", sp.temperature], ["top-k", sp.top_k], ["top-p", sp.top_p], ["min-p", sp.min_p], ["seed", sp.seed], ["max-new", p.max_new_tokens]]) if (v !== undefined) $(id).value = v;
+  $("stops").value = (p.stop_strings || []).join("|");
+  chatToggle();
+  showModelCard();
+}
+const room = initRoom({
+  client,
+  deliver: onMessage,
+  current: () => ({ start: startP, log: log.slice() }),
+  top: () => (run.logits ? run.logits.top : []),
+  setStatus,
+  setForm: formFromStart,
+  setFollowing(on) {
+    following = on;
+    if (on) { stopPaced(); pending = null; resuming = false; client.close(); }
+    mark("buttons");
+  },
+  // adopt: the room's run becomes this page's (a presenter's reclaim)
+  adopt(start, l) {
+    if (start) { startP = start; log = l.slice(); formFromStart(start); return; }
+    if (pending === "resume") { pending = null; resuming = false; mark("buttons"); }
+  },
+  // branch: a private copy of the presenter's run, rebuilt by resume
+  branch(start, l) {
+    following = false;
+    startP = start;
+    log = l.slice();
+    pendingStart = null;
+    pending = "resume"; // busy until the private copy is rebuilt
+    resuming = true;
+    mark("buttons");
+    formFromStart(start);
+    reconnect();
+  },
+});
+
 fillForm();
-mark("reset", "buttons");
-client.connect().then(() => {
+setButtons();
+mark("reset");
+if (!room.following) client.connect().then(() => {
   setStatus("Connected. Press Start.");
+  if (room.claim()) { resuming = true; pending = "resume"; return; }
   if (C.readURL().prompt !== undefined) start();
 }).catch(() => setStatus("Cannot reach the server.", true));

@@ -265,7 +265,8 @@ import * as P from "./panels.js";
     },
     "context-limit": function (o, out) {
       var r = new Run();
-      return r.start(payload(o)).then(function () { return r.runAll(); }).then(function (evs) {
+      // the end-of-text token would end the run early: this demo ignores it
+      return r.start(payload(o, { stop_at_eos: false })).then(function () { return r.runAll(); }).then(function (evs) {
         var s = pick(evs, "stop")[0].stop, last = pick(evs, "append").pop().append;
         out.appendChild(IS.el("p", { "data-testid": "lesson-stop", "data-reason": s.reason, text: "Stopped: " + IS.stopReason(s.reason, s.generated) + " (cache " + last.cache_len + " of " + last.cache_cap + " positions)." }));
         r.close();

@@ -5,8 +5,8 @@
 // attention heatmap, embedding strips and the inter-token latency chart.
 // Each takes the engine's event payload as it is and draws into a box.
 
-import { el, clear, fmt, pct, ms, visible, tokenLabel, isPartial, hexByte, seq, heat, cssVar } from "./core.js";
-import { hbars, vbars, line } from "./charts.js";
+import { el, clear, fmt, pct, ms, visible, tokenLabel, isPartial, hexByte, seq, heat, cssVar, isDark } from "./core.js";
+import { hbars, vbars, line, boxWidth } from "./charts.js";
 
 // ---------- tokens ----------
 
@@ -174,14 +174,13 @@ export function sampleSentence(s) {
 export function attentionHeatmap(box, o) {
   clear(box);
   const nq = o.rowLabels.length, nk = o.colLabels.length;
-  const avail = Math.max(200, box.clientWidth || 360);
+  const avail = Math.max(200, boxWidth(box, 360));
   const labelW = 74, colLabelH = 60;
   const cell = Math.max(3, Math.min(24, Math.floor((Math.min(avail, 520) - labelW - 8) / Math.max(1, nk))));
   const showCols = cell >= 10, showRows = nq <= 64;
-  const dpr = window.devicePixelRatio || 1, fg = cssVar("--fg"), font = "11px system-ui, sans-serif";
+  const dpr = window.devicePixelRatio || 1, fg = cssVar("--fg"), empty = cssVar("--border"), dark = isDark(), font = "11px system-ui, sans-serif";
   o.heads.forEach((rows, h) => {
-    const W = labelW + nk * cell + 4, H = (showCols ? colLabelH : 6) + nq * Math.max(cell, nq > 1 ? 0 : 14);
-    const ch = nq > 1 ? cell : Math.max(cell, 14);
+    const W = labelW + nk * cell + 4, ch = nq > 1 ? cell : Math.max(cell, 14);
     const c = el("canvas", { class: "heat", role: "img", width: String(Math.ceil(W * dpr)), height: String(Math.ceil(((showCols ? colLabelH : 6) + nq * ch) * dpr)),
       "aria-label": o.title + ", head " + h + ": " + nq + " query × " + nk + " key tokens", "data-head": h, "data-rows": nq, "data-cols": nk });
     c.style.width = W + "px";
@@ -206,7 +205,7 @@ export function attentionHeatmap(box, o) {
         g.textAlign = "left";
       }
       row.forEach((w, k) => {
-        g.fillStyle = w === null ? cssVar("--border") : seq(w);
+        g.fillStyle = w === null ? empty : seq(w, dark);
         g.fillRect(labelW + k * cell, y0 + q * ch, cell - (cell > 4 ? 1 : 0), ch - (ch > 4 ? 1 : 0));
       });
     });
@@ -227,7 +226,8 @@ export function strip(label, vec, normv) {
   const g = c.getContext("2d");
   let m = 0;
   for (const v of vec) m = Math.max(m, Math.abs(v));
-  vec.forEach((v, i) => { g.fillStyle = heat(v, m); g.fillRect(i, 0, 1, 1); });
+  const dark = isDark();
+  vec.forEach((v, i) => { g.fillStyle = heat(v, m, dark); g.fillRect(i, 0, 1, 1); });
   c.title = label + ": " + vec.length + " numbers, largest |value| " + fmt(m, 4) + "; first: " + vec.slice(0, 4).map((x) => fmt(x, 4)).join(", ");
   wrap.appendChild(c);
   return wrap;
@@ -239,6 +239,7 @@ export function strip(label, vec, normv) {
 export function itlChart(box, itl) {
   line(box, { points: itl.map((v, i) => ({ x: i + 2, y: v, title: "token " + (i + 2) + ": " + ms(v) + " ms" })), dots: itl.length <= 60, height: 190,
     xTitle: "generated token number", yTitle: "inter-token latency (ms)", xMin: 1, xInt: true, xMax: Math.max(3, itl.length + 1), yFmt: (t) => ms(t),
+    yMax: itl.length ? undefined : 1,
     aria: "Inter-token latency per generated token" });
   box.dataset.points = itl.length;
 }

@@ -1,0 +1,267 @@
+package main
+
+// bench_concurrent.go: bench --concurrent N: N sessions decoding at once,
+// each stepping its own sequence, with every decode step batched through
+// the server's scheduler (internal/serve) and, in the same run, each
+// session running its own forward passes (batching off); and bench of the
+// generate path (a whole session: forward plus inspection) against the
+// bare decode loop.
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/engine/session"
+	"github.com/inferscope/inferscope/internal/serve"
+)
+
+// concurrentResult is one model's figures with N concurrent sessions.
+type concurrentResult struct {
+	Model        string `json:"model"`
+	Sessions     int    `json:"sessions"`
+	PromptTokens int    `json:"prompt_tokens"`
+	GenTokens    int    `json:"gen_tokens"` // decode steps per session
+	MaxBatch     int    `json:"max_batch"`
+	// Aggregate decode tokens per second over all sessions (wall clock).
+	AggBatched   float64 `json:"aggregate_decode_tokens_per_s_batched"`
+	AggUnbatched float64 `json:"aggregate_decode_tokens_per_s_unbatched"`
+	Speedup      float64 `json:"batched_vs_unbatched"`
+	// Inter-token latency seen by each session (all sessions pooled).
+	ITLp50Batched   float64 `json:"itl_p50_ms_batched"`
+	ITLp99Batched   float64 `json:"itl_p99_ms_batched"`
+	ITLp50Unbatched float64 `json:"itl_p50_ms_unbatched"`
+	ITLp99Unbatched float64 `json:"itl_p99_ms_unbatched"`
+	// Queue: how long a step waited for its batched pass to start.
+	QueueP50ms    float64 `json:"queue_p50_ms"`
+	QueueP99ms    float64 `json:"queue_p99_ms"`
+	MeanBatchSize float64 `json:"mean_batch_size"`
+	// With one more session prefilling a long prompt meanwhile: the decode
+	// sessions' inter-token latency p99, and how long that prefill took.
+	ITLp99WithLongPrefill float64 `json:"itl_p99_ms_batched_with_long_prefill"`
+	LongPrefillTokens     int     `json:"long_prefill_tokens"`
+	LongPrefillMs         float64 `json:"long_prefill_ms"`
+}
+
+type concSeq struct {
+	st  *engine.State
+	kv  *engine.KVCache
+	tok int
+}
+
+func concSeqs(m *engine.Model, n, promptN, genN int) ([]*concSeq, error) {
+	c := m.Config
+	rng := rand.New(rand.NewPCG(9, 9))
+	out := make([]*concSeq, n)
+	for i := range out {
+		prompt := make([]int, promptN)
+		for j := range prompt {
+			prompt[j] = rng.IntN(c.VocabSize)
+		}
+		kv, err := engine.NewKVCache(c, promptN+genN)
+		if err != nil {
+			return nil, err
+		}
+		st := engine.NewState(c)
+		logits, err := m.Forward(st, kv, prompt, nil)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = &concSeq{st: st, kv: kv, tok: argmaxF(logits)}
+	}
+	return out, nil
+}
+
+// decodeAll runs genN decode steps in every sequence at once, one goroutine
+// per session; step is the forward of one step. It returns the wall time
+// and every inter-token latency.
+func decodeAll(seqs []*concSeq, genN int, step func(s *concSeq) ([]float32, error)) (time.Duration, []float64, error) {
+	var mu sync.Mutex
+	var itl []float64
+	var firstErr error
+	var wg sync.WaitGroup
+	start := time.Now()
+	for _, s := range seqs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []float64
+			for i := 0; i < genN; i++ {
+				t0 := time.Now()
+				logits, err := step(s)
+				if err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+					return
+				}
+				s.tok = argmaxF(logits)
+				mine = append(mine, time.Since(t0).Seconds()*1000)
+			}
+			mu.Lock()
+			itl = append(itl, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return time.Since(start), itl, firstErr
+}
+
+func pctl(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return round(s[min(len(s)-1, int(float64(len(s))*p))], 3)
+}
+
+func benchConcurrent(m *engine.Model, n, promptN, genN int, opt serve.Options) (concurrentResult, error) {
+	r := concurrentResult{Model: m.Name, Sessions: n, PromptTokens: promptN, GenTokens: genN, MaxBatch: opt.MaxBatch}
+	if promptN+genN > m.Config.SeqLen {
+		return r, fmt.Errorf("%s: prompt %d + gen %d exceeds the context %d", m.Name, promptN, genN, m.Config.SeqLen)
+	}
+	// unbatched: each session its own forward passes, all at once
+	seqs, err := concSeqs(m, n, promptN, genN)
+	if err != nil {
+		return r, err
+	}
+	wall, itl, err := decodeAll(seqs, genN, func(s *concSeq) ([]float32, error) { return m.Forward(s.st, s.kv, []int{s.tok}, nil) })
+	if err != nil {
+		return r, err
+	}
+	r.AggUnbatched = round(float64(n*genN)/wall.Seconds(), 1)
+	r.ITLp50Unbatched, r.ITLp99Unbatched = pctl(itl, 0.5), pctl(itl, 0.99)
+
+	// batched: the same steps through the scheduler
+	run := func(extra func()) (time.Duration, []float64, []float64, *serve.Batcher, error) {
+		seqs, err := concSeqs(m, n, promptN, genN)
+		if err != nil {
+			return 0, nil, nil, nil, err
+		}
+		b := serve.New(m, opt)
+		var qmu sync.Mutex
+		var queue []float64
+		if extra != nil {
+			go extra()
+		}
+		wall, itl, err := decodeAll(seqs, genN, func(s *concSeq) ([]float32, error) {
+			seq := &engine.BatchSeq{State: s.st, KV: s.kv, Token: s.tok}
+			slot, err := b.Decode(context.Background(), seq)
+			qmu.Lock()
+			queue = append(queue, slot.Wait.Seconds()*1000)
+			qmu.Unlock()
+			return seq.Logits, err
+		})
+		b.Close()
+		return wall, itl, queue, b, err
+	}
+	wall, itl, queue, b, err := run(nil)
+	if err != nil {
+		return r, err
+	}
+	st := b.Stats()
+	r.AggBatched = round(float64(n*genN)/wall.Seconds(), 1)
+	r.Speedup = round(r.AggBatched/r.AggUnbatched, 2)
+	r.ITLp50Batched, r.ITLp99Batched = pctl(itl, 0.5), pctl(itl, 0.99)
+	r.QueueP50ms, r.QueueP99ms = pctl(queue, 0.5), pctl(queue, 0.99)
+	if st.Passes > 0 {
+		r.MeanBatchSize = round(float64(st.Steps)/float64(st.Passes), 2)
+	}
+	// the same with a long prompt prefilling beside the batches
+	long := min(m.Config.SeqLen, 512)
+	r.LongPrefillTokens = long
+	_, itl, _, _, err = run(func() {
+		prompt := make([]int, long)
+		for i := range prompt {
+			prompt[i] = i % m.Config.VocabSize
+		}
+		kv, _ := engine.NewKVCache(m.Config, long)
+		t0 := time.Now()
+		m.Forward(engine.NewState(m.Config), kv, prompt, nil)
+		r.LongPrefillMs = round(time.Since(t0).Seconds()*1000, 1)
+	})
+	if err != nil {
+		return r, err
+	}
+	r.ITLp99WithLongPrefill = pctl(itl, 0.99)
+	return r, nil
+}
+
+// generateResult compares a whole greedy session (what `generate` runs:
+// forward passes plus the lab's inspection of every step) with the bare
+// decode loop on the same tokens.
+type generateResult struct {
+	Model                  string  `json:"model"`
+	Tokens                 int     `json:"tokens"`
+	GenerateTokensPerSec   float64 `json:"generate_tokens_per_s"`
+	BareDecodeTokensPerSec float64 `json:"bare_decode_tokens_per_s"`
+	GenerateVsBare         float64 `json:"generate_vs_bare_decode"`
+	ModelMs                float64 `json:"generate_model_ms"`   // forward time inside the session
+	InspectMs              float64 `json:"generate_inspect_ms"` // distribution, top list, histogram, traces
+}
+
+func benchGenerate(m *engine.Model, genN int) (generateResult, error) {
+	r := generateResult{Model: m.Name}
+	if m.Tokenizer == nil {
+		return r, fmt.Errorf("%s has no tokenizer", m.Name)
+	}
+	no := false
+	cfg := session.Config{Prompt: "Once upon a time, there was a little", MaxNewTokens: genN, StopAtEOS: &no,
+		Sampling: session.SamplingParams{Temperature: 0, TopP: 1}}
+	s, err := session.New(m, cfg)
+	if err != nil {
+		return r, err
+	}
+	// The bare loop runs interleaved with the session, one forward after
+	// each generated token, so both see the same machine load.
+	st := engine.NewState(m.Config)
+	kv, err := engine.NewKVCache(m.Config, s.KV().Cap)
+	if err != nil {
+		return r, err
+	}
+	logits, err := m.Forward(st, kv, s.PromptIDs(), nil)
+	if err != nil {
+		return r, err
+	}
+	next := argmaxF(logits)
+	var stop *session.StopInfo
+	var sessionTime, bareTime time.Duration
+	timing, bareN := false, 0
+	for !s.Done() {
+		t0 := time.Now()
+		ev, err := s.Step(context.Background())
+		if err != nil {
+			return r, err
+		}
+		if timing {
+			sessionTime += time.Since(t0)
+		}
+		if ev.Prefill != nil {
+			timing = true
+		}
+		if ev.Stop != nil {
+			stop = ev.Stop
+		}
+		if ev.Append != nil && ev.Append.Forwarded {
+			t1 := time.Now()
+			if logits, err = m.Forward(st, kv, []int{next}, nil); err != nil {
+				return r, err
+			}
+			next = argmaxF(logits)
+			bareTime += time.Since(t1)
+			bareN++
+		}
+	}
+	forwards := stop.Generated - 1 // the first token comes from prefill's logits
+	r.Tokens = stop.Generated
+	r.GenerateTokensPerSec = round(float64(forwards)/sessionTime.Seconds(), 1)
+	r.ModelMs, r.InspectMs = round(stop.Timings.ModelMs, 2), round(stop.Timings.InspectMs, 2)
+	r.BareDecodeTokensPerSec = round(float64(bareN)/bareTime.Seconds(), 1)
+	r.GenerateVsBare = round(r.GenerateTokensPerSec/r.BareDecodeTokensPerSec, 3)
+	return r, nil
+}

@@ -1,0 +1,211 @@
+package engine
+
+// batch_test.go: a batched decode step gives every sequence the same logits,
+// bit for bit, as its lone decode step, whatever it is batched with.
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+)
+
+// batchModels are the checkpoints the identity is checked on: Llama (F32,
+// GQA, BF16), GPT-2 (Conv1D stored [in][out], biases, learned positions)
+// and a random shape whose widths are not multiples of the kernels' 8.
+func batchModels(t *testing.T) map[string]*Model {
+	t.Helper()
+	out := map[string]*Model{"stories260K": loadStories(t)}
+	for _, dir := range []string{"gpt2-small-f32", "llama-gqa-untied-bf16", "llama2c-gqa-untied"} {
+		m, _ := loadReference(t, filepath.Join("testdata", "reference", dir))
+		out[dir] = m
+	}
+	odd := Config{Arch: ArchGPT2, Dim: 36, HiddenDim: 100, NLayers: 2, NHeads: 3, NKVHeads: 3, HeadDim: 12,
+		VocabSize: 97, SeqLen: 64, NormEps: 1e-5, Rope: RopeNone, TiedHead: true, BOS: 0, EOS: 0}
+	m, err := RandomModel("odd-gpt2", odd, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out["odd-gpt2"] = m
+	return out
+}
+
+type seqRun struct {
+	st  *State
+	kv  *KVCache
+	tok int
+}
+
+// prefilled makes n sequences with different prompts, each prefilled alone.
+func prefilled(t *testing.T, m *Model, n int, seed uint64) []seqRun {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 7))
+	c := m.Config
+	var out []seqRun
+	for i := 0; i < n; i++ {
+		plen := 1 + r.IntN(min(12, c.SeqLen/4))
+		prompt := make([]int, plen)
+		for j := range prompt {
+			prompt[j] = r.IntN(c.VocabSize)
+		}
+		kv, err := NewKVCache(c, min(c.SeqLen, plen+8))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := NewState(c)
+		logits, err := m.Forward(st, kv, prompt, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, seqRun{st: st, kv: kv, tok: argmax(logits)})
+	}
+	return out
+}
+
+func cloneKV(kv *KVCache) *KVCache {
+	c := *kv
+	c.Key = append([]float32(nil), kv.Key...)
+	c.Value = append([]float32(nil), kv.Value...)
+	return &c
+}
+
+func TestForwardBatchBitIdentical(t *testing.T) {
+	for name, m := range batchModels(t) {
+		t.Run(name, func(t *testing.T) {
+			const steps = 3
+			seqs := prefilled(t, m, 32, 11)
+			// alone: each sequence's decode steps through Forward
+			alone := make([][][]float32, len(seqs))
+			for i, s := range seqs {
+				st, kv, tok := NewState(m.Config), cloneKV(s.kv), s.tok
+				for k := 0; k < steps; k++ {
+					l, err := m.Forward(st, kv, []int{tok}, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					alone[i] = append(alone[i], append([]float32(nil), l...))
+					tok = argmax(l)
+				}
+			}
+			// batched with 0, 1 and 31 others (and an odd size), through ForwardBatch
+			for _, size := range []int{1, 2, 5, 32} {
+				bs := NewBatchState(m.Config, size)
+				for first := 0; first+size <= len(seqs); first += size {
+					batch := make([]*BatchSeq, size)
+					for j := range batch {
+						s := seqs[first+j]
+						batch[j] = &BatchSeq{State: NewState(m.Config), KV: cloneKV(s.kv), Token: s.tok}
+					}
+					for k := 0; k < steps; k++ {
+						if err := m.ForwardBatch(bs, batch); err != nil {
+							t.Fatal(err)
+						}
+						for j, b := range batch {
+							if b.Err != nil {
+								t.Fatal(b.Err)
+							}
+							if i, diff := firstDiff(b.Logits, alone[first+j][k]); i >= 0 {
+								t.Fatalf("batch of %d, sequence %d, step %d: logit %d is %s", size, first+j, k, i, diff)
+							}
+							b.Token = argmax(b.Logits)
+						}
+					}
+					if size == 32 {
+						break
+					}
+				}
+			}
+		})
+	}
+}
+
+// firstDiff is the first index where a and b differ in any bit, or -1.
+func firstDiff(a, b []float32) (int, string) {
+	if len(a) != len(b) {
+		return 0, fmt.Sprintf("length %d vs %d", len(a), len(b))
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return i, fmt.Sprintf("%v batched vs %v alone", a[i], b[i])
+		}
+	}
+	return -1, ""
+}
+
+// TestForwardBatchHooksAndErrors: each sequence's hooks see its own
+// layers, a sequence that cannot run is reported and the others still run.
+func TestForwardBatchHooksAndErrors(t *testing.T) {
+	m := loadStories(t)
+	seqs := prefilled(t, m, 3, 5)
+	full := seqs[2]
+	full.kv.Len = full.kv.Cap // no room left
+	var layers [2]int
+	batch := []*BatchSeq{
+		{State: seqs[0].st, KV: seqs[0].kv, Token: seqs[0].tok, Hooks: &Hooks{LayerDone: func(LayerInfo) { layers[0]++ }}},
+		{State: seqs[1].st, KV: seqs[1].kv, Token: m.Config.VocabSize, Hooks: &Hooks{LayerDone: func(LayerInfo) { layers[1]++ }}},
+		{State: full.st, KV: full.kv, Token: 1},
+	}
+	before := seqs[0].kv.Len
+	if err := m.ForwardBatch(NewBatchState(m.Config, 3), batch); err != nil {
+		t.Fatal(err)
+	}
+	if batch[0].Err != nil || batch[0].Logits == nil || seqs[0].kv.Len != before+1 {
+		t.Errorf("valid sequence: err %v, cache %d → %d", batch[0].Err, before, seqs[0].kv.Len)
+	}
+	if layers[0] != m.Config.NLayers || layers[1] != 0 {
+		t.Errorf("hooks saw %v layers, want %d and 0", layers, m.Config.NLayers)
+	}
+	if batch[1].Err == nil || batch[2].Err == nil {
+		t.Errorf("bad token err %v, full cache err %v: want both", batch[1].Err, batch[2].Err)
+	}
+	if err := m.ForwardBatch(NewBatchState(m.Config, 1), batch); err == nil {
+		t.Error("3 sequences into scratch for 1: no error")
+	}
+}
+
+// BenchmarkDecodeBatch: decode tokens per second alone (one Forward per
+// sequence) and batched, on the gpt2-124M shape.
+func BenchmarkDecodeBatch(b *testing.B) {
+	m, err := RandomModel("gpt2-124M", Shapes["gpt2-124M"], 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1, 8, 32} {
+		mk := func() []*BatchSeq {
+			var out []*BatchSeq
+			for i := 0; i < n; i++ {
+				kv, _ := NewKVCache(m.Config, 1024)
+				st := NewState(m.Config)
+				m.Forward(st, kv, []int{1, 2, 3, 4, 5, 6, 7, 8}, nil)
+				out = append(out, &BatchSeq{State: st, KV: kv, Token: 9})
+			}
+			return out
+		}
+		b.Run(fmt.Sprintf("alone-%d", n), func(b *testing.B) {
+			seqs := mk()
+			for b.Loop() {
+				for _, s := range seqs {
+					if s.KV.Len+1 > s.KV.Cap {
+						s.KV.Len = 8
+					}
+					m.Forward(s.State, s.KV, []int{s.Token}, nil)
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+		b.Run(fmt.Sprintf("batched-%d", n), func(b *testing.B) {
+			seqs := mk()
+			bs := NewBatchState(m.Config, n)
+			for b.Loop() {
+				for _, s := range seqs {
+					if s.KV.Len+1 > s.KV.Cap {
+						s.KV.Len = 8
+					}
+				}
+				m.ForwardBatch(bs, seqs)
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}

@@ -1,0 +1,138 @@
+package web_test
+
+// e2e_room_test.go: a class in headless Chromium: a presenter's lab and two
+// students' pages (one joins late) show the same tokens and stage; a
+// student tries it themselves, forces a token, and comes back to the class.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/inferscope/inferscope/internal/browsertest"
+	"github.com/inferscope/inferscope/web"
+)
+
+// pageState is what must match between presenter and followers: the
+// generated token ids, the stage strip's done and next stages.
+const pageState = `(() => {
+  const ids = [...document.querySelectorAll('#gen .gen-tok')].map((e) => e.dataset.id).join(',');
+  const done = document.querySelector('#timeline li.done'), next = document.querySelector('#timeline li.next');
+  return ids + '|' + (done ? done.dataset.stage : '') + '|' + (next ? next.dataset.stage : '') + '|' + document.getElementById('chips').children.length;
+})()`
+
+func TestBrowserRoom(t *testing.T) {
+	ts := roomServer(t, web.RoomOptions{})
+	b := browsertest.New(t)
+	pres := b.Ctx
+	tab := func() context.Context {
+		ctx, cancel := chromedp.NewContext(b.Ctx)
+		t.Cleanup(cancel)
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900)); err != nil {
+			t.Fatal(err)
+		}
+		return ctx
+	}
+	t0 := time.Now()
+	// click with the element's own click(): background tabs get no mouse events
+	click := func(sel string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%q).click()`, sel))
+	}
+	must := func(ctx context.Context, what string, acts ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		t.Logf("%6.1fs %s", time.Since(t0).Seconds(), what)
+		if err := chromedp.Do(ctx, acts...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	wait := func(ctx context.Context, expr string) {
+		t.Helper()
+		err := waitJS(ctx, expr)
+		for try := 0; err != nil && (strings.Contains(err.Error(), "navigated") || strings.Contains(err.Error(), "context with specified id")) && try < 5; try++ {
+			err = waitJS(ctx, expr) // the page was still navigating (a form submit and its redirect)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ready := `document.getElementById('main').dataset.runState === 'ready' && document.body.dataset.busy === '0'`
+	step := func(id string) {
+		t.Helper()
+		before := evalJS[string](t, pres, pageState)
+		must(pres, "click "+id, click("#"+id))
+		wait(pres, ready+` && `+pageState+` !== `+jsString(before))
+	}
+
+	must(pres, "open the lab", chromedp.Navigate(ts.URL+"/lab?prompt=The+President+said&n=8&t=0.9&seed=3"))
+	wait(pres, ready)
+	must(pres, "present", click("#btn-present"))
+	wait(pres, `!!document.querySelector('[data-testid=room-code]')`)
+	code := evalJS[string](t, pres, `document.querySelector('[data-testid=room-code]').textContent`)
+	if len(code) != 6 {
+		t.Fatalf("room code %q", code)
+	}
+	wait(pres, `document.querySelector('[data-testid=room-qr]').naturalWidth > 0`)
+
+	// the first student types the code on /join
+	s1 := tab()
+	must(s1, "open /join", chromedp.Navigate(ts.URL+"/join"))
+	must(s1, "type the code", chromedp.SendKeys(chromedp.CSS("#join-code"), code))
+	must(s1, "join", click(`[data-testid="join-submit"]`))
+	wait(s1, `document.body.dataset.room === 'following' && location.search.includes('room=')`)
+	wait(pres, `document.getElementById('room-counts').dataset.followers === '1'`)
+
+	for _, id := range []string{"btn-step", "btn-step", "btn-step", "btn-token", "btn-token"} {
+		step(id)
+	}
+	want := evalJS[string](t, pres, pageState)
+	wait(s1, pageState+` === `+jsString(want))
+
+	// the second student joins late, through the join link
+	s2 := tab()
+	must(s2, "late join", chromedp.Navigate(ts.URL+"/join?code="+code))
+	wait(s2, `document.body.dataset.roomSynced === '1'`)
+	wait(s2, pageState+` === `+jsString(want))
+	wait(pres, `document.getElementById('room-counts').dataset.followers === '2'`)
+	// a student's controls cannot drive anything
+	if dis := evalJS[bool](t, s2, `document.getElementById('btn-step').disabled && document.getElementById('btn-token').disabled && document.getElementById('btn-run').disabled`); !dis {
+		t.Error("a following student's step buttons are enabled")
+	}
+
+	// student 1 tries it: a private run at the presenter's step, then forces the rank-3 candidate
+	must(s1, "try it myself", click("#btn-try"))
+	wait(s1, `document.body.dataset.room === 'branched' && `+ready)
+	wait(s1, pageState+` === `+jsString(want))
+	wait(pres, `document.getElementById('room-counts').dataset.branched === '1'`)
+	must(s1, "step to logits", click("#btn-step"))
+	wait(s1, ready+` && document.querySelector('#timeline li.done').dataset.stage === 'logits' && !!document.querySelector('#cands tr[data-rank="3"]')`)
+	forced := evalJS[string](t, s1, `document.querySelector('#cands tr[data-rank="3"]').dataset.id`)
+	must(s1, "force", click(`#cands tr[data-rank="3"]`))
+	wait(s1, ready+` && document.getElementById('gen').dataset.count === '3'`)
+	if got := evalJS[string](t, s1, `document.querySelector('#gen .gen-tok:last-child').dataset.id + (document.querySelector('#gen .gen-tok:last-child').classList.contains('forced') ? ' forced' : '')`); got != forced+" forced" {
+		t.Errorf("student's forced token: %q, want %s forced", got, forced)
+	}
+	if got := evalJS[string](t, pres, pageState); got != want {
+		t.Errorf("the presenter's page changed when a student forced a token: %s, was %s", got, want)
+	}
+	(&browsertest.Browser{Ctx: s1}).Screenshot(t, "room-student-branched")
+
+	// back to the class, then the presenter moves on and everyone follows
+	must(s1, "back", click("#btn-back"))
+	wait(s1, `document.body.dataset.room === 'following'`)
+	wait(s1, pageState+` === `+jsString(want))
+	step("btn-token")
+	want = evalJS[string](t, pres, pageState)
+	for i, s := range []context.Context{s1, s2} {
+		if err := waitJS(s, pageState+` === `+jsString(want)); err != nil {
+			t.Fatalf("student %d after the presenter's next token: %v (has %s)", i+1, err, evalJS[string](t, s, pageState))
+		}
+	}
+	b.Screenshot(t, "room-presenter")
+	b.AssertNoJSErrors(t)
+}
+
+func jsString(s string) string { return fmt.Sprintf("%q", s) }

@@ -1,0 +1,176 @@
+package web_test
+
+import (
+	"encoding/json"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/inferscope/inferscope/models"
+	"github.com/inferscope/inferscope/web"
+)
+
+// goodSteps times n step_token round trips of one client (restarting the
+// run when it stops) and returns their durations.
+func goodSteps(tb testing.TB, w *wsClient, n int) []time.Duration {
+	var lat []time.Duration
+	for len(lat) < n {
+		w.send("start", startPayload("The President said", 40))
+		if m := w.read(); m.Type != web.MsgStarted {
+			tb.Fatalf("start: %s %s", m.Type, m.Payload)
+		}
+		for _, st := range []string{"tokenize", "embed", "prefill"} {
+			w.send("step", nil)
+			if e := w.event(); e.Stage != st {
+				tb.Fatalf("stage %s", e.Stage)
+			}
+		}
+		for stopped := false; !stopped && len(lat) < n; {
+			t0 := time.Now()
+			w.send("step_token", nil)
+			for {
+				e := w.event()
+				if e.Stage == "append" || e.Stage == "stop" {
+					stopped = e.Stage == "stop" || e.Next == "stop"
+					break
+				}
+			}
+			lat = append(lat, time.Since(t0))
+		}
+	}
+	return lat
+}
+
+func pct(lat []time.Duration, p int) float64 {
+	s := append([]time.Duration(nil), lat...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return float64(s[min(len(s)-1, len(s)*p/100)].Microseconds()) / 1000
+}
+
+// hostile drives one connection as hard as the message-rate limit allows:
+// no_cache runs of 120 tokens, or sample_n 10000 over and over, reading
+// everything so it is never dropped as a slow client.
+func hostile(tb testing.TB, c *websocket.Conn, kind int, stop *atomic.Bool, wg *sync.WaitGroup) {
+	defer wg.Done()
+	msgs := make(chan map[string]any, 64)
+	go func() {
+		defer close(msgs)
+		for {
+			_, b, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			var m map[string]any
+			json.Unmarshal(b, &m)
+			msgs <- m
+		}
+	}()
+	send := func(typ string, p any) {
+		m := map[string]any{"type": typ}
+		if p != nil {
+			m["payload"] = p
+		}
+		c.WriteJSON(m)
+	}
+	waitFor := func(pred func(map[string]any) bool) bool {
+		for m := range msgs {
+			if pred(m) {
+				return true
+			}
+		}
+		return false
+	}
+	<-msgs // welcome
+	for !stop.Load() {
+		start := map[string]any{"prompt": "The President said that the people of the United States", "max_new_tokens": 120, "no_cache": kind == 0,
+			"sampling": map[string]any{"temperature": 1.0, "seed": 3}}
+		send("start", start)
+		if !waitFor(func(m map[string]any) bool { return m["type"] == "started" || m["type"] == "error" }) {
+			return
+		}
+		if kind == 0 {
+			send("run", nil)
+			if !waitFor(func(m map[string]any) bool {
+				p, _ := m["payload"].(map[string]any)
+				return m["type"] == "error" || p != nil && p["stage"] == "stop"
+			}) {
+				return
+			}
+			continue
+		}
+		send("step", nil)
+		send("step", nil)
+		send("step", nil)
+		for i := 0; i < 40 && !stop.Load(); i++ {
+			send("sample_n", map[string]any{"n": 10000})
+			if !waitFor(func(m map[string]any) bool { return m["type"] == "samples" || m["type"] == "error" }) {
+				return
+			}
+			time.Sleep(25 * time.Millisecond) // stays inside 50 messages/s
+		}
+	}
+}
+
+// BenchmarkFairness: a good client's step_token latency alone, then with
+// eight hostile connections from another address (four running no_cache
+// generations back to back, four sending sample_n 10000 at the message
+// rate limit). The fair queue should keep the good client's p99 within 2x
+// of its p99 alone.
+func BenchmarkFairness(b *testing.B) {
+	b.Run("fair-queue", func(b *testing.B) { benchFairness(b, 0) })
+	// the same load with the queue made ineffective (1000 slots: every
+	// stage runs at once), as the baseline the queue is judged against
+	b.Run("no-queue", func(b *testing.B) { benchFairness(b, 1000) })
+}
+
+func benchFairness(b *testing.B, slots int) {
+	const steps = 200
+	for i := 0; i < b.N; i++ {
+		// the good client steps back to back (faster than a person clicks),
+		// so the rate limit is lifted; the hostile ones pace themselves
+		// within the default 50 messages/s
+		m, _ := models.Default()
+		cat := web.NewEngineCatalog()
+		cat.Add(m, "", true)
+		srv, err := web.New(web.Options{Catalog: cat, EngineSlots: slots, Limits: web.Limits{MaxSessionsPerVisitor: 16, MsgsPerSecond: 1e4, Burst: 1e4}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ts := newServerFor(b, srv)
+		good := dial(b, ts)
+		goodSteps(b, good, 30) // warm up
+		alone := goodSteps(b, good, steps)
+		b.Logf("alone: p50 %.2f p99 %.2f ms", pct(alone, 50), pct(alone, 99))
+		var stop atomic.Bool
+		var wg sync.WaitGroup
+		d := fromAddr("127.0.0.2")
+		var conns []*websocket.Conn
+		for k := 0; k < 8; k++ {
+			c, _, err := d.Dial(wsURL(ts), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			conns = append(conns, c)
+			wg.Add(1)
+			go hostile(b, c, k%2, &stop, &wg)
+		}
+		time.Sleep(500 * time.Millisecond) // let the hostile load build up
+		loaded := goodSteps(b, good, steps)
+		stop.Store(true)
+		b.ReportMetric(pct(alone, 50), "alone-p50-ms")
+		b.ReportMetric(pct(alone, 99), "alone-p99-ms")
+		b.ReportMetric(pct(loaded, 50), "hostile-p50-ms")
+		b.ReportMetric(pct(loaded, 99), "hostile-p99-ms")
+		b.ReportMetric(pct(loaded, 99)/pct(alone, 99), "p99-ratio")
+		b.Logf("good client step_token: alone p50 %.2f p99 %.2f ms; with 8 hostile connections p50 %.2f p99 %.2f ms (p99 ratio %.2f)",
+			pct(alone, 50), pct(alone, 99), pct(loaded, 50), pct(loaded, 99), pct(loaded, 99)/pct(alone, 99))
+		for _, c := range conns {
+			c.Close()
+		}
+		wg.Wait()
+	}
+}

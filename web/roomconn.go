@@ -1,0 +1,305 @@
+package web
+
+// roomconn.go: a student's follower websocket (/ws/room?code=…): it gets
+// the room's messages from this replica's view and may send only a vote,
+// "Try it myself" (room_branch) and "Back to the class" (room_follow).
+// Nothing it sends reaches the presenter's session. Followers do not count
+// against the session limit; their own runs, after branching, do (they use
+// /ws like anyone).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/labstack/echo/v4"
+)
+
+type follower struct {
+	v        *roomView
+	ws       *websocket.Conn
+	id       string // anonymous: a random id for one vote per poll
+	send     chan *fanMsg
+	done     chan struct{}
+	once     sync.Once
+	branched bool // guarded by v.mu
+	lim      Limits
+	h        *roomHub
+}
+
+// queue hands m to the writer without waiting; a follower whose queue is
+// full is dropped (its page reconnects and catches up from the snapshot).
+func (f *follower) queue(m *fanMsg) {
+	select {
+	case f.send <- m:
+	case <-f.done:
+	default:
+		f.h.s.log.Warn("dropping a follower too slow to read the class", "room", f.v.code)
+		f.h.s.metrics.slowClosed.Add(1)
+		f.close()
+	}
+}
+
+func (f *follower) close() {
+	f.once.Do(func() {
+		close(f.done)
+		f.ws.Close()
+	})
+}
+
+// reply queues a message of the follower's own (not fanned out).
+func (f *follower) reply(id int64, typ string, payload any) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return
+	}
+	_ = id
+	f.queue(&fanMsg{typ: typ, payload: b})
+}
+
+func (f *follower) sendError(code, msg string) {
+	f.h.s.metrics.errors.Add(1)
+	f.reply(0, MsgError, ErrorPayload{Code: code, Message: msg})
+}
+
+// handleRoomWS serves /ws/room?code=CODE.
+func (s *Server) handleRoomWS(c echo.Context) error {
+	if !s.checkOrigin(c.Request()) {
+		return echo.NewHTTPError(http.StatusForbidden, "websocket origin "+c.Request().Header.Get("Origin")+" is not allowed")
+	}
+	up := websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 16 << 10, CheckOrigin: s.checkOrigin}
+	ws, err := up.Upgrade(c.Response(), c.Request(), nil)
+	if err != nil {
+		return nil
+	}
+	h := s.rooms
+	refuse := func(code, msg string) error {
+		b, _ := json.Marshal(ServerMsg{Type: MsgError, V: ProtocolVersion, Seq: 1, Payload: ErrorPayload{Code: code, Message: msg}})
+		ws.SetWriteDeadline(time.Now().Add(s.limits.WriteWait))
+		ws.WriteMessage(websocket.TextMessage, b)
+		ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, code))
+		ws.Close()
+		return nil
+	}
+	code := normalizeCode(c.QueryParam("code"))
+	var f *follower
+	for try := 0; ; try++ {
+		v, err := h.join(c.Request().Context(), clientIP(c.Request()), code)
+		if err == nil {
+			f = &follower{v: v, ws: ws, id: newSecret(8), send: make(chan *fanMsg, h.opts.FollowerBuffer), done: make(chan struct{}), lim: s.limits, h: h}
+			err = v.admit(f)
+		}
+		var er *errRoom
+		if errors.As(err, &er) && er.code == "retry" && try < 3 {
+			continue // the view was torn down as we joined: start a new one
+		}
+		if err != nil {
+			return refuse(er.code, er.msg)
+		}
+		break
+	}
+	v := f.v
+	h.followers.Add(1)
+	defer h.followers.Add(-1)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); f.writer() }()
+	f.reader()
+	f.close()
+	v.leave(f)
+	wg.Wait()
+	return nil
+}
+
+// join checks a code (wrong codes are rate-limited per client address)
+// and returns this replica's view of the room.
+func (h *roomHub) join(ctx context.Context, ip, code string) (*roomView, error) {
+	if wait := h.guard.blocked(ip); wait > 0 {
+		return nil, &errRoom{"rate_limited", fmt.Sprintf("too many wrong class codes from your network: try again in %d seconds", int(wait.Seconds()+0.999))}
+	}
+	if !validRoomCode(code) {
+		h.guard.fail(ip)
+		return nil, &errRoom{"room_not_found", fmt.Sprintf("a class code is %d letters and digits, such as ABC234; check the code on the presenter's screen", roomCodeLen)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	v, err := h.view(ctx, code)
+	if err != nil {
+		var er *errRoom
+		if errors.As(err, &er) && er.code == "room_not_found" {
+			h.guard.fail(ip)
+		}
+		return nil, err
+	}
+	return v, nil
+}
+
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func (f *follower) reader() {
+	lim := f.lim
+	f.ws.SetReadLimit(4096)
+	f.ws.SetReadDeadline(time.Now().Add(lim.PongWait))
+	f.ws.SetPongHandler(func(string) error { f.ws.SetReadDeadline(time.Now().Add(lim.PongWait)); return nil })
+	tokens, last := float64(lim.Burst), time.Now()
+	for {
+		typ, b, err := f.ws.ReadMessage()
+		if err != nil {
+			return
+		}
+		now := time.Now()
+		tokens = min(float64(lim.Burst), tokens+now.Sub(last).Seconds()*lim.MsgsPerSecond)
+		last = now
+		if tokens < 1 {
+			f.sendError("rate_limited", fmt.Sprintf("too many messages: the limit is %g per second", lim.MsgsPerSecond))
+			continue
+		}
+		tokens--
+		if typ != websocket.TextMessage {
+			f.sendError("bad_frame", "binary frames are not accepted: send JSON text messages")
+			continue
+		}
+		cmd, err := DecodeCommand(b)
+		if err != nil {
+			var pe *ProtocolError
+			errors.As(err, &pe)
+			f.sendError(pe.Code, pe.Msg)
+			continue
+		}
+		switch cmd.Type {
+		case CmdPing:
+			f.reply(cmd.ID, MsgPong, nil)
+		case CmdHello:
+			f.reply(cmd.ID, MsgWelcome, map[string]any{"protocol": ProtocolVersion, "following": f.v.code})
+		case CmdRoomVote:
+			f.v.vote(f, cmd.Room.Poll, *cmd.Room.Option)
+		case CmdRoomBranch:
+			b, err := f.v.branch(f)
+			if err != nil {
+				f.sendError(err.(*errRoom).code, err.Error())
+				continue
+			}
+			f.queue(&fanMsg{typ: MsgRoomBranch, payload: b})
+		case CmdRoomFollow:
+			f.v.follow(f)
+		default:
+			f.sendError("following", "you are following the class: this page shows the presenter's run and cannot drive it ("+cmd.Type+"); press “Try it myself” for a run of your own")
+		}
+	}
+}
+
+// writer writes each queued message with this connection's seq, without
+// copying the shared payload.
+func (f *follower) writer() {
+	ping := time.NewTicker(f.lim.PongWait * 9 / 10)
+	defer ping.Stop()
+	var seq int64
+	var num []byte
+	for {
+		select {
+		case m := <-f.send:
+			if m.typ != "" {
+				seq++
+				f.ws.SetWriteDeadline(time.Now().Add(f.lim.WriteWait))
+				w, err := f.ws.NextWriter(websocket.TextMessage)
+				if err != nil {
+					f.close()
+					return
+				}
+				w.Write([]byte(`{"type":"`))
+				w.Write([]byte(m.typ))
+				w.Write([]byte(`","v":1,"seq":`))
+				num = strconv.AppendInt(num[:0], seq, 10)
+				w.Write(num)
+				if len(m.payload) > 0 && string(m.payload) != "null" {
+					w.Write([]byte(`,"payload":`))
+					w.Write(m.payload)
+				}
+				w.Write([]byte{'}'})
+				if err := w.Close(); err != nil {
+					f.close()
+					return
+				}
+				f.h.s.metrics.bytesSent.Add(int64(len(m.payload) + 48))
+			}
+			if m.close {
+				f.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "room ended"), time.Now().Add(time.Second))
+				f.close()
+				return
+			}
+		case <-ping.C:
+			if err := f.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(f.lim.WriteWait)); err != nil {
+				f.close()
+				return
+			}
+		case <-f.done:
+			return
+		}
+	}
+}
+
+// guessGuard rate-limits wrong join codes per client address: a token
+// bucket of burst failures refilled at one per refill.
+type guessGuard struct {
+	mu     sync.Mutex
+	burst  float64
+	refill time.Duration
+	ips    map[string]*guessBucket
+}
+
+type guessBucket struct {
+	tokens float64
+	last   time.Time
+}
+
+func newGuessGuard(burst int, refill time.Duration) *guessGuard {
+	return &guessGuard{burst: float64(burst), refill: refill, ips: map[string]*guessBucket{}}
+}
+
+func (g *guessGuard) bucket(ip string, now time.Time) *guessBucket {
+	b := g.ips[ip]
+	if b == nil {
+		if len(g.ips) > 10000 { // forget full buckets
+			for k, x := range g.ips {
+				if x.tokens+now.Sub(x.last).Seconds()/g.refill.Seconds() >= g.burst {
+					delete(g.ips, k)
+				}
+			}
+		}
+		b = &guessBucket{tokens: g.burst, last: now}
+		g.ips[ip] = b
+	}
+	b.tokens = min(g.burst, b.tokens+now.Sub(b.last).Seconds()/g.refill.Seconds())
+	b.last = now
+	return b
+}
+
+// blocked returns how long ip must wait before trying a code again.
+func (g *guessGuard) blocked(ip string) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	b := g.bucket(ip, time.Now())
+	if b.tokens >= 1 {
+		return 0
+	}
+	return time.Duration((1 - b.tokens) * float64(g.refill))
+}
+
+func (g *guessGuard) fail(ip string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.bucket(ip, time.Now()).tokens--
+}

@@ -1,0 +1,114 @@
+package web
+
+// roompages.go: the classroom's HTTP side: /join (a student types the
+// code), the QR code of the join link (/join/qr.svg), and the routes.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	qrcode "github.com/skip2/go-qrcode"
+
+	"github.com/inferscope/inferscope/web/views"
+)
+
+func (s *Server) roomRoutes(e *echo.Echo) {
+	e.GET("/join", s.joinPage)
+	e.GET("/join/qr.svg", s.joinQR)
+	e.GET("/ws/room", s.handleRoomWS)
+}
+
+// joinPage shows the code form, or checks a code and sends the student to
+// the presenter's page in follower mode.
+func (s *Server) joinPage(c echo.Context) error {
+	raw := c.QueryParam("code")
+	if raw == "" {
+		return render(c, http.StatusOK, views.Join(views.JoinData{}))
+	}
+	code := normalizeCode(raw)
+	ip := clientIP(c.Request())
+	fail := func(status int, msg string) error {
+		return render(c, status, views.Join(views.JoinData{Code: raw, Error: msg}))
+	}
+	if wait := s.rooms.guard.blocked(ip); wait > 0 {
+		return fail(http.StatusTooManyRequests, fmt.Sprintf("Too many wrong class codes from your network: try again in %d seconds.", int(wait.Seconds()+0.999)))
+	}
+	if !validRoomCode(code) {
+		s.rooms.guard.fail(ip)
+		return fail(http.StatusNotFound, fmt.Sprintf("A class code is %d letters and digits, such as ABC234. Check the code on the presenter's screen.", roomCodeLen))
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
+	defer cancel()
+	if err := s.rooms.lookup(ctx, code); err != nil {
+		var er *errRoom
+		errors.As(err, &er)
+		status := http.StatusServiceUnavailable
+		switch er.code {
+		case "room_not_found":
+			s.rooms.guard.fail(ip)
+			status = http.StatusNotFound
+		case "room_closed":
+			status = http.StatusGone
+		}
+		return fail(status, sentence(er.msg))
+	}
+	return c.Redirect(http.StatusSeeOther, "/lab?room="+url.QueryEscape(code))
+}
+
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
+}
+
+// joinQR draws the QR code of this server's join link for a code, as SVG
+// (crisp on a projector). It does not say whether the room exists.
+func (s *Server) joinQR(c echo.Context) error {
+	code := normalizeCode(c.QueryParam("code"))
+	if !validRoomCode(code) {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("code must be a class code of %d letters and digits", roomCodeLen))
+	}
+	r := c.Request()
+	scheme := "http"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "https"
+	}
+	link := scheme + "://" + r.Host + "/join?code=" + code
+	q, err := qrcode.New(link, qrcode.Medium)
+	if err != nil {
+		return fmt.Errorf("qr code: %w", err)
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.Blob(http.StatusOK, "image/svg+xml", qrSVG(q.Bitmap(), link))
+}
+
+// qrSVG draws a QR bitmap (quiet zone included) as one SVG path.
+func qrSVG(bm [][]bool, title string) []byte {
+	n := len(bm)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" shape-rendering="crispEdges" role="img"><title>%s</title><rect width="%d" height="%d" fill="#fff"/><path fill="#000" d="`, n, n, escapeXML(title), n, n)
+	for y, row := range bm {
+		for x, on := range row {
+			if on {
+				fmt.Fprintf(&b, "M%d %dh1v1h-1z", x, y)
+			}
+		}
+	}
+	b.WriteString(`"/></svg>`)
+	return []byte(b.String())
+}
+
+func escapeXML(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}

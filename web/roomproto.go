@@ -1,0 +1,162 @@
+package web
+
+// roomproto.go: the classroom part of the websocket protocol — the room
+// commands a presenter sends on /ws, the few a follower may send on
+// /ws/room, the messages rooms send, and their strict decoding.
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Presenter commands (on /ws). Every one but room_open carries the room's
+// presenter key, checked on each command.
+const (
+	CmdRoomOpen   = "room_open"   // RoomPayload{page, start?, log?}: open a room presenting this connection's run
+	CmdRoomClaim  = "room_claim"  // {code, key}: reclaim a room after a reconnect; the run is rebuilt from the room's log
+	CmdRoomClose  = "room_close"  // {code, key}
+	CmdRoomPoll   = "room_poll"   // {code, key, question, options}: ask the class
+	CmdRoomReveal = "room_reveal" // {code, key}: close the poll and show everyone the counts
+	CmdRoomRecall = "room_recall" // {code, key}: bring every branched student back to the class
+)
+
+// Follower commands (on /ws/room).
+const (
+	CmdRoomVote   = "room_vote"   // {poll, option}
+	CmdRoomBranch = "room_branch" // "Try it myself": stop following, get the presenter's start and log
+	CmdRoomFollow = "room_follow" // "Back to the class": the current state, then the live stream
+)
+
+// Room messages, server → client.
+const (
+	MsgRoomOpened  = "room_opened" // presenter: {code, key, join_path, qr_path, expires_at, max_followers}
+	MsgRoomJoined  = "room_joined" // follower: {code, page, followers, max_followers}
+	MsgRoomLog     = "room_log"    // {start, log_len}: the presenter's settings
+	MsgRoomBranch  = "room_branch" // follower: {start, log}, to resume privately
+	MsgRoomPoll    = "room_poll"   // {id, question, options, open, counts?, votes?}
+	MsgRoomRecall  = "room_recall" // bring everyone back
+	MsgRoomCounts  = "room_counts" // {followers, branched, poll?: {id, counts, votes}}
+	MsgRoomClosed  = "room_closed" // {reason}: the room has ended
+	maxPollOptions = 8
+	maxPollLabel   = 80
+	maxQuestion    = 200
+)
+
+var roomCommandTypes = []string{CmdRoomOpen, CmdRoomClaim, CmdRoomClose, CmdRoomPoll, CmdRoomReveal, CmdRoomRecall, CmdRoomVote, CmdRoomBranch, CmdRoomFollow}
+
+// RoomPayload is the payload of every room command (fields by command).
+type RoomPayload struct {
+	Code     string        `json:"code"`
+	Key      string        `json:"key"`
+	Page     string        `json:"page"`
+	Start    *StartPayload `json:"start"`
+	Log      []LogEntry    `json:"log"`
+	Question string        `json:"question"`
+	Options  []string      `json:"options"`
+	Poll     int64         `json:"poll"`
+	Option   *int          `json:"option"`
+}
+
+func isRoomCommand(t string) bool {
+	for _, r := range roomCommandTypes {
+		if r == t {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeRoomPayload fills c.Room from payload and checks what each
+// command needs, naming what is wrong and what is allowed.
+func decodeRoomPayload(c *Command, payload []byte) error {
+	var p RoomPayload
+	if err := strictUnmarshal(payload, &p); err != nil {
+		return protoErr("bad_payload", "%s payload: %s", c.Type, describeJSONError(err))
+	}
+	if len(p.Log) > MaxResumeLog {
+		return protoErr("bad_payload", "%s log has %d entries; the limit is %d", c.Type, len(p.Log), MaxResumeLog)
+	}
+	needKey := func() error {
+		if !validRoomCode(p.Code) {
+			return protoErr("bad_payload", "%s needs code, the room's join code (%d letters and digits)", c.Type, roomCodeLen)
+		}
+		if p.Key == "" {
+			return protoErr("bad_payload", "%s needs key, the presenter key this browser got when it opened the room", c.Type)
+		}
+		return nil
+	}
+	switch c.Type {
+	case CmdRoomOpen:
+		if len(p.Log) > 0 && p.Start == nil {
+			return protoErr("bad_payload", "room_open: a log needs the start settings it follows")
+		}
+		if len(p.Page) > 512 || p.Page != "" && !strings.HasPrefix(p.Page, "/") {
+			return protoErr("bad_payload", "room_open page must be a path on this site such as \"/lab\" (at most 512 bytes)")
+		}
+	case CmdRoomClaim, CmdRoomClose, CmdRoomReveal, CmdRoomRecall:
+		if err := needKey(); err != nil {
+			return err
+		}
+	case CmdRoomPoll:
+		if err := needKey(); err != nil {
+			return err
+		}
+		if p.Question == "" || len(p.Question) > maxQuestion {
+			return protoErr("bad_payload", "room_poll needs a question of 1 to %d bytes", maxQuestion)
+		}
+		if len(p.Options) < 2 || len(p.Options) > maxPollOptions {
+			return protoErr("bad_payload", "room_poll needs 2 to %d options, got %d", maxPollOptions, len(p.Options))
+		}
+		for i, o := range p.Options {
+			if o == "" || len(o) > maxPollLabel || !utf8.ValidString(o) {
+				return protoErr("bad_payload", "room_poll option %d must be 1 to %d bytes of text", i, maxPollLabel)
+			}
+		}
+	case CmdRoomVote:
+		if p.Poll <= 0 || p.Option == nil {
+			return protoErr("bad_payload", "room_vote needs poll (the poll's id) and option (the index of your answer)")
+		}
+	}
+	c.Room = &p
+	return nil
+}
+
+// roomMsg is one message of a room's stream as it travels between
+// replicas: "seq\ttype\t" then the JSON payload, so a replica can fan the
+// payload out without decoding it.
+type roomMsg struct {
+	seq     int64
+	typ     string
+	payload []byte
+}
+
+func (m roomMsg) encode() []byte {
+	b := make([]byte, 0, len(m.payload)+32)
+	b = strconv.AppendInt(b, m.seq, 10)
+	b = append(b, '\t')
+	b = append(b, m.typ...)
+	b = append(b, '\t')
+	return append(b, m.payload...)
+}
+
+func decodeRoomMsg(b []byte) (roomMsg, bool) {
+	var m roomMsg
+	i := strings.IndexByte(string(b[:min(len(b), 24)]), '\t')
+	if i <= 0 {
+		return m, false
+	}
+	for _, d := range b[:i] {
+		if d < '0' || d > '9' {
+			return m, false
+		}
+		m.seq = m.seq*10 + int64(d-'0')
+	}
+	rest := b[i+1:]
+	j := strings.IndexByte(string(rest[:min(len(rest), 32)]), '\t')
+	if j <= 0 {
+		return m, false
+	}
+	m.typ, m.payload = string(rest[:j]), rest[j+1:]
+	return m, len(m.payload) > 0
+}

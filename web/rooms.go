@@ -1,0 +1,768 @@
+package web
+
+// rooms.go: classroom rooms, the owner's side. A presenter's connection
+// opens a room; the room records the presenter's start settings and
+// command log and publishes every message the presenter's run produces,
+// once, on the room's stream through the Fanout. Replicas with followers
+// consume that stream (roomview.go); follower websockets are in
+// roomconn.go. The presenter key is checked on every presenter command.
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/inferscope/inferscope/engine/session"
+)
+
+// RoomOptions bound classroom rooms. Zero fields take the defaults of
+// DefaultRoomOptions.
+type RoomOptions struct {
+	// Fanout carries room streams between replicas; nil is an in-process
+	// LocalFanout (one replica).
+	Fanout Fanout
+	// MaxRooms is how many open rooms this server owns at once.
+	MaxRooms int
+	// MaxFollowers is how many students may follow one room.
+	MaxFollowers int
+	// Idle closes a room whose presenter has been gone this long.
+	Idle time.Duration
+	// MaxAge closes any room this long after it opened.
+	MaxAge time.Duration
+	// JoinFailures wrong join codes are allowed per client address in a
+	// burst, refilled at one per JoinRefill.
+	JoinFailures int
+	JoinRefill   time.Duration
+	// FollowerBuffer is the queue of messages per follower; a follower
+	// whose queue is full is dropped (it catches up when it reconnects).
+	FollowerBuffer int
+}
+
+// DefaultRoomOptions are documented in the README.
+func DefaultRoomOptions() RoomOptions {
+	return RoomOptions{MaxRooms: 16, MaxFollowers: 200, Idle: 30 * time.Minute, MaxAge: 12 * time.Hour,
+		JoinFailures: 10, JoinRefill: 6 * time.Second, FollowerBuffer: 256}
+}
+
+func (o RoomOptions) withDefaults() RoomOptions {
+	d := DefaultRoomOptions()
+	if o.MaxRooms <= 0 {
+		o.MaxRooms = d.MaxRooms
+	}
+	if o.MaxFollowers <= 0 {
+		o.MaxFollowers = d.MaxFollowers
+	}
+	if o.Idle <= 0 {
+		o.Idle = d.Idle
+	}
+	if o.MaxAge <= 0 {
+		o.MaxAge = d.MaxAge
+	}
+	if o.JoinFailures <= 0 {
+		o.JoinFailures = d.JoinFailures
+	}
+	if o.JoinRefill <= 0 {
+		o.JoinRefill = d.JoinRefill
+	}
+	if o.FollowerBuffer <= 0 {
+		o.FollowerBuffer = d.FollowerBuffer
+	}
+	return o
+}
+
+// Join codes: 6 characters without look-alikes (no 0/O, 1/I/L).
+const (
+	roomCodeLen      = 6
+	roomCodeAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+	roomSubject      = "inferscope.room."
+	closedRoomMemory = time.Hour // a closed room still answers "ended" this long
+)
+
+func validRoomCode(s string) bool {
+	if len(s) != roomCodeLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(roomCodeAlphabet, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// normalizeCode accepts what a student types: lower case, spaces, dashes.
+func normalizeCode(s string) string {
+	s = strings.ToUpper(strings.NewReplacer(" ", "", "-", "").Replace(strings.TrimSpace(s)))
+	return strings.NewReplacer("0", "O", "1", "I").Replace(s) // read as letters, then rejected as look-alikes
+}
+
+func newRoomCode() string {
+	var b [roomCodeLen]byte
+	rand.Read(b[:])
+	for i := range b {
+		b[i] = roomCodeAlphabet[int(b[i])%len(roomCodeAlphabet)]
+	}
+	return string(b[:])
+}
+
+func newSecret(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func subjStream(code string) string { return roomSubject + code + ".ev" }
+func subjUp(code string) string     { return roomSubject + code + ".up" }
+func subjState(code string) string  { return roomSubject + code + ".state" }
+
+// roomHub is a server's rooms: those it owns and the views of rooms (its
+// own or another replica's) its followers watch.
+type roomHub struct {
+	s       *Server
+	bus     Fanout
+	ownBus  bool
+	opts    RoomOptions
+	replica string
+	guard   *guessGuard
+
+	mu    sync.Mutex
+	owned map[string]*room
+	views map[string]*roomView
+
+	followers atomic.Int64 // follower connections on this server
+	stop      chan struct{}
+	stopOnce  sync.Once
+	janitorOn sync.Once
+
+	// published, when set, is called with each room message as it is
+	// published (benchmarks measure fan-out latency from it).
+	published func(code string, seq int64, typ string)
+}
+
+func newRoomHub(s *Server, o RoomOptions) *roomHub {
+	o = o.withDefaults()
+	h := &roomHub{s: s, bus: o.Fanout, opts: o, replica: newSecret(6), owned: map[string]*room{}, views: map[string]*roomView{},
+		guard: newGuessGuard(o.JoinFailures, o.JoinRefill), stop: make(chan struct{})}
+	if h.bus == nil {
+		h.bus, h.ownBus = NewLocalFanout(), true
+	}
+	return h
+}
+
+// close ends this server's rooms (shutdown) and its views.
+func (h *roomHub) close() {
+	h.stopOnce.Do(func() { close(h.stop) })
+	h.mu.Lock()
+	rooms := make([]*room, 0, len(h.owned))
+	for _, r := range h.owned {
+		rooms = append(rooms, r)
+	}
+	views := make([]*roomView, 0, len(h.views))
+	for _, v := range h.views {
+		views = append(views, v)
+	}
+	h.mu.Unlock()
+	for _, r := range rooms {
+		r.close("the server is shutting down; reload the page in a moment")
+		r.unsubscribe()
+	}
+	for _, v := range views {
+		v.shutdown("the server is shutting down; reload the page in a moment")
+	}
+	if h.ownBus {
+		h.bus.Close()
+	}
+}
+
+// janitor closes rooms whose presenter left long ago or that are too old,
+// and forgets closed rooms after closedRoomMemory.
+func (h *roomHub) janitor() {
+	t := time.NewTicker(15 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case now := <-t.C:
+			h.sweep(now)
+		}
+	}
+}
+
+func (h *roomHub) sweep(now time.Time) {
+	h.mu.Lock()
+	rooms := make([]*room, 0, len(h.owned))
+	for _, r := range h.owned {
+		rooms = append(rooms, r)
+	}
+	h.mu.Unlock()
+	for _, r := range rooms {
+		r.mu.Lock()
+		closed, closedAt, left, presenter := r.closed, r.closedAt, r.left, r.presenter
+		r.mu.Unlock()
+		switch {
+		case closed && now.Sub(closedAt) > closedRoomMemory:
+			r.unsubscribe()
+			h.mu.Lock()
+			delete(h.owned, r.code)
+			h.mu.Unlock()
+		case closed:
+		case now.Sub(r.created) > h.opts.MaxAge:
+			r.close(fmt.Sprintf("the class has ended: rooms close %s after they open", humanDuration(h.opts.MaxAge)))
+		case presenter == nil && now.Sub(left) > h.opts.Idle:
+			r.close(fmt.Sprintf("the class has ended: the presenter has been away for %s", humanDuration(h.opts.Idle)))
+		}
+	}
+}
+
+func humanDuration(d time.Duration) string {
+	if d >= time.Hour && d%time.Hour == 0 {
+		return fmt.Sprintf("%d hours", d/time.Hour)
+	}
+	return fmt.Sprintf("%d minutes", d/time.Minute)
+}
+
+// room is a room this server owns.
+type room struct {
+	h       *roomHub
+	code    string
+	key     string
+	created time.Time
+	page    string
+
+	mu        sync.Mutex
+	presenter *wsConn
+	left      time.Time // when the presenter disconnected
+	seq       int64
+	start     *StartPayload
+	log       []LogEntry
+	pendSteps int  // events published since the log was last updated
+	pendStop  bool // the last of them is a cancelled stop
+	poll      *roomPoll
+	presence  map[string]roomPresence
+	closed    bool
+	closedAt  time.Time
+	reason    string
+	subs      []Subscription
+}
+
+type roomPresence struct {
+	Replica   string `json:"replica"`
+	Followers int    `json:"followers"`
+	Branched  int    `json:"branched"`
+}
+
+type roomPoll struct {
+	ID       int64          `json:"id"`
+	Question string         `json:"question"`
+	Options  []string       `json:"options"`
+	Open     bool           `json:"open"`
+	Counts   []int          `json:"counts,omitempty"`
+	Votes    int            `json:"votes"`
+	voters   map[string]int // anonymous follower id → option
+}
+
+// roomState answers a replica that starts (or resynchronises) a view.
+type roomState struct {
+	Seq       int64         `json:"seq"`
+	Page      string        `json:"page"`
+	Start     *StartPayload `json:"start,omitempty"`
+	Log       []LogEntry    `json:"log"`
+	Poll      *roomPoll     `json:"poll,omitempty"`
+	Followers int           `json:"followers"`
+	Closed    bool          `json:"closed"`
+	Reason    string        `json:"reason,omitempty"`
+}
+
+// MarshalJSON writes log entries in their string form.
+func (e LogEntry) MarshalJSON() ([]byte, error) { return json.Marshal(e.String()) }
+
+// open makes a room presented by c. start and log, when given, are the
+// run c has; the room rebuilds it from them so its log is exact.
+func (h *roomHub) open(c *wsConn, page string) (*room, error) {
+	h.janitorOn.Do(func() { go h.janitor() })
+	h.mu.Lock()
+	n := 0
+	for _, r := range h.owned {
+		r.mu.Lock()
+		if !r.closed {
+			n++
+		}
+		r.mu.Unlock()
+	}
+	if n >= h.opts.MaxRooms {
+		h.mu.Unlock()
+		return nil, &ProtocolError{Code: "server_full", Msg: fmt.Sprintf("this server already has %d open rooms (the limit); close one or try again later", h.opts.MaxRooms)}
+	}
+	var code string
+	for range 20 {
+		code = newRoomCode()
+		if h.owned[code] == nil {
+			break
+		}
+	}
+	r := &room{h: h, code: code, key: newSecret(24), created: time.Now(), page: page, presenter: c, presence: map[string]roomPresence{}}
+	h.owned[code] = r
+	h.mu.Unlock()
+	// a code another replica uses answers on the bus: pick another
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := h.bus.Request(ctx, subjState(code), nil); !errors.Is(err, ErrNoResponder) {
+		h.mu.Lock()
+		delete(h.owned, code)
+		h.mu.Unlock()
+		if err == nil {
+			return h.open(c, page)
+		}
+		return nil, &ProtocolError{Code: "internal", Msg: "rooms are unavailable: " + err.Error()}
+	}
+	s1, err1 := h.bus.Handle(subjState(code), r.answerState)
+	s2, err2 := h.bus.Subscribe(subjUp(code), r.onUp)
+	if err := errors.Join(err1, err2); err != nil {
+		for _, s := range []Subscription{s1, s2} {
+			if s != nil {
+				s.Unsubscribe()
+			}
+		}
+		h.mu.Lock()
+		delete(h.owned, code)
+		h.mu.Unlock()
+		return nil, &ProtocolError{Code: "internal", Msg: "rooms are unavailable: " + err.Error()}
+	}
+	r.subs = []Subscription{s1, s2}
+	return r, nil
+}
+
+func (h *roomHub) owner(code string) *room {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.owned[code]
+}
+
+func (r *room) unsubscribe() {
+	r.mu.Lock()
+	subs := r.subs
+	r.subs = nil
+	r.mu.Unlock()
+	for _, s := range subs {
+		s.Unsubscribe()
+	}
+}
+
+// keyOK compares in constant time.
+func (r *room) keyOK(key string) bool {
+	return subtle.ConstantTimeCompare([]byte(key), []byte(r.key)) == 1
+}
+
+// holds reports whether c is the room's presenter with the right key.
+func (r *room) holds(c *wsConn, key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.closed && r.presenter == c && r.keyOK(key)
+}
+
+// publishLocked puts one message on the room's stream; r.mu is held, so
+// the stream's order is the order of publishing.
+func (r *room) publishLocked(typ string, payload []byte) {
+	r.seq++
+	m := roomMsg{seq: r.seq, typ: typ, payload: payload}
+	if f := r.h.published; f != nil {
+		f(r.code, r.seq, typ)
+	}
+	if err := r.h.bus.Publish(subjStream(r.code), m.encode()); err != nil {
+		r.h.s.log.Warn("room stream publish failed", "room", r.code, "type", typ, "err", err)
+	}
+}
+
+func (r *room) publish(typ string, payload any) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.closed {
+		r.publishLocked(typ, b)
+	}
+}
+
+func (r *room) answerState([]byte) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := roomState{Seq: r.seq, Page: r.page, Start: r.start, Log: r.liveLogLocked(), Poll: r.poll, Followers: r.totalsLocked().Followers, Closed: r.closed, Reason: r.reason}
+	b, _ := json.Marshal(st)
+	return b
+}
+
+// onUp takes presence counts and votes from the replicas' views.
+func (r *room) onUp(b []byte) {
+	var m struct {
+		Presence *roomPresence `json:"presence"`
+		Vote     *struct {
+			Poll   int64  `json:"poll"`
+			Voter  string `json:"voter"`
+			Option int    `json:"option"`
+		} `json:"vote"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	switch {
+	case m.Presence != nil:
+		r.presence[m.Presence.Replica] = *m.Presence
+		t := r.totalsLocked()
+		b, _ := json.Marshal(t)
+		r.publishLocked(MsgRoomCounts, b)
+		r.tellPresenterLocked(t)
+	case m.Vote != nil && r.poll != nil && r.poll.Open && m.Vote.Poll == r.poll.ID && m.Vote.Option >= 0 && m.Vote.Option < len(r.poll.Options) && len(m.Vote.Voter) <= 64:
+		if _, ok := r.poll.voters[m.Vote.Voter]; !ok && len(r.poll.voters) >= 4*r.h.opts.MaxFollowers {
+			return
+		}
+		r.poll.voters[m.Vote.Voter] = m.Vote.Option
+		r.tellPresenterLocked(r.totalsLocked())
+	}
+}
+
+type roomTotals struct {
+	Followers int       `json:"followers"`
+	Branched  int       `json:"branched"`
+	Poll      *roomPoll `json:"poll,omitempty"`
+}
+
+func (r *room) totalsLocked() roomTotals {
+	var t roomTotals
+	for _, p := range r.presence {
+		t.Followers += p.Followers
+		t.Branched += p.Branched
+	}
+	if r.poll != nil {
+		r.tallyLocked()
+		t.Poll = r.poll
+	}
+	return t
+}
+
+func (r *room) tallyLocked() {
+	p := r.poll
+	p.Counts = make([]int, len(p.Options))
+	for _, o := range p.voters {
+		p.Counts[o]++
+	}
+	p.Votes = len(p.voters)
+}
+
+func (r *room) tellPresenterLocked(t roomTotals) {
+	if c := r.presenter; c != nil {
+		c.tryReply(MsgRoomCounts, t)
+	}
+}
+
+// tryReply queues a message if the connection's queue has room, without
+// waiting: a room's lock is held, and counts are sent again on the next change.
+func (c *wsConn) tryReply(typ string, payload any) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return
+	}
+	select {
+	case c.send <- outMsg{typ: typ, payload: b}:
+	default:
+	}
+}
+
+// close ends the room for everyone.
+func (r *room) close(reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	b, _ := json.Marshal(map[string]string{"reason": reason})
+	r.publishLocked(MsgRoomClosed, b)
+	r.closed, r.closedAt, r.reason = true, time.Now(), reason
+	if c := r.presenter; c != nil {
+		c.presenting.Store(nil)
+		c.tryReply(MsgRoomClosed, map[string]string{"reason": reason})
+	}
+	r.presenter = nil
+}
+
+func (r *room) presenterLeft(c *wsConn) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.presenter == c {
+		r.presenter = nil
+		r.left = time.Now()
+	}
+}
+
+// presenterHook is what a presenting connection carries: the room and the
+// key it claimed it with, plus the current command's events (worker-owned).
+type presenterHook struct {
+	room   *room
+	key    string
+	events int
+	last   *session.Event
+	other  bool // a started/resumed reply was sent
+}
+
+// sent is called for each reply the presenter's connection queues: run
+// output goes on the room's stream, computed and encoded once.
+func (p *presenterHook) sent(typ string, payload any, raw []byte) {
+	switch typ {
+	case MsgEvent:
+		p.events++
+		p.last, _ = payload.(*session.Event)
+	case MsgStarted, MsgResumed:
+		p.other = true
+	default:
+		return
+	}
+	r := p.room
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.closed && r.presenter != nil && r.presenter.presenting.Load() == p {
+		if typ != MsgEvent {
+			r.pendSteps, r.pendStop = 0, false
+		} else {
+			r.pendSteps++
+			r.pendStop = p.last != nil && p.last.Stop != nil && p.last.Stop.Reason == session.StopCancelled
+		}
+		r.publishLocked(typ, raw)
+	}
+}
+
+// done records the command the presenter's connection finished in the
+// room's log, the form resume replays, and publishes the new log.
+func (p *presenterHook) done(c *wsConn, cmd Command) {
+	n, last, other := p.events, p.last, p.other
+	p.events, p.last, p.other = 0, nil, false
+	r := p.room
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.presenter != c {
+		return
+	}
+	r.pendSteps, r.pendStop = 0, false
+	changed := true
+	switch cmd.Type {
+	case CmdStart, CmdReset:
+		if !other {
+			return
+		}
+		r.start, r.log = c.start, nil
+	case CmdResume:
+		if !other {
+			return
+		}
+		r.start, r.log = &cmd.Resume.Start, append([]LogEntry(nil), cmd.Resume.Log...)
+	case CmdStep, CmdStepToken, CmdRun:
+		if n == 0 {
+			return
+		}
+		if cmd.Type != CmdStep && last != nil && last.Stop != nil && last.Stop.Reason == session.StopCancelled {
+			for range n - 1 {
+				r.log = append(r.log, LogEntry{Type: CmdStep})
+			}
+			r.log = append(r.log, LogEntry{Type: CmdCancel})
+		} else {
+			r.log = append(r.log, LogEntry{Type: cmd.Type})
+		}
+	case CmdForce:
+		if n > 0 {
+			r.log = append(r.log, LogEntry{Type: CmdForce, Arg: cmd.Token})
+		}
+		changed = n > 0
+	case CmdRewind:
+		changed = n > 0
+		if changed {
+			r.log = append(r.log, LogEntry{Type: CmdRewind, Arg: cmd.N})
+		}
+	case CmdCancel:
+		changed = n > 0
+		if changed {
+			r.log = append(r.log, LogEntry{Type: CmdCancel})
+		}
+	default:
+		changed = false
+	}
+	if changed {
+		r.publishLogLocked()
+	}
+}
+
+func (r *room) publishLogLocked() {
+	b, _ := json.Marshal(map[string]any{"start": r.start, "log": r.logOrEmpty()})
+	r.publishLocked(MsgRoomLog, b)
+}
+
+// liveLogLocked is the log that rebuilds the run as published so far:
+// the log of finished commands plus the stages of the one in progress.
+func (r *room) liveLogLocked() []LogEntry {
+	l := append([]LogEntry{}, r.log...)
+	n := r.pendSteps
+	if r.pendStop {
+		n--
+	}
+	for range n {
+		l = append(l, LogEntry{Type: CmdStep})
+	}
+	if r.pendStop {
+		l = append(l, LogEntry{Type: CmdCancel})
+	}
+	return l
+}
+
+func (r *room) logOrEmpty() []LogEntry {
+	if r.log == nil {
+		return []LogEntry{}
+	}
+	return r.log
+}
+
+// roomOpened is the presenter's answer to room_open and room_claim.
+func (r *room) opened() map[string]any {
+	r.mu.Lock()
+	start, log := r.start, r.logOrEmpty()
+	r.mu.Unlock()
+	return map[string]any{"start": start, "log": log, "code": r.code, "key": r.key, "page": r.page, "join_path": "/join?code=" + r.code, "qr_path": "/join/qr.svg?code=" + r.code,
+		"expires_at": r.created.Add(r.h.opts.MaxAge).UTC().Format(time.RFC3339), "max_followers": r.h.opts.MaxFollowers, "idle_minutes": int(r.h.opts.Idle / time.Minute)}
+}
+
+// roomCommand runs a room_* command on a /ws connection (worker goroutine).
+func (c *wsConn) roomCommand(cmd Command) {
+	h, p := c.s.rooms, cmd.Room
+	if cmd.Type == CmdRoomVote || cmd.Type == CmdRoomBranch || cmd.Type == CmdRoomFollow {
+		c.sendError(cmd.ID, "bad_request", cmd.Type+" is for students following a room (on /ws/room); this connection runs your own session")
+		return
+	}
+	if cmd.Type == CmdRoomOpen {
+		if old := c.presenting.Load(); old != nil {
+			c.sendError(cmd.ID, "bad_request", "this page already presents room "+old.room.code+": close it first")
+			return
+		}
+		r, err := h.open(c, p.Page)
+		if err != nil {
+			var pe *ProtocolError
+			errors.As(err, &pe)
+			c.sendError(cmd.ID, pe.Code, pe.Msg)
+			return
+		}
+		c.presenting.Store(&presenterHook{room: r, key: r.key})
+		c.reply(cmd.ID, MsgRoomOpened, r.opened())
+		if p.Start != nil {
+			// rebuild the presenter's run from its log: the room's log is then exact
+			c.handle(Command{Type: CmdResume, ID: cmd.ID, Resume: &ResumePayload{Start: *p.Start, Log: p.Log}})
+			c.presenting.Load().done(c, Command{Type: CmdResume, Resume: &ResumePayload{Start: *p.Start, Log: p.Log}})
+		}
+		return
+	}
+	r := h.owner(p.Code)
+	if r == nil {
+		c.sendError(cmd.ID, "room_not_found", "no room "+p.Code+" on this server: it has ended, or its presenter reconnected to another replica")
+		return
+	}
+	if !r.keyOK(p.Key) {
+		c.sendError(cmd.ID, "bad_key", "the presenter key does not match room "+p.Code+": only the browser that opened the room can present it")
+		return
+	}
+	r.mu.Lock()
+	closed, reason := r.closed, r.reason
+	r.mu.Unlock()
+	if closed {
+		c.sendError(cmd.ID, "room_closed", "room "+p.Code+" has ended: "+reason)
+		return
+	}
+	switch cmd.Type {
+	case CmdRoomClaim:
+		if old := c.presenting.Load(); old != nil && old.room != r {
+			c.sendError(cmd.ID, "bad_request", "this page already presents room "+old.room.code)
+			return
+		}
+		r.mu.Lock()
+		prev := r.presenter
+		r.presenter = c
+		start, log := r.start, append([]LogEntry(nil), r.log...)
+		r.mu.Unlock()
+		if prev != nil && prev != c {
+			prev.presenting.Store(nil)
+			prev.reply(0, MsgError, ErrorPayload{Code: "not_presenter", Message: "another browser reclaimed room " + r.code + " with its presenter key; this page now runs a private session"})
+		}
+		hook := &presenterHook{room: r, key: p.Key}
+		c.presenting.Store(hook)
+		c.reply(cmd.ID, MsgRoomOpened, r.opened())
+		if start != nil {
+			rp := &ResumePayload{Start: *start, Log: log}
+			c.handle(Command{Type: CmdResume, ID: cmd.ID, Resume: rp})
+			hook.done(c, Command{Type: CmdResume, Resume: rp})
+		}
+		r.mu.Lock()
+		r.tellPresenterLocked(r.totalsLocked())
+		r.mu.Unlock()
+	case CmdRoomClose:
+		r.close("the presenter closed the room")
+	case CmdRoomPoll, CmdRoomReveal, CmdRoomRecall:
+		if !r.holds(c, p.Key) {
+			c.sendError(cmd.ID, "not_presenter", "this page is not presenting room "+p.Code+": reclaim it first")
+			return
+		}
+		r.mu.Lock()
+		switch cmd.Type {
+		case CmdRoomPoll:
+			id := int64(1)
+			if r.poll != nil {
+				id = r.poll.ID + 1
+			}
+			r.poll = &roomPoll{ID: id, Question: p.Question, Options: p.Options, Open: true, voters: map[string]int{}}
+			b, _ := json.Marshal(roomPoll{ID: id, Question: p.Question, Options: p.Options, Open: true})
+			r.publishLocked(MsgRoomPoll, b)
+			r.tellPresenterLocked(r.totalsLocked())
+		case CmdRoomReveal:
+			if r.poll == nil || !r.poll.Open {
+				r.mu.Unlock()
+				c.sendError(cmd.ID, "out_of_order", "no poll is open: ask a question first")
+				return
+			}
+			r.poll.Open = false
+			r.tallyLocked()
+			b, _ := json.Marshal(r.poll)
+			r.publishLocked(MsgRoomPoll, b)
+			r.tellPresenterLocked(r.totalsLocked())
+		case CmdRoomRecall:
+			r.publishLocked(MsgRoomRecall, []byte("{}"))
+		}
+		r.mu.Unlock()
+	}
+}
+
+// checkPresenter runs before every command of a presenting connection: the
+// room must still be open and presented by this connection with its key.
+// If not, the connection goes on as a private session and is told why.
+func (c *wsConn) checkPresenter(cmd Command) {
+	p := c.presenting.Load()
+	if p == nil || p.room.holds(c, p.key) {
+		return
+	}
+	c.presenting.Store(nil)
+	c.sendError(cmd.ID, "not_presenter", "this page no longer presents room "+p.room.code+" (it ended or was reclaimed); your commands now drive a private session")
+}
+
+// leaveRoom is called when a connection ends.
+func (c *wsConn) leaveRoom() {
+	if p := c.presenting.Load(); p != nil {
+		p.room.presenterLeft(c)
+	}
+}

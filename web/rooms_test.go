@@ -1,0 +1,455 @@
+package web_test
+
+// rooms_test.go: classroom rooms over the websocket protocol: followers
+// see the presenter's events (a late joiner too), can never command the
+// presenter's session, wrong keys are refused, branch and rejoin, polls,
+// counts, limits and bad codes.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/inferscope/inferscope/models"
+	"github.com/inferscope/inferscope/web"
+)
+
+func roomServer(t testing.TB, ro web.RoomOptions) *httptest.Server {
+	t.Helper()
+	m, err := models.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := web.NewEngineCatalog()
+	if err := cat.Add(m, "", true); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := web.New(web.Options{Catalog: cat, Rooms: ro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() { ts.Close() })
+	return ts
+}
+
+func roomStart(prompt string, n int) map[string]any {
+	return map[string]any{"prompt": prompt, "max_new_tokens": n, "sampling": map[string]any{"temperature": 0.9, "top_p": 0.95, "seed": 7}}
+}
+
+type opened struct {
+	Code string `json:"code"`
+	Key  string `json:"key"`
+}
+
+// openRoom makes w present a new room.
+func openRoom(t *testing.T, w *wsClient, payload any) opened {
+	t.Helper()
+	w.send("room_open", payload)
+	m := w.read()
+	if m.Type != web.MsgRoomOpened {
+		t.Fatalf("room_open: %s %s", m.Type, m.Payload)
+	}
+	var o opened
+	json.Unmarshal(m.Payload, &o)
+	if len(o.Code) != 6 || len(o.Key) < 32 {
+		t.Fatalf("room_opened %s: want a 6-character code and a long key", m.Payload)
+	}
+	return o
+}
+
+// dialRoom connects a follower; the first message is room_joined (or an error).
+func dialRoom(t testing.TB, ts *httptest.Server, code string) (*wsClient, inMsg) {
+	t.Helper()
+	c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.URL, "http")+"/ws/room?code="+code, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	w := &wsClient{t: t, c: c}
+	return w, w.read()
+}
+
+// nextOf reads until a message of type typ, returning it; events seen on
+// the way are appended to evs.
+func nextOf(w *wsClient, typ string, evs *[]string) inMsg {
+	w.t.Helper()
+	for {
+		m := w.read()
+		if m.Type == typ {
+			return m
+		}
+		if m.Type == web.MsgEvent && evs != nil {
+			*evs = append(*evs, evKey(m.Payload))
+		}
+		if m.Type == web.MsgError {
+			w.t.Fatalf("waiting for %s: error %s", typ, m.Payload)
+		}
+	}
+}
+
+// evKey identifies an event: its run seq, stage and appended token.
+func evKey(p json.RawMessage) string {
+	var e evPayload
+	json.Unmarshal(p, &e)
+	k := fmt.Sprintf("%d:%s", e.Seq, e.Stage)
+	if e.Append != nil {
+		k += fmt.Sprintf(":%d", e.Append.ID)
+	}
+	if e.Stop != nil {
+		k += ":" + e.Stop.Reason
+	}
+	return k
+}
+
+// presenterEvents steps the presenter n tokens and returns the event keys.
+func presenterTokens(t *testing.T, p *wsClient, n int) []string {
+	t.Helper()
+	var keys []string
+	for range n {
+		p.send("step_token", nil)
+		for {
+			m := p.read()
+			if m.Type != web.MsgEvent {
+				continue // room_counts and the like
+			}
+			keys = append(keys, evKey(m.Payload))
+			var e evPayload
+			json.Unmarshal(m.Payload, &e)
+			if e.Append != nil || e.Stop != nil {
+				break
+			}
+		}
+	}
+	return keys
+}
+
+// followEvents reads a follower's events until it has n of them.
+func followEvents(t *testing.T, f *wsClient, n int) []string {
+	t.Helper()
+	var keys []string
+	for len(keys) < n {
+		m := f.read()
+		switch m.Type {
+		case web.MsgEvent:
+			keys = append(keys, evKey(m.Payload))
+		case web.MsgResumed:
+			var r struct {
+				Events []json.RawMessage `json:"events"`
+			}
+			json.Unmarshal(m.Payload, &r)
+			keys = keys[:0]
+			for _, e := range r.Events {
+				keys = append(keys, evKey(e))
+			}
+		case web.MsgStarted:
+			keys = keys[:0]
+		case web.MsgError:
+			t.Fatalf("follower got error %s", m.Payload)
+		}
+	}
+	return keys
+}
+
+func TestRoomFollowersSeePresenterEvents(t *testing.T) {
+	ts := roomServer(t, web.RoomOptions{})
+	p := dial(t, ts)
+	room := openRoom(t, p, map[string]any{"page": "/lab"})
+	early, joined := dialRoom(t, ts, strings.ToLower(room.Code)) // codes are typed in any case
+	if joined.Type != web.MsgRoomJoined {
+		t.Fatalf("early follower: %s %s", joined.Type, joined.Payload)
+	}
+	p.send("start", roomStart("The President said", 8))
+	nextOf(p, web.MsgStarted, nil)
+	nextOf(early, web.MsgStarted, nil)
+	for range 3 { // tokenize, embed, prefill one stage at a time
+		p.send("step", nil)
+		nextOf(p, web.MsgEvent, nil)
+	}
+	want := []string{"1:tokenize", "2:embed", "3:prefill"}
+	want = append(want, presenterTokens(t, p, 3)...)
+
+	late, joined := dialRoom(t, ts, room.Code)
+	if joined.Type != web.MsgRoomJoined {
+		t.Fatalf("late follower: %s", joined.Type)
+	}
+	if got := followEvents(t, late, len(want)); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("late joiner's snapshot:\n got %v\nwant %v", got, want)
+	}
+	if got := followEvents(t, early, len(want)); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("early follower's stream:\n got %v\nwant %v", got, want)
+	}
+	more := presenterTokens(t, p, 2)
+	for name, f := range map[string]*wsClient{"early": early, "late": late} {
+		if got := followEvents(t, f, len(more)); strings.Join(got, " ") != strings.Join(more, " ") {
+			t.Errorf("%s follower, live:\n got %v\nwant %v", name, got, more)
+		}
+	}
+}
+
+// TestRoomFollowerCannotCommand: whatever a follower sends, the
+// presenter's session does not move; keys are checked on every presenter
+// command; a reclaim moves the room to the new connection.
+func TestRoomFollowerCannotCommand(t *testing.T) {
+	ts := roomServer(t, web.RoomOptions{})
+	p := dial(t, ts)
+	room := openRoom(t, p, map[string]any{"page": "/lab"})
+	p.send("start", roomStart("The President said", 8))
+	nextOf(p, web.MsgStarted, nil)
+	f, _ := dialRoom(t, ts, room.Code)
+	nextOf(f, web.MsgRoomLog, nil)
+	for _, cmd := range []struct {
+		typ     string
+		payload any
+	}{
+		{"step", nil}, {"run", nil}, {"step_token", nil}, {"reset", nil}, {"cancel", nil},
+		{"start", roomStart("hijack", 4)}, {"force", map[string]int{"id": 5}}, {"rewind", map[string]int{"n": 1}},
+		{"resume", map[string]any{"start": roomStart("x", 2), "log": []string{"run"}}},
+		{"room_poll", map[string]any{"code": room.Code, "key": room.Key, "question": "q?", "options": []string{"a", "b"}}},
+		{"room_close", map[string]any{"code": room.Code, "key": room.Key}},
+		{"room_recall", map[string]any{"code": room.Code, "key": room.Key}},
+	} {
+		f.send(cmd.typ, cmd.payload)
+		m := f.read()
+		var e web.ErrorPayload
+		json.Unmarshal(m.Payload, &e)
+		if m.Type != web.MsgError || e.Code != "following" {
+			t.Errorf("follower %s: got %s %s, want error following", cmd.typ, m.Type, m.Payload)
+		}
+	}
+	// the presenter's run has not moved: its first step is still tokenize
+	p.send("step", nil)
+	if m := nextOf(p, web.MsgEvent, nil); evKey(m.Payload) != "1:tokenize" {
+		t.Fatalf("presenter's first step after follower commands: %s", evKey(m.Payload))
+	}
+	if m := nextOf(f, web.MsgEvent, nil); evKey(m.Payload) != "1:tokenize" {
+		t.Fatalf("follower saw %s", evKey(m.Payload))
+	}
+
+	// wrong keys, from another browser
+	o := dial(t, ts)
+	for _, typ := range []string{"room_claim", "room_poll", "room_close", "room_recall", "room_reveal"} {
+		o.send(typ, map[string]any{"code": room.Code, "key": strings.Repeat("0", 48), "question": "q?", "options": []string{"a", "b"}})
+		o.expectError("bad_key")
+	}
+	o.send("room_claim", map[string]any{"code": "ZZZZZZ", "key": room.Key})
+	o.expectError("room_not_found")
+	o.send("room_claim", map[string]any{"code": room.Code})
+	o.expectError("bad_payload")
+	// the right key, from a connection that is not presenting: a poll is refused
+	o.send("room_poll", map[string]any{"code": room.Code, "key": room.Key, "question": "q?", "options": []string{"a", "b"}})
+	o.expectError("not_presenter")
+
+	// reclaim with the key (the presenter's reloaded page): the run is rebuilt from the room's log
+	o.send("room_claim", map[string]any{"code": room.Code, "key": room.Key})
+	nextOf(o, web.MsgRoomOpened, nil)
+	r := nextOf(o, web.MsgResumed, nil)
+	var rs struct {
+		Events []json.RawMessage `json:"events"`
+	}
+	json.Unmarshal(r.Payload, &rs)
+	if len(rs.Events) != 1 || evKey(rs.Events[0]) != "1:tokenize" {
+		t.Fatalf("reclaimed run has %d events, want the tokenize step", len(rs.Events))
+	}
+	// the old presenter's next command is checked and refused as a presenter command
+	p.send("step", nil)
+	for {
+		m := p.read()
+		if m.Type == web.MsgError {
+			var e web.ErrorPayload
+			json.Unmarshal(m.Payload, &e)
+			if e.Code != "not_presenter" {
+				t.Fatalf("old presenter: error %s, want not_presenter", e.Code)
+			}
+			break
+		}
+	}
+	// its step ran privately: the class sees only the new presenter
+	o.send("step", nil)
+	if m := nextOf(o, web.MsgEvent, nil); evKey(m.Payload) != "2:embed" {
+		t.Fatalf("new presenter step: %s", evKey(m.Payload))
+	}
+	var seen []string
+	for len(seen) < 1 {
+		m := f.read()
+		if m.Type == web.MsgEvent {
+			seen = append(seen, evKey(m.Payload))
+		}
+	}
+	if seen[0] != "2:embed" {
+		t.Errorf("follower saw %v after the reclaim, want the new presenter's 2:embed", seen)
+	}
+}
+
+// TestRoomBranchAndRejoin: "Try it myself" gives the start and log that
+// rebuild the presenter's run exactly, in a private session; "Back to the
+// class" sends the current state again.
+func TestRoomBranchAndRejoin(t *testing.T) {
+	ts := roomServer(t, web.RoomOptions{})
+	p := dial(t, ts)
+	room := openRoom(t, p, map[string]any{"page": "/lab"})
+	p.send("start", roomStart("The President said", 8))
+	nextOf(p, web.MsgStarted, nil)
+	want := presenterTokens(t, p, 2)
+	f, _ := dialRoom(t, ts, room.Code)
+	followEvents(t, f, len(want))
+	f.send("room_branch", nil)
+	b := nextOf(f, web.MsgRoomBranch, nil)
+	var br struct {
+		Start map[string]any `json:"start"`
+		Log   []string       `json:"log"`
+	}
+	if err := json.Unmarshal(b.Payload, &br); err != nil || br.Start == nil {
+		t.Fatalf("room_branch %s: %v", b.Payload, err)
+	}
+	mine := dial(t, ts)
+	mine.send("resume", map[string]any{"start": br.Start, "log": br.Log})
+	r := nextOf(mine, web.MsgResumed, nil)
+	var rs struct {
+		Events []json.RawMessage `json:"events"`
+	}
+	json.Unmarshal(r.Payload, &rs)
+	var got []string
+	for _, e := range rs.Events {
+		got = append(got, evKey(e))
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("branched run:\n got %v\nwant %v", got, want)
+	}
+	// the student forces a token of their own; the class does not see it
+	mine.send("force", map[string]int{"id": 10})
+	nextOf(mine, web.MsgEvent, nil)
+	more := presenterTokens(t, p, 1)
+	f.send("room_follow", nil)
+	back := followEvents(t, f, len(want)+len(more))
+	if strings.Join(back, " ") != strings.Join(append(want, more...), " ") {
+		t.Errorf("after Back to the class:\n got %v\nwant %v", back, append(want, more...))
+	}
+}
+
+// TestRoomPollCountsAndRecall: a poll reaches followers, votes are counted
+// anonymously for the presenter, the reveal shows everyone the counts, and
+// "bring everyone back" reaches a branched student.
+func TestRoomPollCountsAndRecall(t *testing.T) {
+	ts := roomServer(t, web.RoomOptions{})
+	p := dial(t, ts)
+	room := openRoom(t, p, map[string]any{"page": "/lab"})
+	p.send("start", roomStart("The President said", 8))
+	nextOf(p, web.MsgStarted, nil)
+	a, _ := dialRoom(t, ts, room.Code)
+	b, _ := dialRoom(t, ts, room.Code)
+	b.send("room_branch", nil)
+	nextOf(b, web.MsgRoomBranch, nil)
+	waitCounts(t, p, func(c counts) bool { return c.Followers == 2 && c.Branched == 1 })
+	p.send("room_poll", map[string]any{"code": room.Code, "key": room.Key, "question": "Which token comes next?", "options": []string{" the", " a", " and"}})
+	var poll struct {
+		ID     int64 `json:"id"`
+		Open   bool  `json:"open"`
+		Counts []int `json:"counts"`
+	}
+	json.Unmarshal(nextOf(a, web.MsgRoomPoll, nil).Payload, &poll)
+	nextOf(b, web.MsgRoomPoll, nil) // branched students get polls too
+	a.send("room_vote", map[string]any{"poll": poll.ID, "option": 1})
+	b.send("room_vote", map[string]any{"poll": poll.ID, "option": 1})
+	b.send("room_vote", map[string]any{"poll": poll.ID, "option": 2}) // a changed mind counts once
+	waitCounts(t, p, func(c counts) bool {
+		return c.Poll != nil && c.Poll.Votes == 2 && c.Poll.Counts[1] == 1 && c.Poll.Counts[2] == 1
+	})
+	p.send("room_reveal", map[string]any{"code": room.Code, "key": room.Key})
+	json.Unmarshal(nextOf(a, web.MsgRoomPoll, nil).Payload, &poll)
+	if poll.Open || len(poll.Counts) != 3 || poll.Counts[1] != 1 || poll.Counts[2] != 1 {
+		t.Errorf("revealed poll %+v", poll)
+	}
+	p.send("room_recall", map[string]any{"code": room.Code, "key": room.Key})
+	nextOf(b, web.MsgRoomRecall, nil)
+	p.send("room_close", map[string]any{"code": room.Code, "key": room.Key})
+	nextOf(a, web.MsgRoomClosed, nil)
+	_, m := dialRoom(t, ts, room.Code)
+	var e web.ErrorPayload
+	json.Unmarshal(m.Payload, &e)
+	if m.Type != web.MsgError || e.Code != "room_closed" || !strings.Contains(e.Message, "ended") {
+		t.Errorf("joining a closed room: %s %s", m.Type, m.Payload)
+	}
+}
+
+type counts struct {
+	Followers int `json:"followers"`
+	Branched  int `json:"branched"`
+	Poll      *struct {
+		Votes  int   `json:"votes"`
+		Counts []int `json:"counts"`
+	} `json:"poll"`
+}
+
+func waitCounts(t *testing.T, p *wsClient, ok func(counts) bool) {
+	t.Helper()
+	for {
+		m := p.read()
+		if m.Type != web.MsgRoomCounts {
+			continue
+		}
+		var c counts
+		json.Unmarshal(m.Payload, &c)
+		if ok(c) {
+			return
+		}
+	}
+}
+
+// TestRoomLimits: the follower limit, the rooms limit, wrong codes rate
+// limited, /join's answers.
+func TestRoomLimits(t *testing.T) {
+	ts := roomServer(t, web.RoomOptions{MaxFollowers: 2, MaxRooms: 1, JoinFailures: 3, JoinRefill: time.Hour})
+	p := dial(t, ts)
+	room := openRoom(t, p, map[string]any{"page": "/lab"})
+	dialRoom(t, ts, room.Code)
+	dialRoom(t, ts, room.Code)
+	_, m := dialRoom(t, ts, room.Code)
+	if m.Type != web.MsgError || !strings.Contains(string(m.Payload), "room_full") {
+		t.Errorf("third follower of 2: %s %s", m.Type, m.Payload)
+	}
+	q := dial(t, ts)
+	q.send("room_open", map[string]any{})
+	q.expectError("server_full")
+
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(ts.URL + "/join?code=" + room.Code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/lab?room="+room.Code {
+		t.Errorf("/join with the right code: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	for i, want := range []int{404, 404, 404, 429} {
+		resp, err := noRedirect.Get(ts.URL + "/join?code=QQQQQ" + string(rune('A'+i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("wrong code %d: status %d, want %d", i, resp.StatusCode, want)
+		}
+	}
+	// now even the right code waits: guessing is rate-limited per address
+	_, m = dialRoom(t, ts, room.Code)
+	if !strings.Contains(string(m.Payload), "rate_limited") {
+		t.Errorf("after 3 wrong codes: %s", m.Payload)
+	}
+	resp, err = http.Get(ts.URL + "/join/qr.svg?code=" + room.Code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 64)
+	n, _ := resp.Body.Read(b)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(string(b[:n]), "<svg") {
+		t.Errorf("qr: %d %s %q", resp.StatusCode, resp.Header.Get("Content-Type"), b[:n])
+	}
+}

@@ -1,0 +1,552 @@
+package web
+
+// roomview.go: a replica's view of one room: it consumes the room's stream
+// once, keeps what a late joiner needs (the presenter's start, log and the
+// events since the run started), and fans every message out to the
+// follower websockets on this replica without waiting for any of them. A
+// view starts, and resynchronises after a gap, by asking the room's owner
+// for its start and log and replaying them with the deterministic resume:
+// engine work once per replica, never per follower.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/inferscope/inferscope/engine/session"
+)
+
+// errRoom is a room lookup failure shown to a student as it is.
+type errRoom struct {
+	code string // room_not_found, room_closed, room_full, rate_limited, internal
+	msg  string
+}
+
+func (e *errRoom) Error() string { return e.msg }
+
+// fanMsg is one message for followers, shared by all of them: each
+// follower's writer adds its own seq while writing.
+type fanMsg struct {
+	typ     string
+	payload []byte
+	close   bool // after writing (or instead, when typ is ""), close the connection
+}
+
+type roomView struct {
+	h     *roomHub
+	code  string
+	ready chan struct{} // closed when the first sync is done
+	err   error         // why the first sync failed
+
+	mu        sync.Mutex
+	sub       Subscription
+	seq       int64
+	syncing   bool
+	pending   []roomMsg
+	page      string
+	started   []byte   // the started payload (model, config, next), nil before a run
+	events    [][]byte // every event since started
+	start     *StartPayload
+	log       []LogEntry
+	pendSteps int  // events since the last room_log
+	pendStop  bool // the last of them is a cancelled stop
+	poll      []byte
+	totals    int // room-wide followers, from the owner's counts
+	reported  int // the follower count this replica last reported
+	followers map[*follower]struct{}
+	branched  int
+	snapshot  *fanMsg // cached resumed message for late joiners
+	gone      bool    // no longer fed: closed, or torn down when its last follower left
+	closed    bool    // the room ended
+	timer     *time.Timer
+}
+
+// view returns this replica's view of code, starting it if needed.
+func (h *roomHub) view(ctx context.Context, code string) (*roomView, error) {
+	h.mu.Lock()
+	v := h.views[code]
+	if v == nil {
+		v = &roomView{h: h, code: code, ready: make(chan struct{}), followers: map[*follower]struct{}{}, syncing: true}
+		h.views[code] = v
+		h.mu.Unlock()
+		v.err = v.begin(ctx)
+		if v.err != nil {
+			h.mu.Lock()
+			if h.views[code] == v {
+				delete(h.views, code)
+			}
+			h.mu.Unlock()
+		}
+		close(v.ready)
+	} else {
+		h.mu.Unlock()
+		select {
+		case <-v.ready:
+		case <-ctx.Done():
+			return nil, &errRoom{"internal", "the class is taking too long to load; try again"}
+		}
+	}
+	if v.err != nil {
+		return nil, v.err
+	}
+	return v, nil
+}
+
+func (v *roomView) begin(ctx context.Context) error {
+	sub, err := v.h.bus.Subscribe(subjStream(v.code), v.onMsg)
+	if err != nil {
+		return &errRoom{"internal", "rooms are unavailable: " + err.Error()}
+	}
+	v.mu.Lock()
+	v.sub = sub
+	v.mu.Unlock()
+	if err := v.sync(ctx); err != nil {
+		sub.Unsubscribe()
+		return err
+	}
+	return nil
+}
+
+// lookup says whether a room exists and is open, without starting a view.
+func (h *roomHub) lookup(ctx context.Context, code string) error {
+	b, err := h.bus.Request(ctx, subjState(code), nil)
+	if errors.Is(err, ErrNoResponder) {
+		return &errRoom{"room_not_found", "there is no class with the code " + code + ": check the code on the presenter's screen"}
+	}
+	if err != nil {
+		return &errRoom{"internal", "rooms are unavailable right now: " + err.Error()}
+	}
+	var st roomState
+	if json.Unmarshal(b, &st) != nil {
+		return &errRoom{"internal", "the room's owner sent a bad answer"}
+	}
+	if st.Closed {
+		return &errRoom{"room_closed", "the class " + code + " has ended: " + st.Reason}
+	}
+	return nil
+}
+
+// sync asks the owner for the room's state and rebuilds the view from it.
+func (v *roomView) sync(ctx context.Context) error {
+	b, err := v.h.bus.Request(ctx, subjState(v.code), nil)
+	if errors.Is(err, ErrNoResponder) {
+		return &errRoom{"room_not_found", "there is no class with the code " + v.code + ": check the code on the presenter's screen"}
+	}
+	if err != nil {
+		return &errRoom{"internal", "rooms are unavailable right now: " + err.Error()}
+	}
+	var st roomState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return &errRoom{"internal", "the room's owner sent a bad answer"}
+	}
+	if st.Closed {
+		return &errRoom{"room_closed", "the class " + v.code + " has ended: " + st.Reason}
+	}
+	var started []byte
+	var events [][]byte
+	if st.Start != nil {
+		run, evs, err := replayLog(ctx, v.h.s.opts.Catalog, st.Start, st.Log)
+		if err != nil {
+			return &errRoom{"internal", "this server cannot rebuild the presenter's run: " + err.Error()}
+		}
+		started, _ = json.Marshal(startedPayload(run, st.Start))
+		for _, ev := range evs {
+			b, err := json.Marshal(ev)
+			if err != nil {
+				return &errRoom{"internal", "the presenter's run cannot be encoded: " + err.Error()}
+			}
+			events = append(events, b)
+		}
+	}
+	var poll []byte
+	if st.Poll != nil {
+		poll, _ = json.Marshal(roomPoll{ID: st.Poll.ID, Question: st.Poll.Question, Options: st.Poll.Options, Open: st.Poll.Open, Counts: countsIfClosed(st.Poll), Votes: st.Poll.Votes})
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.seq, v.page, v.started, v.events, v.start, v.log, v.poll, v.totals = st.Seq, st.Page, started, events, st.Start, st.Log, poll, st.Followers
+	v.pendSteps, v.pendStop, v.snapshot = 0, false, nil
+	v.syncing = false
+	pend := v.pending
+	v.pending = nil
+	for _, m := range pend {
+		if m.seq > v.seq {
+			v.applyLocked(m)
+		}
+	}
+	// everyone following gets the rebuilt state
+	for f := range v.followers {
+		if !f.branched {
+			v.sendSnapshotLocked(f)
+		}
+	}
+	return nil
+}
+
+func countsIfClosed(p *roomPoll) []int {
+	if p.Open {
+		return nil
+	}
+	return p.Counts
+}
+
+// onMsg is the stream subscription's callback.
+func (v *roomView) onMsg(b []byte) {
+	m, ok := decodeRoomMsg(b)
+	if !ok {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.gone {
+		return
+	}
+	if v.syncing {
+		v.pending = append(v.pending, roomMsg{seq: m.seq, typ: m.typ, payload: bytes.Clone(m.payload)})
+		return
+	}
+	if m.seq <= v.seq {
+		return
+	}
+	if m.seq != v.seq+1 {
+		// a gap (a slow NATS subscriber loses messages): rebuild from the owner
+		v.h.s.log.Warn("room stream gap: resynchronising", "room", v.code, "have", v.seq, "got", m.seq)
+		v.syncing = true
+		v.pending = append(v.pending, roomMsg{seq: m.seq, typ: m.typ, payload: bytes.Clone(m.payload)})
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := v.sync(ctx); err != nil {
+				v.end(MsgRoomClosed, "the class could not be reloaded: "+err.Error())
+			}
+		}()
+		return
+	}
+	v.applyLocked(roomMsg{seq: m.seq, typ: m.typ, payload: m.payload})
+}
+
+// applyLocked folds one stream message into the view and fans it out.
+func (v *roomView) applyLocked(m roomMsg) {
+	v.seq = m.seq
+	switch m.typ {
+	case MsgStarted:
+		v.started, v.events = bytes.Clone(m.payload), nil
+		v.pendSteps, v.pendStop, v.snapshot = 0, false, nil
+		v.fanLocked(&fanMsg{typ: m.typ, payload: v.started}, false)
+	case MsgResumed:
+		var r map[string]json.RawMessage
+		if json.Unmarshal(m.payload, &r) != nil {
+			return
+		}
+		var evs []json.RawMessage
+		json.Unmarshal(r["events"], &evs)
+		delete(r, "events")
+		delete(r, "log_len")
+		v.started, _ = json.Marshal(r)
+		v.events = v.events[:0:0]
+		for _, e := range evs {
+			v.events = append(v.events, []byte(e))
+		}
+		v.pendSteps, v.pendStop, v.snapshot = 0, false, nil
+		v.fanLocked(&fanMsg{typ: m.typ, payload: bytes.Clone(m.payload)}, false)
+	case MsgEvent:
+		p := bytes.Clone(m.payload)
+		v.events = append(v.events, p)
+		v.pendSteps++
+		v.pendStop = isCancelledStop(p)
+		v.snapshot = nil
+		v.fanLocked(&fanMsg{typ: m.typ, payload: p}, false)
+	case MsgRoomLog:
+		var l struct {
+			Start *StartPayload `json:"start"`
+			Log   []LogEntry    `json:"log"`
+		}
+		if json.Unmarshal(m.payload, &l) != nil {
+			return
+		}
+		v.start, v.log, v.pendSteps, v.pendStop = l.Start, l.Log, 0, false
+		v.fanLocked(&fanMsg{typ: m.typ, payload: bytes.Clone(m.payload)}, false)
+	case MsgRoomPoll:
+		v.poll = bytes.Clone(m.payload)
+		v.fanLocked(&fanMsg{typ: m.typ, payload: v.poll}, true)
+	case MsgRoomCounts:
+		var t roomTotals
+		if json.Unmarshal(m.payload, &t) == nil {
+			v.totals = t.Followers
+		}
+		v.fanLocked(&fanMsg{typ: m.typ, payload: bytes.Clone(m.payload)}, true)
+	case MsgRoomRecall:
+		v.fanLocked(&fanMsg{typ: m.typ, payload: bytes.Clone(m.payload)}, true)
+	case MsgRoomClosed:
+		v.gone, v.closed = true, true
+		v.fanLocked(&fanMsg{typ: m.typ, payload: bytes.Clone(m.payload), close: true}, true)
+		go v.teardown()
+	}
+}
+
+// isCancelledStop reads only the start of an event: its stage comes first.
+func isCancelledStop(ev []byte) bool {
+	head := ev[:min(len(ev), 64)]
+	if !bytes.Contains(head, []byte(`"stage":"stop"`)) {
+		return false
+	}
+	var e struct {
+		Stop *struct {
+			Reason string `json:"reason"`
+		} `json:"stop"`
+	}
+	return json.Unmarshal(ev, &e) == nil && e.Stop != nil && e.Stop.Reason == session.StopCancelled
+}
+
+// fanLocked queues m for every follower (following ones only, unless
+// all); a follower whose queue is full is dropped, never waited for.
+func (v *roomView) fanLocked(m *fanMsg, all bool) {
+	for f := range v.followers {
+		if f.branched && !all {
+			continue
+		}
+		f.queue(m)
+	}
+}
+
+// liveLogLocked is the log that rebuilds the run as this view has it:
+// the presenter's log plus the stages of the command in progress.
+func (v *roomView) liveLogLocked() []LogEntry {
+	l := append([]LogEntry{}, v.log...)
+	n := v.pendSteps
+	if v.pendStop {
+		n--
+	}
+	for range n {
+		l = append(l, LogEntry{Type: CmdStep})
+	}
+	if v.pendStop {
+		l = append(l, LogEntry{Type: CmdCancel})
+	}
+	return l
+}
+
+// sendSnapshotLocked queues what a (re)joining follower needs to draw the
+// presenter's run as it is now: the run and every event so far in one
+// resumed message, then the settings and any open poll.
+func (v *roomView) sendSnapshotLocked(f *follower) {
+	if v.started != nil {
+		if v.snapshot == nil {
+			n := len(v.started) + 64
+			for _, e := range v.events {
+				n += len(e) + 1
+			}
+			b := make([]byte, 0, n)
+			b = append(b, v.started[:len(v.started)-1]...)
+			b = append(b, `,"log_len":`...)
+			b = strconv.AppendInt(b, int64(len(v.log)), 10)
+			b = append(b, `,"events":[`...)
+			for i, e := range v.events {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, e...)
+			}
+			b = append(b, "]}"...)
+			v.snapshot = &fanMsg{typ: MsgResumed, payload: b}
+		}
+		f.queue(v.snapshot)
+		lb, _ := json.Marshal(map[string]any{"start": v.start, "log": v.liveLogLocked()})
+		f.queue(&fanMsg{typ: MsgRoomLog, payload: lb})
+	}
+	if v.poll != nil {
+		f.queue(&fanMsg{typ: MsgRoomPoll, payload: v.poll})
+	}
+}
+
+// admit adds f as a follower if the room has space.
+func (v *roomView) admit(f *follower) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.gone {
+		if v.closed {
+			return &errRoom{"room_closed", "the class has ended"}
+		}
+		return &errRoom{"retry", "this replica stopped watching the class a moment ago"}
+	}
+	others := max(0, v.totals-v.reported)
+	if max := v.h.opts.MaxFollowers; len(v.followers)+others >= max {
+		return &errRoom{"room_full", fmt.Sprintf("the class is full: %d students follow it (the limit); ask the presenter", max)}
+	}
+	v.followers[f] = struct{}{}
+	joined, _ := json.Marshal(map[string]any{"code": v.code, "page": v.page, "followers": len(v.followers) + others, "max_followers": v.h.opts.MaxFollowers, "voter": f.id})
+	f.queue(&fanMsg{typ: MsgRoomJoined, payload: joined})
+	v.sendSnapshotLocked(f)
+	v.presenceLocked()
+	return nil
+}
+
+func (v *roomView) leave(f *follower) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if _, ok := v.followers[f]; !ok {
+		return
+	}
+	delete(v.followers, f)
+	if f.branched {
+		v.branched--
+	}
+	v.presenceLocked()
+}
+
+// branch stops f following and returns the presenter's start and the log
+// that rebuilds the run exactly as f's page shows it.
+func (v *roomView) branch(f *follower) ([]byte, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.start == nil {
+		return nil, &errRoom{"out_of_order", "there is nothing to try yet: the presenter has not started a run"}
+	}
+	if !f.branched {
+		f.branched = true
+		v.branched++
+		v.presenceLocked()
+	}
+	return json.Marshal(map[string]any{"start": v.start, "log": v.liveLogLocked()})
+}
+
+// follow makes f follow again from the current state.
+func (v *roomView) follow(f *follower) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if f.branched {
+		f.branched = false
+		v.branched--
+		v.presenceLocked()
+	}
+	v.sendSnapshotLocked(f)
+}
+
+// presenceLocked reports this replica's counts to the owner soon (changes
+// within 50 ms are reported once); an empty view then goes away.
+func (v *roomView) presenceLocked() {
+	if v.timer != nil {
+		return
+	}
+	v.timer = time.AfterFunc(50*time.Millisecond, func() {
+		v.mu.Lock()
+		v.timer = nil
+		n, b, gone := len(v.followers), v.branched, v.gone
+		v.reported = n
+		v.mu.Unlock()
+		if gone {
+			return
+		}
+		msg, _ := json.Marshal(map[string]any{"presence": roomPresence{Replica: v.h.replica, Followers: n, Branched: b}})
+		v.h.bus.Publish(subjUp(v.code), msg)
+		if n == 0 {
+			v.teardownIfEmpty()
+		}
+	})
+}
+
+func (v *roomView) vote(f *follower, poll int64, option int) {
+	msg, _ := json.Marshal(map[string]any{"vote": map[string]any{"poll": poll, "voter": f.id, "option": option}})
+	v.h.bus.Publish(subjUp(v.code), msg)
+}
+
+func (v *roomView) teardownIfEmpty() {
+	v.h.mu.Lock()
+	v.mu.Lock()
+	if len(v.followers) > 0 || v.timer != nil {
+		v.mu.Unlock()
+		v.h.mu.Unlock()
+		return
+	}
+	v.gone = true
+	if v.h.views[v.code] == v {
+		delete(v.h.views, v.code)
+	}
+	sub := v.sub
+	v.mu.Unlock()
+	v.h.mu.Unlock()
+	if sub != nil {
+		sub.Unsubscribe()
+	}
+}
+
+// teardown removes a closed room's view.
+func (v *roomView) teardown() {
+	v.h.mu.Lock()
+	if v.h.views[v.code] == v {
+		delete(v.h.views, v.code)
+	}
+	v.h.mu.Unlock()
+	v.mu.Lock()
+	sub := v.sub
+	v.mu.Unlock()
+	if sub != nil {
+		sub.Unsubscribe()
+	}
+}
+
+// end tells every follower why the view ends and closes them.
+func (v *roomView) end(typ, reason string) {
+	b, _ := json.Marshal(map[string]string{"reason": reason})
+	v.mu.Lock()
+	v.gone, v.closed = true, true
+	v.fanLocked(&fanMsg{typ: typ, payload: b, close: true}, true)
+	v.mu.Unlock()
+	v.teardown()
+}
+
+func (v *roomView) shutdown(reason string) { v.end(MsgClosing, reason) }
+
+// replayLog rebuilds a run from its start settings and command log, as
+// resume does, returning the run and the events since its last reset.
+func replayLog(ctx context.Context, cat Catalog, start *StartPayload, log []LogEntry) (Run, []*session.Event, error) {
+	if cat == nil {
+		return Run{}, nil, errors.New("no models are loaded")
+	}
+	run, err := cat.NewRun(start.Model, start.SessionConfig())
+	if err != nil {
+		return Run{}, nil, err
+	}
+	var events []*session.Event
+	for i, e := range log {
+		var evs []*session.Event
+		var ev *session.Event
+		switch e.Type {
+		case CmdReset:
+			if run, err = cat.NewRun(start.Model, start.SessionConfig()); err == nil {
+				events = events[:0]
+			}
+		case CmdStep, CmdStepToken, CmdRun:
+			if run.Runner.Done() {
+				err = errors.New("the run has stopped")
+				break
+			}
+			evs, err = run.Runner.Advance(ctx, untilFor(e.Type), nil)
+		case CmdForce:
+			if err = run.Runner.Force(e.Arg); err == nil {
+				evs, err = run.Runner.Advance(ctx, session.UntilToken, nil)
+			}
+		case CmdRewind:
+			ev, err = run.Runner.Rewind(e.Arg)
+		case CmdCancel:
+			if run.Runner.Done() {
+				err = errors.New("nothing to cancel: the run has stopped")
+				break
+			}
+			ev, err = run.Runner.Cancel()
+		}
+		if err != nil {
+			return Run{}, nil, fmt.Errorf("log entry %d (%s) cannot be replayed: %w", i, e, err)
+		}
+		if ev != nil {
+			evs = append(evs, ev)
+		}
+		events = append(events, evs...)
+	}
+	return run, events, nil
+}
