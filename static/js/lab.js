@@ -40,7 +40,7 @@ function mark(...names) {
   for (const n of names) dirty.add(n);
   if (!frame && !cancelAsked) frame = requestAnimationFrame(flush);
 }
-const ORDER = ["reset", "tokens", "embed", "prefill", "attn", "logits", "sample", "gen", "kv", "timing", "stop", "pipeline", "buttons"];
+const ORDER = ["reset", "tokens", "embed", "prefill", "attn", "logits", "sample", "gen", "kv", "timing", "stop", "pipeline", "buttons", "model"];
 // stats: frames drawn and main-thread milliseconds spent drawing and
 // applying events (read by the browser benchmark)
 const stats = window.labStats = { frames: 0, drawMs: 0, maxDrawMs: 0, events: 0, applyMs: 0 };
@@ -70,7 +70,7 @@ function dropDrawing() { if (frame) cancelAnimationFrame(frame); frame = 0; }
 
 // ---------- the model view: the Transformer drawn from the card, lit by events ----------
 const inspectIDs = new Set();
-const mv = new ModelView($("modelview"), { label: posLabel, onInspect: (req) => { const id = client.send("inspect", req); if (id > 0) inspectIDs.add(id); } });
+const mv = new ModelView($("modelview"), { label: posLabel, schedule: () => mark("model"), onInspect: (req) => { const id = client.send("inspect", req); if (id > 0) inspectIDs.add(id); } });
 
 // ---------- connection ----------
 const client = new C.Client(onMessage, () => {
@@ -632,6 +632,7 @@ const draw = {
     if (run.model && runState !== "stopped" && !pending && run.last) setStatus("Done: " + run.last + ". Next: " + (NEXT_WORDS[run.next] || run.next) + ".");
   },
   buttons() { setButtons(); },
+  model() { mv.redraw(); },
 };
 
 function posLabel(i) {

@@ -184,7 +184,11 @@ export class ModelView {
     this.sweep = requestAnimationFrame(tick);
   }
   stopSweep() { if (this.sweep) cancelAnimationFrame(this.sweep); this.sweep = null; this.root.dataset.sweeping = "0"; }
-  schedule() { if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.redraw(); }); }
+  // schedule draws in the next frame: through the host page's frame loop when it has one (opts.schedule)
+  schedule() {
+    if (this.opts.schedule) { this.opts.schedule(); return; }
+    if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.redraw(); });
+  }
 
   // ---------- drawing ----------
   redraw() {
