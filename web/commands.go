@@ -330,53 +330,83 @@ func (c *wsConn) resume(id int64, r *ResumePayload) {
 		c.sendError(id, "bad_request", "resume: "+err.Error())
 		return
 	}
-	var events []*session.Event
-	for i, e := range r.Log {
-		var evs []*session.Event
-		var ev *session.Event
-		switch e.Type {
-		case CmdReset:
-			if run, err = newRun(); err == nil {
-				events = events[:0]
-			}
-		case CmdStep, CmdStepToken, CmdRun:
-			if run.Runner.Done() {
-				err = fmt.Errorf("the run has stopped")
-				break
-			}
-			evs, err = c.advanceFair(run.Runner, untilFor(e.Type))
-		case CmdForce:
-			if err = run.Runner.Force(e.Arg); err == nil {
-				evs, err = c.advanceFair(run.Runner, session.UntilToken)
-			}
-		case CmdRewind:
-			if c.withSlot(context.Background(), func() { ev, err = run.Runner.Rewind(e.Arg) }) != nil {
-				return
-			}
-		case CmdCancel:
-			if run.Runner.Done() {
-				err = fmt.Errorf("nothing to cancel: the run has stopped")
-				break
-			}
-			ev, err = run.Runner.Cancel()
+	run, events, err := replayer{newRun: newRun, advance: c.advanceFair, do: func(f func()) error {
+		if c.withSlot(context.Background(), f) != nil {
+			return errClosed
 		}
-		if errors.Is(err, errClosed) {
-			return
-		}
-		if err != nil {
-			c.sendError(id, "bad_request", fmt.Sprintf("resume: log entry %d (%s) cannot be replayed: %v", i, e, err))
-			return
-		}
-		if ev != nil {
-			evs = append(evs, ev)
-		}
-		events = append(events, evs...)
+		return nil
+	}}.replay(run, r.Log)
+	if errors.Is(err, errClosed) {
+		return
+	}
+	if err != nil {
+		c.sendError(id, "bad_request", "resume: "+err.Error())
+		return
 	}
 	if c.install(id, &r.Start, run) {
 		p := startedPayload(run, &r.Start)
 		p["log_len"], p["events"] = len(r.Log), events
 		c.reply(id, MsgResumed, p)
 	}
+}
+
+// replayer replays a command log on a run: the one loop behind resume and a
+// classroom replica rebuilding a room's run. newRun starts over (reset),
+// advance steps the runner, do runs other engine work (in a fair-queue slot
+// for a connection).
+type replayer struct {
+	newRun  func() (Run, error)
+	advance func(Runner, session.Until) ([]*session.Event, error)
+	do      func(func()) error
+}
+
+// replay applies log to run and returns the run (a new one after a reset)
+// and the events since the last reset. An error from do is returned as is
+// (errClosed: the connection went away); others name the log entry.
+func (p replayer) replay(run Run, log []LogEntry) (Run, []*session.Event, error) {
+	var events []*session.Event
+	for i, e := range log {
+		var evs []*session.Event
+		var ev *session.Event
+		var err error
+		switch e.Type {
+		case CmdReset:
+			if run, err = p.newRun(); err == nil {
+				events = events[:0]
+			}
+		case CmdStep, CmdStepToken, CmdRun:
+			if run.Runner.Done() {
+				err = errors.New("the run has stopped")
+				break
+			}
+			evs, err = p.advance(run.Runner, untilFor(e.Type))
+		case CmdForce:
+			if err = run.Runner.Force(e.Arg); err == nil {
+				evs, err = p.advance(run.Runner, session.UntilToken)
+			}
+		case CmdRewind:
+			if derr := p.do(func() { ev, err = run.Runner.Rewind(e.Arg) }); derr != nil {
+				return Run{}, nil, derr
+			}
+		case CmdCancel:
+			if run.Runner.Done() {
+				err = errors.New("nothing to cancel: the run has stopped")
+				break
+			}
+			ev, err = run.Runner.Cancel()
+		}
+		if errors.Is(err, errClosed) {
+			return Run{}, nil, err
+		}
+		if err != nil {
+			return Run{}, nil, fmt.Errorf("log entry %d (%s) cannot be replayed: %w", i, e, err)
+		}
+		if ev != nil {
+			evs = append(evs, ev)
+		}
+		events = append(events, evs...)
+	}
+	return run, events, nil
 }
 
 // advanceFair is Advance one stage per fair-queue slot, for replays.

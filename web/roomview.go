@@ -508,45 +508,14 @@ func replayLog(ctx context.Context, cat Catalog, start *StartPayload, log []LogE
 	if cat == nil {
 		return Run{}, nil, errors.New("no models are loaded")
 	}
-	run, err := cat.NewRun(start.Model, start.SessionConfig())
+	newRun := func() (Run, error) { return cat.NewRun(start.Model, start.SessionConfig()) }
+	run, err := newRun()
 	if err != nil {
 		return Run{}, nil, err
 	}
-	var events []*session.Event
-	for i, e := range log {
-		var evs []*session.Event
-		var ev *session.Event
-		switch e.Type {
-		case CmdReset:
-			if run, err = cat.NewRun(start.Model, start.SessionConfig()); err == nil {
-				events = events[:0]
-			}
-		case CmdStep, CmdStepToken, CmdRun:
-			if run.Runner.Done() {
-				err = errors.New("the run has stopped")
-				break
-			}
-			evs, err = run.Runner.Advance(ctx, untilFor(e.Type), nil)
-		case CmdForce:
-			if err = run.Runner.Force(e.Arg); err == nil {
-				evs, err = run.Runner.Advance(ctx, session.UntilToken, nil)
-			}
-		case CmdRewind:
-			ev, err = run.Runner.Rewind(e.Arg)
-		case CmdCancel:
-			if run.Runner.Done() {
-				err = errors.New("nothing to cancel: the run has stopped")
-				break
-			}
-			ev, err = run.Runner.Cancel()
-		}
-		if err != nil {
-			return Run{}, nil, fmt.Errorf("log entry %d (%s) cannot be replayed: %w", i, e, err)
-		}
-		if ev != nil {
-			evs = append(evs, ev)
-		}
-		events = append(events, evs...)
-	}
-	return run, events, nil
+	return replayer{
+		newRun:  newRun,
+		advance: func(r Runner, u session.Until) ([]*session.Event, error) { return r.Advance(ctx, u, nil) },
+		do:      func(f func()) error { f(); return nil },
+	}.replay(run, log)
 }
