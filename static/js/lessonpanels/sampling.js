@@ -29,6 +29,9 @@ const TOP_N = 12; // candidates listed
 let uid = 0;
 function label(t) { return "“" + IS.tokenLabel(t) + "”"; }
 function plain(t) { return IS.tokenLabel(t); }
+// scroller wraps a wide table: it scrolls sideways on a phone, and the
+// keyboard can reach it.
+function scroller(table, name) { return IS.el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": name + " (scrolls sideways)" }, [table]); }
 function showValue(name, v) { const w = SLIDERS[name].words(v); return String(v) + (w ? " (" + w + ")" : ""); }
 
 // Conn is one websocket run for a panel: replies matched by command id; a
@@ -199,7 +202,7 @@ export function register(views, ctx) {
     if (opts.cdf) root.appendChild(cdf);
     root.appendChild(cut);
     if (opts.cdf) root.appendChild(why);
-    if (opts.table) root.appendChild(IS.el("div", { class: "table-wrap" }, [tbl]));
+    if (opts.table) root.appendChild(scroller(tbl, "Candidates table"));
     root.appendChild(status);
     out.appendChild(root);
     stamp(root, s);
@@ -280,7 +283,7 @@ export function register(views, ctx) {
       l.top.slice(0, 10).forEach((tk) => {
         t.appendChild(IS.el("tr", { "data-id": tk.id }, [String(tk.rank + 1), IS.tokenLabel(tk), IS.fmt(tk.logit, 4), IS.fmt(Math.exp(tk.logit - mx), 4), IS.fmt(tk.prob, 4)].map((x) => IS.el("td", { text: x }))));
       });
-      out.appendChild(IS.el("div", { class: "table-wrap" }, [t]));
+      out.appendChild(scroller(t, "Softmax table"));
       out.appendChild(IS.el("p", { class: "small", text: "The divisor " + IS.fmt(z, 3) + " is e^(logit − top logit) added over all " + v.length + " tokens, so the " + v.length + " probabilities add up to 1." }));
       publish(sec, "logits.top1", plain(l.top[0]));
       publish(sec, "logits.top4", alpha(l.top.slice(0, 4)));
