@@ -202,6 +202,19 @@ func TestBrowserSamplingLesson(t *testing.T) {
 	if got := evalJS[string](t, ctx, `document.querySelector('#section-6 [data-testid="draw-line"]') ? "yes" : ""`); got == "" {
 		t.Error("the cumulative distribution has no draw line")
 	}
+	// how fast a slider answers (logged, not asserted: timing on a shared
+	// machine is a measurement, not a test): input event to redrawn panel
+	lat, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(async () => {
+		const el = document.querySelector('#section-6 [data-testid="slider-temperature"]'), box = document.querySelector('#section-6 [data-testid="sampler"]'), out = [];
+		for (let i = 0; i < 20; i++) {
+			const v = (0.5 + 0.05 * i).toFixed(2), t0 = performance.now();
+			el.value = v; el.dispatchEvent(new Event("input", {bubbles: true}));
+			while (JSON.parse(box.dataset.settings).temperature !== +v) await new Promise(r => requestAnimationFrame(r));
+			out.push(performance.now() - t0);
+		}
+		return out.sort((a, b) => a - b); })()`, chromedp.EvalAwaitPromise))
+	must(err, "slider timing")
+	t.Logf("temperature slider, input to redrawn panel over %d moves: median %.1f ms, max %.1f ms", len(lat), lat[len(lat)/2], lat[len(lat)-1])
 	b.SetViewport(t, 1366, 900, false)
 	b.ViewportScreenshot(t, "sampling-draw-1366-light")
 	b.SetDark(t, true)

@@ -178,3 +178,47 @@ func TestWebsocketResample(t *testing.T) {
 		t.Fatalf("after resamples the run's sample step is %s %v, want %v", ev.Stage, gotS, wantS)
 	}
 }
+
+// BenchmarkResample: what one slider move costs the engine with the
+// resample command, against the old way of showing other settings (a new
+// run stepped to its sample stage: tokenize, prefill, logits, sample), on
+// the default model.
+func BenchmarkResample(b *testing.B) {
+	m, err := models.Default()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := session.Config{Prompt: "The President said that", Sampling: session.DefaultSampling(), MaxNewTokens: 4, TopN: 12}
+	p := session.SamplingParams{Temperature: 1.2, TopK: 20, TopP: 0.95, MinP: 0.02, Seed: 7}
+	b.Run("resample", func(b *testing.B) {
+		s, err := session.New(m, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for s.Next() != session.StageSample {
+			if _, err := s.Step(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for b.Loop() {
+			if _, err := s.Resample(p, 12); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("restart", func(b *testing.B) {
+		c := cfg
+		c.Sampling = p
+		for b.Loop() {
+			s, err := session.New(m, c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for s.Next() != session.StageAppend {
+				if _, err := s.Step(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
