@@ -21,7 +21,7 @@ func TestBrowserSamplingLesson(t *testing.T) {
 	b := browsertest.New(t)
 	ctx := b.Ctx
 	def := session.DefaultSampling() // the lab's defaults: every panel starts from them
-	const topN = 12                   // candidates a sampling panel lists
+	const topN = 12                  // candidates a sampling panel lists
 	must := func(err error, what string) {
 		t.Helper()
 		if err != nil {
