@@ -216,6 +216,9 @@ export function register(views, ctx) {
     const s = settingsFor(), conns = [], name = opts.name;
     own(out, sec, conns);
     const prompts = [o.prompt, o.compare], sides = [];
+    // each side has its own prompt box; the panel head's would edit only the first
+    const headPrompt = out.parentNode && out.parentNode.querySelector(".panel-head .panel-prompt");
+    if (headPrompt) headPrompt.hidden = true;
     const root = IS.el("div", { class: "sp", "data-testid": "sampler", "data-name": name });
     const cols = IS.el("div", { class: "sp-cols" });
     const status = IS.el("p", { class: "small muted sp-status", role: "status", "aria-live": "polite" });
@@ -248,6 +251,9 @@ export function register(views, ctx) {
       side.request = latest(() => side.ensure().then(() => side.conn.resample(s)), side.draw, (e) => { status.textContent = ""; status.appendChild(IS.el("span", { class: "error", text: String(e.message || e) })); });
       input.addEventListener("change", () => {
         side.prompt = prompts[i] = input.value;
+        // keep the edit when the panel's Run button starts over
+        if (i === 0 && headPrompt) headPrompt.value = input.value;
+        if (i === 1) o.compare = input.value;
         if (side.conn) side.conn.close();
         side.ready = null;
         side.request();
