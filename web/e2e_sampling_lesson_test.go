@@ -221,6 +221,14 @@ func TestBrowserSamplingLesson(t *testing.T) {
 	b.ViewportScreenshot(t, "sampling-draw-1366-dark")
 	b.AssertAccessible(t, "sampling lesson, the draw, dark")
 	b.SetDark(t, false)
+	// Run twice in a row: the second start replaces the first; one panel,
+	// back at the lab's defaults, no error
+	must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const b = document.querySelector('#section-6 .panel-head button'); b.click(); b.click(); })()`)), "run twice")
+	check("draw after Run twice", sel, prompt, def)
+	ready(6)
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('#section-6 [data-testid="sampler"]').length`); n != 1 {
+		t.Errorf("after Run twice: %d panels", n)
+	}
 
 	// 7 greedy vs sampled: two steps; the logs' tokens are the engine's
 	visit(7)

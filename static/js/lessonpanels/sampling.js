@@ -489,5 +489,18 @@ export function register(views, ctx) {
     return Promise.all(runs.map((r) => new Promise((resolve, reject) => { r.first = { resolve, reject }; r.request(Object.assign({}, r.s)); })));
   };
 
+  // A panel's Run button starts it over while the old start may still be
+  // on its way: the old promise then never settles, so neither its result
+  // nor the error from its closed run reaches the page.
+  Object.keys(views).filter((k) => k.startsWith("sampling-")).forEach((k) => {
+    const view = views[k];
+    views[k] = function (o, out, sec) {
+      const gen = (out._spGen || 0) + 1;
+      out._spGen = gen;
+      const stale = () => out._spGen !== gen;
+      return Promise.resolve(view(o, out, sec)).then((v) => stale() ? new Promise(() => {}) : v,
+        (e) => { if (stale()) return new Promise(() => {}); throw e; });
+    };
+  });
   return { sliders: SLIDERS };
 }
