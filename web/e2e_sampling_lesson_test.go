@@ -283,7 +283,7 @@ func TestBrowserSamplingLesson(t *testing.T) {
 			if over := evalJS[int](t, ctx, `document.documentElement.scrollWidth - document.documentElement.clientWidth`); over > 0 {
 				t.Errorf("section %d at 390 px (%s): %d px of horizontal overflow", n, name, over)
 			}
-			if n == 4 || n == 6 || n == 7 {
+			if mode || n == 4 || n == 6 || n == 7 {
 				b.Screenshot(t, fmt.Sprintf("sampling-%d-390-%s", n, name))
 			}
 			if !mode {

@@ -476,7 +476,7 @@ export function register(views, ctx) {
       if (runs.some((r) => r.out.dataset.text === undefined)) return;
       const same = texts[0] === texts[1], sameSeed = runs[0].s.seed === runs[1].s.seed;
       verdict.textContent = (sameSeed ? "Same seed (" + runs[0].s.seed + ")" : "Different seeds (" + runs[0].s.seed + " and " + runs[1].s.seed + ")") + ": " +
-        (same ? "the same text, token for token." : "different texts.");
+        (same ? "the same text." : "different texts.");
       verdict.dataset.same = same ? "1" : "0";
       publish(sec, "seeds.a", String(runs[0].s.seed));
       publish(sec, "seeds.b", String(runs[1].s.seed));
