@@ -343,36 +343,41 @@ func TestFaultsDoNotAffectOthers(t *testing.T) {
 func BenchmarkLoad(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		ts := newWSServer(b, web.Limits{MaxSessions: 64, MaxSessionsPerVisitor: 64, MsgsPerSecond: 1e6, Burst: 1e6})
-		const sessions, tokens = 64, 200
-		var mu sync.Mutex
-		var all []time.Duration
-		totalEvents := 0
-		var wg sync.WaitGroup
-		start := time.Now()
-		for s := 0; s < sessions; s++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				w := dial(b, ts)
-				n, lat := runToEnd(b, w, fmt.Sprintf("The President said %d", s), tokens)
-				mu.Lock()
-				all = append(all, lat...)
-				totalEvents += n
-				mu.Unlock()
-			}()
-		}
-		wg.Wait()
-		el := time.Since(start)
-		sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-		b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-step-ms")
-		b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-step-ms")
-		b.ReportMetric(float64(sessions*tokens)/el.Seconds(), "tokens/s")
-		b.ReportMetric(float64(totalEvents), "events")
+		loadRun(b, ts, 64, 200)
 		b.ReportMetric(peakRSSMiB(), "peak-rss-MiB")
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		b.ReportMetric(float64(ms.Sys)/(1<<20), "go-sys-MiB")
 	}
+}
+
+// loadRun runs `sessions` concurrent sessions of `tokens` tokens each
+// against ts and reports step latency p50/p99, throughput and events.
+func loadRun(b *testing.B, ts *httptest.Server, sessions, tokens int) {
+	var mu sync.Mutex
+	var all []time.Duration
+	events := 0
+	var wg sync.WaitGroup
+	start := time.Now()
+	for s := 0; s < sessions; s++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := dial(b, ts)
+			n, lat := runToEnd(b, w, fmt.Sprintf("The President said %d", s), tokens)
+			mu.Lock()
+			all = append(all, lat...)
+			events += n
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	el := time.Since(start)
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-step-ms")
+	b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-step-ms")
+	b.ReportMetric(float64(sessions*tokens)/el.Seconds(), "tokens/s")
+	b.ReportMetric(float64(events), "events")
 }
 
 func peakRSSMiB() float64 {

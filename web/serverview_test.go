@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -252,31 +251,7 @@ func BenchmarkLoadBatching(b *testing.B) {
 		b.Run(fmt.Sprintf("batching=%v", on), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				ts := batchServer(b, on)
-				const sessions, tokens = 64, 200
-				var mu sync.Mutex
-				var all []time.Duration
-				events := 0
-				var wg sync.WaitGroup
-				start := time.Now()
-				for s := 0; s < sessions; s++ {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						w := dial(b, ts)
-						n, lat := runToEnd(b, w, fmt.Sprintf("The President said %d", s), tokens)
-						mu.Lock()
-						all = append(all, lat...)
-						events += n
-						mu.Unlock()
-					}()
-				}
-				wg.Wait()
-				el := time.Since(start)
-				sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-				b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-step-ms")
-				b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-step-ms")
-				b.ReportMetric(float64(sessions*tokens)/el.Seconds(), "tokens/s")
-				b.ReportMetric(float64(events), "events")
+				loadRun(b, ts, 64, 200)
 			}
 		})
 	}
