@@ -25,7 +25,8 @@
 // A panel block names a view (see PanelKinds) and the run it needs; the
 // student can edit its prompt. Panel options: prompt, system, temperature,
 // top_k, top_p, seed, max_new_tokens, until (a stage), tokens (decode this
-// many), compare (a second prompt or setting, view-specific), no_cache.
+// many), compare (a second prompt or setting, view-specific), no_cache,
+// runs (timed repetitions after a warm-up), requests (busy server, memory budget).
 package lessons
 
 import (

@@ -167,7 +167,7 @@ func TestLessonPrefillOnePassVsSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := lessonPanel(t, m, "after-send", "prefill-steps")
-	runs := optInt(o, "runs", 5)
+	runs := optInt(o, "runs", 3)
 	onePass := func() (float64, []float32, []int) {
 		s, err := session.New(m, lessonConfig(o, o["prompt"], 1))
 		if err != nil {

@@ -8,7 +8,7 @@ import * as P from "../panels.js";
 import { hbars, line } from "../charts.js";
 import { ModelView } from "../modelview.js";
 import { register } from "./registry.js";
-import { mount, gather, untilToken, untilStop, median, sum, button, wrapTable, css, hex } from "./util.js";
+import { mount, gather, untilToken, untilStop, median, sum, button, wrapTable, css, hex, keepOpen, pace } from "./util.js";
 
 const el = IS.el;
 
@@ -92,53 +92,52 @@ register("same-row", async (o, out, sec, api) => {
 
 // ---------- prefill: one pass against one position at a time ----------
 
-async function onePass(api, o) {
-  const r = new api.Run();
-  try {
-    await r.start(api.payload(o, { max_new_tokens: 1 }));
-    const evs = await r.stepTo("logits");
-    const v = (await r.cmd("get_logits")).payload.values;
-    return { ms: evs[2].prefill.model_ms, t: evs[0].tokenize, pre: evs[2].prefill, top: evs[3].logits.top[0], logits: v };
-  } finally { r.close(); }
+// onePass runs prefill as the engine does it: every prompt position in one
+// forward pass. r is kept open between repetitions (reset restarts it).
+async function onePass(r, api, o, again) {
+  if (again) await r.cmd("reset"); else await r.start(api.payload(o, { max_new_tokens: 1 }));
+  const evs = await r.stepTo("logits");
+  const v = (await r.cmd("get_logits")).payload.values;
+  return { ms: evs[2].prefill.model_ms, t: evs[0].tokenize, pre: evs[2].prefill, top: evs[3].logits.top[0], logits: v };
 }
 
 // stepwise feeds the same prompt one position per forward pass: start from
 // the start-of-text token alone, then force each prompt token in turn.
-async function stepwise(api, o, t) {
-  const r = new api.Run();
-  try {
-    const n = t.tokens.length;
-    await r.start(api.payload(Object.assign({}, o, { prompt: "" }), { max_new_tokens: n, stop_at_eos: false, stop_strings: [] }));
-    const evs = await r.stepTo("prefill");
-    const times = [evs[2].prefill.model_ms];
-    for (let i = 1; i < n; i++) {
-      const got = await gather(r, "force", { id: t.tokens[i].id }, untilToken);
-      const a = got.find((e) => e.append);
-      if (!a) throw new Error("the run stopped before the whole prompt was fed");
-      times.push(a.append.model_ms);
-    }
-    const lg = await r.step();
-    const v = (await r.cmd("get_logits")).payload.values;
-    return { ms: sum(times), passes: times.length, top: lg.logits.top[0], logits: v };
-  } finally { r.close(); }
+async function stepwise(r, api, o, t, again) {
+  const n = t.tokens.length;
+  if (again) await r.cmd("reset"); else await r.start(api.payload(Object.assign({}, o, { prompt: "" }), { max_new_tokens: n, stop_at_eos: false, stop_strings: [] }));
+  const evs = await r.stepTo("prefill");
+  const times = [evs[2].prefill.model_ms];
+  for (let i = 1; i < n; i++) {
+    await pace(r);
+    const got = await gather(r, "force", { id: t.tokens[i].id }, untilToken);
+    const a = got.find((e) => e.append);
+    if (!a) throw new Error("the run stopped before the whole prompt was fed");
+    times.push(a.append.model_ms);
+  }
+  const lg = await r.step();
+  const v = (await r.cmd("get_logits")).payload.values;
+  return { ms: sum(times), passes: times.length, top: lg.logits.top[0], logits: v };
 }
 
 register("prefill-steps", async (o, out, sec, api) => {
-  const root = mount(out), reps = parseInt(o.runs || "5", 10);
+  const root = mount(out), reps = parseInt(o.runs || "3", 10), ra = new api.Run(), rb = new api.Run();
   const status = el("p", { class: "small muted", text: "Warming up…" });
   root.append(status);
-  const first = await onePass(api, o);
-  if (!first.t.tokens[0].special) { root.append(el("p", { text: "This model has no start-of-text token to begin from, so the one-at-a-time run cannot start." })); return; }
-  await stepwise(api, o, first.t); // warm-up
   const one = [], steps = [];
-  let last = null, lastOne = first;
-  for (let k = 0; k < reps && root.alive(); k++) {
-    status.textContent = "Run " + (k + 1) + " of " + reps + "…";
-    lastOne = await onePass(api, o);
-    last = await stepwise(api, o, first.t);
-    one.push(lastOne.ms);
-    steps.push(last.ms);
-  }
+  let first, last = null, lastOne;
+  try {
+    first = lastOne = await onePass(ra, api, o, false);
+    if (!first.t.tokens[0].special) { root.append(el("p", { text: "This model has no start-of-text token to begin from, so the one-at-a-time run cannot start." })); return; }
+    await stepwise(rb, api, o, first.t, false); // warm-up
+    for (let k = 0; k < reps && root.alive(); k++) {
+      status.textContent = "Run " + (k + 1) + " of " + reps + "…";
+      lastOne = await onePass(ra, api, o, true);
+      last = await stepwise(rb, api, o, first.t, true);
+      one.push(lastOne.ms);
+      steps.push(last.ms);
+    }
+  } finally { ra.close(); rb.close(); }
   if (!root.alive()) return;
   const n = first.t.count, m1 = median(one), m2 = median(steps);
   let diff = 0;
@@ -198,7 +197,7 @@ register("modelview", async (o, out, sec, api) => {
   now.textContent = "Press “Step one stage” to run the next stage and watch it light up.";
   root.dataset.ready = "1";
   // the socket stays open while the student steps; it closes when the panel re-runs
-  const closer = setInterval(() => { if (!root.alive()) { clearInterval(closer); r.close(); } }, 1000);
+  keepOpen(root, sec, r);
 });
 
 // ---------- the decode loop, stepped by hand ----------
@@ -243,7 +242,7 @@ register("loop", async (o, out, sec, api) => {
   api.setLive(sec, "decode.generated", 0);
   api.setLive(sec, "decode.stop_reason", "(not yet: press Step until the loop stops)");
   log.append(el("li", { class: "muted", text: "prompt: " + pre[0].tokenize.count + " tokens, prefilled. Press Step: each press runs one stage of the loop." }));
-  const closer = setInterval(() => { if (!root.alive()) { clearInterval(closer); r.close(); } }, 1000);
+  keepOpen(root, sec, r);
 });
 
 // ---------- four ways to stop ----------
@@ -298,7 +297,12 @@ register("stops", async (o, out, sec, api) => {
 
 // ---------- a busy server ----------
 
-async function runMany(api, o, n, onTick) {
+// openSockets counts this page's open websocket sessions (a visitor may
+// hold only a few: panels left behind close theirs, see keepOpen).
+function openSockets() { return (window.ISClients || []).filter((c) => c.ws && c.ws.readyState <= 1).length; }
+
+async function runMany(api, o, n) {
+  for (let i = 0; i < 40 && openSockets() + n > 8; i++) await new Promise((res) => setTimeout(res, 100));
   const runs = [];
   for (let i = 0; i < n; i++) runs.push(new api.Run());
   try {
@@ -351,9 +355,9 @@ register("busy", async (o, out, sec, api) => {
     const chart = el("div", { class: "chart", "data-testid": "busy-ticks" });
     if (during.length) {
       const z = Date.parse(during[0].at);
+      root.append(el("p", { class: "small", text: "The server's own view (the figures of /server): how many requests' decode steps shared each forward pass." }), chart);
       line(chart, { points: during.map((t) => ({ x: (Date.parse(t.at) - z) / 1000, y: t.size })), step: true, height: 160, xTitle: "seconds into the busy run", yTitle: "steps per pass",
         yMax: Math.max(2, ...during.map((t) => t.size)) * 1.1, aria: "Batch size of each forward pass while " + n + " requests ran" });
-      root.append(el("p", { class: "small", text: "The server's own view (the figures of /server): how many requests' decode steps shared each forward pass." }), chart);
     }
     root.append(el("p", { class: "small", "data-testid": "busy-batching", "data-batching": String(batching), text: batching ? "Batching is on: decode steps of requests that are ready together run as one forward pass, so the weights are read once for all of them. See the whole server at /server." :
       "Batching is off on this server: each request runs its own forward passes, and they share the processor cores. See the whole server at /server." }));
@@ -373,23 +377,25 @@ register("stage-timing", async (o, out, sec, api) => {
   const root = mount(out), reps = parseInt(o.runs || "5", 10), status = el("p", { class: "small muted", text: "Warming up…" });
   root.append(status);
   const prompts = [["short", o.prompt], ["long", o.compare]];
-  const one = async (prompt) => {
-    const r = new api.Run();
-    try {
-      await r.start(api.payload(Object.assign({}, o, { prompt }), { stop_at_eos: false }));
-      const sent = performance.now();
-      const evs = await gather(r, "run", undefined, untilStop);
-      const arrived = performance.now() - sent;
-      const pre = evs.find((e) => e.prefill).prefill, s = evs.find((e) => e.stop).stop, t = s.timings;
-      return { n: pre.positions, prefill: pre.model_ms, ttft: t.ttft_ms, queue: t.queue_ms, itl: median(t.itl_model_ms), itlAll: t.itl_p50_ms, out: t.model_tokens_per_s, page: arrived, gen: s.generated };
-    } finally { r.close(); }
+  // one open session per prompt; reset reruns it with the same settings
+  const rs = { short: new api.Run(), long: new api.Run() }, started = {};
+  const one = async (name, prompt) => {
+    const r = rs[name];
+    if (started[name]) await r.cmd("reset"); else { await r.start(api.payload(Object.assign({}, o, { prompt }), { stop_at_eos: false })); started[name] = true; }
+    const sent = performance.now();
+    const evs = await gather(r, "run", undefined, untilStop);
+    const arrived = performance.now() - sent;
+    const pre = evs.find((e) => e.prefill).prefill, s = evs.find((e) => e.stop).stop, t = s.timings;
+    return { n: pre.positions, prefill: pre.model_ms, ttft: t.ttft_ms, queue: t.queue_ms, itl: median(t.itl_model_ms), itlAll: t.itl_p50_ms, out: t.model_tokens_per_s, page: arrived, gen: s.generated };
   };
-  for (const [, p] of prompts) await one(p); // warm-up
   const runs = { short: [], long: [] };
-  for (let k = 0; k < reps && root.alive(); k++) {
-    status.textContent = "Run " + (k + 1) + " of " + reps + "…";
-    for (const [name, p] of prompts) runs[name].push(await one(p));
-  }
+  try {
+    for (const [name, p] of prompts) await one(name, p); // warm-up
+    for (let k = 0; k < reps && root.alive(); k++) {
+      status.textContent = "Run " + (k + 1) + " of " + reps + "…";
+      for (const [name, p] of prompts) runs[name].push(await one(name, p));
+    }
+  } finally { rs.short.close(); rs.long.close(); }
   if (!root.alive()) return;
   const med = (name, f) => median(runs[name].map((x) => x[f]));
   const rows = prompts.map(([name]) => {

@@ -6,7 +6,7 @@
 import * as IS from "../core.js";
 import { line } from "../charts.js";
 import { register } from "./registry.js";
-import { mount, gather, untilToken, untilStop, median, button, slider, wrapTable } from "./util.js";
+import { mount, gather, untilToken, untilStop, median, button, slider, wrapTable, keepOpen } from "./util.js";
 
 const el = IS.el;
 
@@ -30,33 +30,40 @@ register("kvgrid", async (o, out, sec, api) => {
     let L = 0, H = 0;
     const draw = () => {
       IS.clear(grid);
-      const cell = Math.max(3, Math.min(10, Math.floor((Math.min(grid.clientWidth || 340, 900) - 90) / (2 * m.head_dim + 2))));
-      const lw = 70, W = lw + (2 * m.head_dim + 2) * cell, Hh = 18 + P * cell + 4, dpr = window.devicePixelRatio || 1;
+      // keys and values side by side when there is room, else keys above values
+      const avail = Math.min(grid.clientWidth || 340, 900), lw = 70, hd = m.head_dim;
+      const side = (avail - lw) / (2 * hd + 2) >= 6;
+      const cell = Math.max(3, Math.min(12, Math.floor((avail - lw - 4) / (side ? 2 * hd + 2 : hd))));
+      const blockH = 16 + P * cell, W = lw + (side ? 2 * hd + 2 : hd) * cell, Hh = (side ? blockH : 2 * blockH + 6) + 4, dpr = window.devicePixelRatio || 1;
+      const origin = (isV) => side ? [lw + (isV ? hd + 2 : 0) * cell, 16] : [lw, 16 + (isV ? blockH + 6 : 0)];
       const c = el("canvas", { width: String(Math.ceil(W * dpr)), height: String(Math.ceil(Hh * dpr)), role: "img", "data-testid": "kv-canvas", "data-layer": L, "data-head": H,
-        "aria-label": "Layer " + L + ", key/value head " + H + ": keys (left) and values (right), " + m.head_dim + " numbers each, one row per position" });
+        "aria-label": "Layer " + L + ", key/value head " + H + ": keys and values, " + hd + " numbers each, one row per position" });
       c.style.width = W + "px";
       c.style.height = Hh + "px";
       const g = c.getContext("2d"), dark = IS.isDark();
       g.scale(dpr, dpr);
       g.font = "11px system-ui, sans-serif";
-      g.fillStyle = IS.cssVar("--fg");
-      g.fillText("keys", lw, 12);
-      g.fillText("values", lw + (m.head_dim + 2) * cell, 12);
       let mk = 0, mv = 0;
       for (let p = 0; p < P; p++) { for (const x of kv[L][p].keys[H]) mk = Math.max(mk, Math.abs(x)); for (const x of kv[L][p].values[H]) mv = Math.max(mv, Math.abs(x)); }
-      for (let p = 0; p < P; p++) {
-        const y = 18 + p * cell;
+      for (const isV of [false, true]) {
+        const [x0, y0] = origin(isV), rows = isV ? kv[L].map((e) => e.values[H]) : kv[L].map((e) => e.keys[H]), mx = isV ? mv : mk;
         g.fillStyle = IS.cssVar("--fg");
-        if (cell >= 8) { g.textAlign = "right"; g.fillText(labels[p].slice(0, 9), lw - 4, y + cell - 1); g.textAlign = "left"; }
-        kv[L][p].keys[H].forEach((x, i) => { g.fillStyle = IS.heat(x, mk, dark); g.fillRect(lw + i * cell, y, cell - (cell > 4 ? 1 : 0), cell - (cell > 4 ? 1 : 0)); });
-        kv[L][p].values[H].forEach((x, i) => { g.fillStyle = IS.heat(x, mv, dark); g.fillRect(lw + (m.head_dim + 2 + i) * cell, y, cell - (cell > 4 ? 1 : 0), cell - (cell > 4 ? 1 : 0)); });
+        g.textAlign = "left";
+        g.fillText(isV ? "values" : "keys", x0, y0 - 4);
+        rows.forEach((row, p) => {
+          const y = y0 + p * cell;
+          g.fillStyle = IS.cssVar("--fg");
+          g.textAlign = "right";
+          g.fillText(labels[p].slice(0, 9), lw - 4, y + Math.min(cell, 11) - 1);
+          row.forEach((x, i) => { g.fillStyle = IS.heat(x, mx, dark); g.fillRect(x0 + i * cell, y, cell - (cell > 4 ? 1 : 0), cell - (cell > 4 ? 1 : 0)); });
+        });
       }
       const pick = (e) => {
-        const b = c.getBoundingClientRect(), x = (e.clientX - b.left - lw) / cell, p = Math.floor((e.clientY - b.top - 18) / cell);
-        if (p < 0 || p >= P || x < 0) return;
-        const isV = x >= m.head_dim + 2, i = Math.floor(isV ? x - m.head_dim - 2 : x);
-        if (i < 0 || i >= m.head_dim) return;
-        show(p, isV ? "value" : "key", i);
+        const b = c.getBoundingClientRect(), X = e.clientX - b.left, Y = e.clientY - b.top;
+        for (const isV of [false, true]) {
+          const [x0, y0] = origin(isV), i = Math.floor((X - x0) / cell), p = Math.floor((Y - y0) / cell);
+          if (i >= 0 && i < hd && p >= 0 && p < P) { show(p, isV ? "value" : "key", i); return; }
+        }
       };
       c.addEventListener("mousemove", pick);
       c.addEventListener("click", pick);
@@ -126,7 +133,7 @@ register("kvgrow", async (o, out, sec, api) => {
   api.setLive(sec, "kvcache.capacity", cap);
   root.dataset.perToken = perTok;
   root.dataset.ready = "1";
-  const closer = setInterval(() => { if (!root.alive()) { clearInterval(closer); r.close(); } }, 1000);
+  keepOpen(root, sec, r);
 });
 
 // ---------- the memory budget ----------
@@ -179,37 +186,39 @@ register("memory-budget", async (o, out, sec, api) => {
 register("cache-compare", async (o, out, sec, api) => {
   const root = mount(out), reps = parseInt(o.runs || "3", 10), status = el("p", { class: "small muted", text: "Warming up…" });
   root.append(status);
+  // one open session each for the cache on and off; reset reruns it
+  const rs = [new api.Run(), new api.Run()], started = [false, false];
   const one = async (noCache) => {
-    const r = new api.Run();
-    try {
-      await r.start(api.payload(o, { no_cache: noCache, stop_at_eos: false }));
-      const evs = await gather(r, "run", undefined, untilStop), s = evs.find((e) => e.stop).stop;
-      return { text: s.text, itl: s.timings.itl_model_ms || [] };
-    } finally { r.close(); }
+    const k = noCache ? 1 : 0, r = rs[k];
+    if (started[k]) await r.cmd("reset"); else { await r.start(api.payload(o, { no_cache: noCache, stop_at_eos: false })); started[k] = true; }
+    const evs = await gather(r, "run", undefined, untilStop), s = evs.find((e) => e.stop).stop;
+    return { text: s.text, itl: s.timings.itl_model_ms || [] };
   };
-  await one(false); await one(true);
   const on = [], off = [];
   let texts = [];
-  for (let k = 0; k < reps && root.alive(); k++) {
-    status.textContent = "Run " + (k + 1) + " of " + reps + "…";
-    const a = await one(false), b = await one(true);
-    on.push(a.itl); off.push(b.itl);
-    texts = [a.text, b.text];
-  }
+  try {
+    await one(false); await one(true);
+    for (let k = 0; k < reps && root.alive(); k++) {
+      status.textContent = "Run " + (k + 1) + " of " + reps + "…";
+      const a = await one(false), b = await one(true);
+      on.push(a.itl); off.push(b.itl);
+      texts = [a.text, b.text];
+    }
+  } finally { rs.forEach((r) => r.close()); }
   if (!root.alive()) return;
   // per token: the median over runs
   const perTok = (runs) => runs[0].map((_, i) => median(runs.map((x) => x[i])));
   const pOn = perTok(on), pOff = perTok(off), yMax = Math.max(...pOn, ...pOff) * 1.1;
   status.textContent = "Model time of each decode step (the forward pass alone), median of " + reps + " runs after a warm-up.";
   const charts = el("div", { class: "lp-pair" });
+  root.append(charts);
   for (const [name, pts, cls] of [["cache on", pOn, "l-accent"], ["cache off", pOff, "l-warn"]]) {
     const c = el("div", { class: "chart", "data-testid": "cache-chart-" + (name === "cache on" ? "on" : "off") });
     charts.append(el("figure", {}, [el("figcaption", { class: "small", text: name }), c]));
     line(c, { points: pts.map((y, i) => ({ x: i + 2, y, title: "token " + (i + 2) + ": " + IS.ms(y) + " ms" })), height: 170, yMax, cls, xTitle: "generated token", yTitle: "model ms", xInt: true, yFmt: (t) => IS.fmt(t, 2), aria: name + ": model time per token" });
   }
-  root.append(charts);
   const mOn = median(pOn), mOff = median(pOff), same = texts[0] === texts[1];
-  root.append(el("p", { "data-testid": "cache-same", "data-same": String(same), text: (same ? "Same text with the cache on and off ✓ " : "The texts differ ✗ ") + "“" + IS.visible(texts[0]).slice(0, 70) + "…”" }));
+  root.append(el("p", { "data-testid": "cache-same", "data-same": String(same), text: (same ? "Same text with the cache on and off ✓ " : "The texts differ ✗ ") + "“" + texts[0].slice(0, 70) + "…”" }));
   root.dataset.on = mOn;
   root.dataset.off = mOff;
   api.setLive(sec, "cache.on_ms", IS.ms(mOn));

@@ -73,3 +73,37 @@ export function tokText(t) { return IS.tokenLabel(t); }
 
 // hex writes bytes as "20 63 61".
 export function hex(bytes) { return Array.from(bytes, (b) => b.toString(16).toUpperCase().padStart(2, "0")).join(" "); }
+
+// keepOpen holds a panel's websocket while the student steps it: it is
+// closed when the panel re-runs, and when its section is hidden (so panels
+// left behind never hold sessions another panel or visitor needs); coming
+// back to the section re-runs the panel.
+export function keepOpen(root, sec, run, onPause) {
+  const timer = setInterval(() => {
+    if (!root.alive()) { clearInterval(timer); run.close(); return; }
+    if (sec.hidden && !root.dataset.paused) {
+      root.dataset.paused = "1";
+      run.close();
+      if (onPause) onPause();
+      const mo = new MutationObserver(() => {
+        if (sec.hidden || !root.alive()) return;
+        mo.disconnect();
+        clearInterval(timer);
+        const again = root.closest(".lesson-panel") && root.closest(".lesson-panel").querySelector(".panel-head button");
+        if (again) again.click();
+      });
+      mo.observe(sec, { attributes: true, attributeFilter: ["hidden"] });
+    }
+  }, 500);
+}
+
+// pace keeps a session under the server's message rate (50 per second,
+// burst 100): call it before each command of a long series; it waits when
+// the series runs ahead of 40 messages per second.
+export async function pace(run) {
+  const now = performance.now();
+  if (!run.paceT0) { run.paceT0 = now; run.paceN = 0; }
+  run.paceN++;
+  const ahead = run.paceN / 40 * 1000 - (now - run.paceT0);
+  if (ahead > 0 && run.paceN > 60) await new Promise((res) => setTimeout(res, ahead));
+}
