@@ -203,6 +203,7 @@ func TestBrowserLessonAfterSendV2(t *testing.T) {
 			if live := evalJS[string](t, ctx, `document.querySelector('`+sel+` [data-live="decode.stop_reason"]').textContent`); strings.Contains(live, "not yet") {
 				t.Errorf("decode loop: stop reason not shown in the text: %q", live)
 			}
+			b.Screenshot(t, "lesson-after-send-loop-stopped")
 		case sec["Four ways to stop"]:
 			got := evalJS[[]string](t, ctx, `[...document.querySelectorAll('`+sel+` [data-testid="stop-row"]')].map(r => r.dataset.key + "=" + r.dataset.reason)`)
 			want := []string{"max_new_tokens=max_new_tokens", "eos=eos", "stop_string=stop_string", "context_full=context_full"}
@@ -319,7 +320,7 @@ func TestBrowserLessonsV2Layout(t *testing.T) {
 	ts, _ := batchedLessonServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
-	shots := map[string][]int{"after-send": {3, 7, 8, 11}, "kv-cache": {1, 3}}
+	shots := map[string][]int{"after-send": {3, 7, 8, 10, 11, 14, 15}, "kv-cache": {1, 3, 5}}
 	for _, slug := range []string{"after-send", "kv-cache"} {
 		b.SetViewport(t, 390, 844, true)
 		openSection(t, b, ts.URL, slug, 1)

@@ -317,7 +317,7 @@ function summarize(res, wall) {
   const appends = res.flatMap((evs) => evs.filter((e) => e.append && e.append.step > 0).map((e) => e.append));
   const stops = res.map((evs) => evs.find((e) => e.stop).stop);
   const tokens = sum(stops.map((s) => s.generated));
-  return { itl: median(stops.flatMap((s) => s.timings.itl_ms)), queue: median(appends.map((a) => a.queue_ms || 0)), model: median(appends.map((a) => a.model_ms)),
+  return { itl: median(appends.map((a) => a.duration_ms + (a.queue_ms || 0))), queue: median(appends.map((a) => a.queue_ms || 0)), model: median(appends.map((a) => a.model_ms)),
     batch: Math.max(1, ...appends.map((a) => a.batch_size || 1)), ttft: median(stops.map((s) => s.timings.ttft_ms)), perReq: tokens / res.length / (wall / 1000), total: tokens / (wall / 1000) };
 }
 
@@ -339,6 +339,7 @@ register("busy", async (o, out, sec, api) => {
   };
   const poller = poll();
   try {
+    await runMany(api, o, 1); // warm-up
     const alone = await runMany(api, o, 1);
     status.textContent = n + " requests at once…";
     const t0 = new Date();
@@ -346,9 +347,9 @@ register("busy", async (o, out, sec, api) => {
     polling = false;
     await poller;
     const a = summarize(alone.res, alone.wall), b = summarize(busy.res, busy.wall);
-    status.textContent = "Measured on this server just now. Times are the engine's: inter-token latency includes waiting for the batch; model time is the forward pass alone.";
+    status.textContent = "Measured on this server just now, as the engine timed it. Per token: the wait in the queue for a batch plus the step itself (forward pass and choosing the token); model time is the forward pass alone.";
     const row = (label, s, k) => [label, k, IS.ms(s.ttft), IS.ms(s.itl), IS.ms(s.queue), IS.ms(s.model), s.batch, IS.fmt(s.perReq, 1), IS.fmt(s.total, 1)];
-    root.append(wrapTable(api.table(["", "requests at once", "time to first token ms (median)", "inter-token latency ms (median)", "queue ms per step (median)", "model ms per step (median)", "largest batch", "tokens/s per request", "tokens/s in total"],
+    root.append(wrapTable(api.table(["", "requests at once", "time to first token ms (median)", "per token ms: queue + step (median)", "queue ms per step (median)", "model ms per step (median)", "largest batch", "tokens/s per request", "tokens/s in total"],
       [row("alone", a, 1), row("busy", b, n)])));
     const batching = view ? view.batching : false;
     const during = ticks.filter((t) => Date.parse(t.at) >= t0.getTime() - 50);

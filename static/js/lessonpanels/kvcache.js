@@ -172,7 +172,8 @@ register("memory-budget", async (o, out, sec, api) => {
   // requests on a doubling scale: 1, 2, 4 … 256
   const rs = slider("requests at once", "budget-requests", 0, 8, 1, Math.round(Math.log2(reqs)), (v) => { reqs = 2 ** v; draw(); return String(reqs); });
   const cs = slider("context per request (positions)", "budget-context", 1, m.context, 1, ctx, (v) => { ctx = v; draw(); return String(ctx); });
-  root.append(el("div", { class: "lp-controls" }, [rs, cs]), bar, text,
+  const legend = el("p", { class: "small legend" }, [el("span", { class: "key s-accent" }), " weights (shared) · ", el("span", { class: "key s-good" }), " KV cache (one per request)"]);
+  root.append(el("div", { class: "lp-controls" }, [rs, cs]), bar, legend, text,
     el("p", { class: "small muted", text: "Not counted above: scratch buffers for the computation (" + IS.bytes(mem.scratch) + " for this panel's one-token run; they grow with the context) and the runtime itself." }));
   rs.update();
   cs.update();
