@@ -217,7 +217,8 @@ register("loop", async (o, out, sec, api) => {
     if (ev.sample) { last.sample = ev.sample; log.append(el("li", { text: "select: “" + IS.tokenLabel(ev.sample.chosen) + "” (rank " + (ev.sample.chosen.rank + 1) + ", " + P.PK + " " + IS.fmt(ev.sample.chosen.prob_kept, 3) + ")" })); }
     if (ev.append) {
       gen.append(el("span", { class: "gen-tok", text: ev.append.text }));
-      log.append(el("li", { text: "append: the sequence has " + (ev.append.pos + 1) + " tokens, the cache " + ev.append.cache_len + " positions → " + (ev.next === "stop" ? "the next step is stop" : "repeat") }));
+      log.append(el("li", { text: "append: the sequence has " + (ev.append.pos + 1) + " tokens, the cache " + ev.append.cache_len + " positions → " +
+        (ev.next === "stop" ? "the next step is stop" + (ev.append.forwarded ? "" : " (this last token is not run through the model: nothing needs its keys and values)") : "repeat") }));
       api.setLive(sec, "decode.generated", ev.append.step + 1);
     }
     if (ev.stop) {
