@@ -266,7 +266,7 @@ register("stops", async (o, out, sec, api) => {
   root.append(wrapTable(tbl));
   const row = (cond, how, res, key) => {
     rows.append(el("tr", { "data-testid": "stop-row", "data-reason": res.stop.reason, "data-key": key }, [el("td", { text: cond }), el("td", { text: how }),
-      el("td", { text: IS.stopReason(res.stop.reason, res.stop.generated) }), el("td", { class: "mono", text: IS.visible(res.stop.text).slice(0, 60) })]));
+      el("td", { text: key === "eos" && res.stop.reason === "eos" ? "end-of-text token (forced here), after " + res.stop.generated + " tokens" : IS.stopReason(res.stop.reason, res.stop.generated) }), el("td", { class: "mono", text: IS.visible(res.stop.text).slice(0, 60) })]));
     api.setLive(sec, "stops." + key, IS.stopReason(res.stop.reason));
   };
   // output limit, and the text the stop string is taken from
@@ -276,7 +276,7 @@ register("stops", async (o, out, sec, api) => {
   // end token: the model's own end-of-text token, forced at the first step
   if (card.eos_id >= 0) {
     const eos = await runTo(api, greedy, { max_new_tokens: 8 }, card.eos_id);
-    row("end token", "we force the end-of-text token (id " + card.eos_id + ") as the first choice; the model picks it itself when it thinks a text is over", eos, "eos");
+    row("end token", "end-of-text token (id " + card.eos_id + ") forced as the first token; the model picks it itself when it judges a text over", eos, "eos");
   }
   // stop string: a piece of what greedy wrote, so it surely appears
   const long = await runTo(api, greedy, { max_new_tokens: 8 });

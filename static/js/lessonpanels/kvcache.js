@@ -213,9 +213,13 @@ register("cache-compare", async (o, out, sec, api) => {
   status.textContent = "Model time of each decode step (the forward pass alone), median of " + reps + " runs after a warm-up.";
   const charts = el("div", { class: "lp-pair" });
   root.append(charts);
-  for (const [name, pts, cls] of [["cache on", pOn, "l-accent"], ["cache off", pOff, "l-warn"]]) {
+  // both boxes in place first, so each is measured at its final width
+  const series = [["cache on", pOn, "l-accent"], ["cache off", pOff, "l-warn"]].map(([name, pts, cls]) => {
     const c = el("div", { class: "chart", "data-testid": "cache-chart-" + (name === "cache on" ? "on" : "off") });
     charts.append(el("figure", {}, [el("figcaption", { class: "small", text: name }), c]));
+    return [name, pts, cls, c];
+  });
+  for (const [name, pts, cls, c] of series) {
     line(c, { points: pts.map((y, i) => ({ x: i + 2, y, title: "token " + (i + 2) + ": " + IS.ms(y) + " ms" })), height: 170, yMax, cls, xTitle: "generated token", yTitle: "model ms", xInt: true, yFmt: (t) => IS.fmt(t, 2), aria: name + ": model time per token" });
   }
   const mOn = median(pOn), mOff = median(pOff), same = texts[0] === texts[1];
