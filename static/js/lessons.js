@@ -6,6 +6,7 @@ import * as P from "./panels.js";
 import { panelViews } from "./lessonpanels/registry.js";
 import "./lessonpanels/aftersend.js";
 import "./lessonpanels/kvcache.js";
+import * as SamplingPanels from "./lessonpanels/sampling.js";
 
 {
   var $ = IS.$;
@@ -308,6 +309,9 @@ import "./lessonpanels/kvcache.js";
       r.close();
     });
   }
+
+  // lesson-specific panel modules (lessonpanels/*.js) add their views
+  SamplingPanels.register(views, { defaults: defaults, setLive: setLive });
 
   function runPanels(i) {
     var sec = sections[i], body = sec.querySelector(".lesson-body");
