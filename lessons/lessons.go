@@ -25,7 +25,8 @@
 // A panel block names a view (see PanelKinds) and the run it needs; the
 // student can edit its prompt. Panel options: prompt, system, temperature,
 // top_k, top_p, seed, max_new_tokens, until (a stage), tokens (decode this
-// many), compare (a second prompt or setting, view-specific), no_cache.
+// many), compare (a second prompt or setting, view-specific), no_cache,
+// runs (timed repetitions after a warm-up), requests (busy server, memory budget).
 package lessons
 
 import (
@@ -48,7 +49,10 @@ var files embed.FS
 
 // PanelKinds are the live views a section can embed.
 var PanelKinds = []string{"tokens", "chat", "embed", "prefill", "logits", "decode", "kv", "checksum", "timing",
-	"temperature", "topk", "topp", "greedy-vs-sampled", "seeds", "budget", "context-limit", "cache-off"}
+	"temperature", "topk", "topp", "greedy-vs-sampled", "seeds", "budget", "context-limit", "cache-off",
+	// static/js/lessonpanels/ (aftersend.js, kvcache.js)
+	"bytes", "same-row", "prefill-steps", "modelview", "loop", "stops", "busy", "stage-timing", "knows",
+	"kvgrid", "kvgrow", "memory-budget", "cache-compare"}
 
 // Stages a section may name.
 var Stages = []string{"tokenize", "embed", "prefill", "logits", "sample", "append", "stop"}

@@ -111,7 +111,8 @@ func ModelCardFor(m *engine.Model) ModelCard {
 	return ModelCard{Name: m.Name, Arch: string(cf.Arch), Source: displaySource(m.Source), Params: m.Weights.NumParams(), WeightsBytes: m.Weights.Bytes(),
 		Precision: m.Precision(), Layers: cf.NLayers, Dim: cf.Dim, Heads: cf.NHeads, KVHeads: cf.NKVHeads, HeadDim: cf.HeadDim, HiddenDim: cf.HiddenDim,
 		Vocab: cf.VocabSize, Context: cf.SeqLen, KVBytesPerToken: cf.KVBytesPerToken(), Tokenizer: m.Tokenizer.Kind(),
-		Position: pos, Checksum: m.WeightsChecksum(), Chat: string(tokenizer.ChatStyleFor(m.Tokenizer)), Shape: modelShape(m)}
+		Position: pos, Checksum: m.WeightsChecksum(), Chat: string(tokenizer.ChatStyleFor(m.Tokenizer)), Shape: modelShape(m),
+		EOSID: m.Tokenizer.EOS()}
 }
 
 // modelShape describes m's structure for the model view.

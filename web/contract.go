@@ -61,7 +61,10 @@ type ModelCard struct {
 	Position        string `json:"position"`
 	Checksum        string `json:"checksum"`
 	Chat            string `json:"chat_style"`
-	Note            string `json:"note,omitempty"`
+	// EOSID is the end-of-text token's id (-1 if the tokenizer has none):
+	// the lessons' stop-conditions panel forces it.
+	EOSID int    `json:"eos_id"`
+	Note  string `json:"note,omitempty"`
 	// CardURL is the model card page (/models/NAME/card), when the model has one.
 	CardURL string `json:"card_url,omitempty"`
 	// Trained says how the model was trained, when its card says so.

@@ -51,7 +51,7 @@ func TestBrowserLessons(t *testing.T) {
 				t.Errorf("%s section %d: %d live values not filled", slug, s, empty)
 			}
 			// the first tokens panel tokenizes the lesson's running example
-			if slug == "after-send" && !checkedTokens && evalJS[bool](t, ctx, fmt.Sprintf(`!!document.querySelector('%s [data-kind="tokens"]')`, sel)) {
+			if slug == "after-send" && !checkedTokens && evalJS[bool](t, ctx, fmt.Sprintf(`!!document.querySelector('%s [data-kind="tokens"], %s [data-kind="bytes"]')`, sel, sel)) {
 				checkedTokens = true
 				ids := evalJS[[]int](t, ctx, fmt.Sprintf(`[...document.querySelectorAll('%s .chip')].map(c => +c.dataset.id)`, sel))
 				toks, _ := m.Tokenizer.Encode("The capital of France is", tokenizer.EncodeOptions{AddBOS: true})

@@ -33,10 +33,26 @@ func LessonValues(m ModelCard) lessons.Values {
 		"model.context":                strconv.Itoa(m.Context),
 		"model.kv_bytes_per_token":     human.Bytes(m.KVBytesPerToken),
 		"model.kv_bytes_per_token_mha": human.Bytes(mha),
-		"model.kv_formula":             fmt.Sprintf("2 × %d layers × %d heads × %d × 4 bytes", m.Layers, m.KVHeads, m.HeadDim),
 		"model.kv_bytes_full_context":  human.Bytes(m.KVBytesPerToken * int64(m.Context)),
 		"model.card_url":               m.CardURL,
 	}
+	// architecture words, from the card (a lesson never types them)
+	elem := m.KVBytesPerToken / max(2*int64(m.Layers)*int64(m.KVHeads)*int64(m.HeadDim), 1)
+	v["model.kv_number_bytes"] = strconv.FormatInt(elem, 10)
+	v["model.kv_formula"] = fmt.Sprintf("2 × %d layers × %d heads × %d × %d bytes", m.Layers, m.KVHeads, m.HeadDim, elem)
+	v["model.family"], v["model.position_sentence"] = "Llama-style", "This model adds no position vector here: rotary position embedding (RoPE) rotates the queries and keys inside every attention layer by an angle that grows with the position."
+	if m.Arch == "gpt2" {
+		v["model.family"], v["model.position_sentence"] = "GPT-2-style", "This model adds a learned position vector (one row per position) to the token's row before the first layer."
+	}
+	switch {
+	case m.KVHeads == m.Heads:
+		v["model.attention_kind"] = "multi-head attention: every query head has its own key/value head"
+	case m.KVHeads == 1:
+		v["model.attention_kind"] = "multi-query attention: all query heads share one key/value head"
+	default:
+		v["model.attention_kind"] = fmt.Sprintf("grouped-query attention: %d query heads share each key/value head", m.Heads/max(m.KVHeads, 1))
+	}
+	v["model.kv_numbers_per_token"] = strconv.FormatInt(2*int64(m.Layers)*int64(m.KVHeads)*int64(m.HeadDim), 10)
 	if t := m.Trained; t != nil {
 		v["model.trained_on"] = t.Corpus
 		v["model.train_tokens"] = human.Count(t.Tokens)

@@ -3,6 +3,9 @@
 // drawn with the same panel renderers as the lab.
 import * as IS from "./core.js";
 import * as P from "./panels.js";
+import { panelViews } from "./lessonpanels/registry.js";
+import "./lessonpanels/aftersend.js";
+import "./lessonpanels/kvcache.js";
 import * as SamplingPanels from "./lessonpanels/sampling.js";
 
 {
@@ -66,6 +69,9 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
   function pick(evs, stage) { return evs.filter(function (e) { return e.stage === stage; }); }
   function setLive(sec, key, value) {
     sec.querySelectorAll('[data-live="' + key + '"]').forEach(function (e) { e.textContent = value; });
+    // every published value, also those no prose shows (questions' answers)
+    (window.ISLive = window.ISLive || {})[key] = value;
+    sec.dispatchEvent(new CustomEvent("lesson-live", { bubbles: true, detail: { key: key, value: value } }));
   }
   function table(head, rows) {
     var t = IS.el("table", { class: "lesson-table" });
@@ -324,7 +330,8 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
         IS.clear(out);
         out.dataset.state = "running";
         o.prompt = input.value;
-        Promise.resolve(views[p.kind](o, out, sec)).then(function () { out.dataset.state = "done"; })
+        var api = { Run: Run, payload: payload, setLive: setLive, pick: pick, table: table, defaults: defaults, data: data };
+        Promise.resolve((panelViews[p.kind] || views[p.kind])(o, out, sec, api)).then(function () { out.dataset.state = "done"; })
           .catch(function (err) { out.dataset.state = "error"; out.appendChild(IS.el("p", { class: "error", text: String(err.message || err) })); });
       }
       btn.addEventListener("click", go);

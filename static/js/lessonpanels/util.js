@@ -1,0 +1,109 @@
+// util.js: what the lesson panels in lessonpanels/ share — a root box that
+// a new Run of the panel detaches (so a stale run draws nowhere), sending
+// a command and gathering its events, medians, buttons and sliders, and
+// loading a stylesheet once.
+import * as IS from "../core.js";
+
+// mount adds a fresh root to out; alive() is false once the panel re-ran
+// (the lesson page clears out) or the page left the section.
+export function mount(out) {
+  const root = IS.el("div", { class: "lp-root" });
+  out.appendChild(root);
+  root.alive = () => root.isConnected;
+  return root;
+}
+
+// gather sends one command and collects the events it produces until
+// done(event) says the command is finished (an error message throws).
+export function gather(run, type, payload, done) {
+  const evs = [];
+  run.client.send(type, payload);
+  const go = () => run.next().then((m) => {
+    if (m.type === "error") throw new Error(IS.errorText(m.payload));
+    if (m.type !== "event") return go();
+    evs.push(m.payload);
+    return done(m.payload) ? evs : go();
+  });
+  return go();
+}
+
+// untilToken: a step_token or force is done at its append (or a stop).
+export const untilToken = (ev) => ev.stage === "append" || ev.stage === "stop";
+export const untilStop = (ev) => ev.stage === "stop";
+
+export function median(a) {
+  if (!a.length) return NaN;
+  const s = a.slice().sort((x, y) => x - y), m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+export function sum(a) { return a.reduce((x, y) => x + y, 0); }
+
+export function button(text, testid, onClick, cls) {
+  const b = IS.el("button", { type: "button", class: cls || "", "data-testid": testid, text });
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+// slider is a labelled range input; onInput(value) on every move.
+export function slider(label, testid, min, max, step, value, onInput) {
+  const id = "lp-" + testid + "-" + Math.random().toString(36).slice(2, 8);
+  const input = IS.el("input", { type: "range", id, min: String(min), max: String(max), step: String(step), value: String(value), "data-testid": testid });
+  const out = IS.el("output", { for: id, class: "mono" });
+  const wrap = IS.el("div", { class: "lp-slider" }, [IS.el("label", { for: id, text: label }), input, out]);
+  const update = () => { out.textContent = onInput(parseFloat(input.value)) || input.value; };
+  input.addEventListener("input", update);
+  wrap.input = input;
+  wrap.update = update;
+  return wrap;
+}
+
+// wrapTable puts a table in a horizontally scrolling box (phones).
+export function wrapTable(t) { return IS.el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "table" }, [t]); }
+
+const loaded = new Set();
+export function css(href) {
+  if (loaded.has(href) || document.querySelector('link[href="' + href + '"]')) return;
+  loaded.add(href);
+  document.head.appendChild(IS.el("link", { rel: "stylesheet", href }));
+}
+css("/static/css/lessonpanels.css");
+
+// tokText is a token as the page shows it (␣ for a space).
+export function tokText(t) { return IS.tokenLabel(t); }
+
+// hex writes bytes as "20 63 61".
+export function hex(bytes) { return Array.from(bytes, (b) => b.toString(16).toUpperCase().padStart(2, "0")).join(" "); }
+
+// keepOpen holds a panel's websocket while the student steps it: it is
+// closed when the panel re-runs, and when its section is hidden (so panels
+// left behind never hold sessions another panel or visitor needs); coming
+// back to the section re-runs the panel.
+export function keepOpen(root, sec, run, onPause) {
+  const timer = setInterval(() => {
+    if (!root.alive()) { clearInterval(timer); run.close(); return; }
+    if (sec.hidden && !root.dataset.paused) {
+      root.dataset.paused = "1";
+      run.close();
+      if (onPause) onPause();
+      const mo = new MutationObserver(() => {
+        if (sec.hidden || !root.alive()) return;
+        mo.disconnect();
+        clearInterval(timer);
+        const again = root.closest(".lesson-panel") && root.closest(".lesson-panel").querySelector(".panel-head button");
+        if (again) again.click();
+      });
+      mo.observe(sec, { attributes: true, attributeFilter: ["hidden"] });
+    }
+  }, 500);
+}
+
+// pace keeps a session under the server's message rate (50 per second,
+// burst 100): call it before each command of a long series; it waits when
+// the series runs ahead of 40 messages per second.
+export async function pace(run) {
+  const now = performance.now();
+  if (!run.paceT0) { run.paceT0 = now; run.paceN = 0; }
+  run.paceN++;
+  const ahead = run.paceN / 40 * 1000 - (now - run.paceT0);
+  if (ahead > 0 && run.paceN > 60) await new Promise((res) => setTimeout(res, ahead));
+}
