@@ -325,7 +325,7 @@ import "./lessonpanels/kvcache.js";
     L.questions(sec, spec);
     body.querySelectorAll(".lesson-panel").forEach(function (div) {
       var k = parseInt(div.dataset.panel, 10), p = spec.panels[k];
-      if (div.dataset.built) return;
+      if (div.dataset.built) { if (div.leftWhileOpen) { div.leftWhileOpen = false; div.rerun(); } return; }
       div.dataset.built = "1";
       var o = Object.assign({}, p.options), saved = L.savedPanel(i, k);
       var input = IS.el("input", { type: "text", value: saved.prompt !== undefined ? saved.prompt : o.prompt || "", "aria-label": "Prompt for this panel", class: "panel-prompt", "data-testid": "panel-prompt" });
@@ -360,13 +360,25 @@ import "./lessonpanels/kvcache.js";
       }
       btn.addEventListener("click", go);
       input.addEventListener("keydown", function (e) { if (e.key === "Enter") go(); });
+      // leaving the section closes the panel's sessions (a student's
+      // sessions are limited); coming back runs it again
+      div.rerun = go;
+      div.leave = function () {
+        if (!ctx || ctx.cancelled || !ctx.runs.some(function (r) { return r.client.ws && r.client.ws.readyState <= 1; })) return;
+        ctx.cancelled = true;
+        ctx.runs.forEach(function (r) { r.close(); });
+        div.leftWhileOpen = true;
+      };
       go();
     });
   }
 
   function show(i) {
     current = Math.max(0, Math.min(sections.length - 1, i));
-    sections.forEach(function (s, k) { s.hidden = k !== current; });
+    sections.forEach(function (s, k) {
+      s.hidden = k !== current;
+      if (k !== current) s.querySelectorAll(".lesson-panel").forEach(function (d) { if (d.leave) d.leave(); });
+    });
     document.querySelectorAll("#toc a").forEach(function (a, k) { if (k === current) a.setAttribute("aria-current", "step"); else a.removeAttribute("aria-current"); });
     $("sec-prev").disabled = current === 0;
     $("sec-next").disabled = current === sections.length - 1;
