@@ -7,6 +7,7 @@ import * as L from "./lessonframe.js";
 import { panelViews } from "./lessonpanels/registry.js";
 import "./lessonpanels/aftersend.js";
 import "./lessonpanels/kvcache.js";
+import * as SamplingPanels from "./lessonpanels/sampling.js";
 
 {
   var $ = IS.$;
@@ -315,6 +316,9 @@ import "./lessonpanels/kvcache.js";
       r.close();
     });
   }
+
+  // lesson-specific panel modules (lessonpanels/*.js) add their views
+  SamplingPanels.register(views, { defaults: defaults, setLive: setLive });
 
   // runPanels builds the section's panels once and runs them. A new Run of
   // a panel cancels its stale one: the stale run's sockets close, its
