@@ -17,8 +17,13 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
   var current = 0;
 
   // Run is a promise-based wrapper around one websocket session.
+  // every session remembers the section shown when it opened: leaving that
+  // section closes it (a visitor's sessions are limited)
+  var openRuns = [];
   function Run() {
     var self = this;
+    this.section = current;
+    openRuns.push(this);
     this.waiters = [];
     this.client = new IS.Client(function (m) {
       if (m.type === "welcome") return;
@@ -367,8 +372,8 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
       // leaving the section closes the panel's sessions (a student's
       // sessions are limited); coming back runs it again
       div.rerun = go;
-      div.leave = function () {
-        if (!ctx || ctx.cancelled || !ctx.runs.some(function (r) { return r.client.ws && r.client.ws.readyState <= 1; })) return;
+      div.leave = function (force) {
+        if (!ctx || ctx.cancelled || (!force && !ctx.runs.some(function (r) { return r.client.ws && r.client.ws.readyState <= 1; }))) return;
         ctx.cancelled = true;
         ctx.runs.forEach(function (r) { r.close(); });
         div.leftWhileOpen = true;
@@ -379,9 +384,13 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
 
   function show(i) {
     current = Math.max(0, Math.min(sections.length - 1, i));
-    sections.forEach(function (s, k) {
-      s.hidden = k !== current;
-      if (k !== current) s.querySelectorAll(".lesson-panel").forEach(function (d) { if (d.leave) d.leave(); });
+    sections.forEach(function (s, k) { s.hidden = k !== current; });
+    openRuns = openRuns.filter(function (r) {
+      var open = r.client.ws ? r.client.ws.readyState <= 1 : false;
+      if (!open || r.section === current) return open || !r.client.ws;
+      r.close();
+      sections[r.section].querySelectorAll(".lesson-panel").forEach(function (d) { if (d.leave) d.leave(true); });
+      return false;
     });
     document.querySelectorAll("#toc a").forEach(function (a, k) { if (k === current) a.setAttribute("aria-current", "step"); else a.removeAttribute("aria-current"); });
     $("sec-prev").disabled = current === 0;
