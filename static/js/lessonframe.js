@@ -71,6 +71,11 @@ export function questions(sec, spec) {
       text: "This panel has already run. Answer the question above to uncover it, or press “Show me”." })));
   }
   cover();
+  // lessonpanels/sampling.js publishes lists joined into text, and the
+  // lists themselves as inferscope:live: choices come from the lists
+  sec.addEventListener("inferscope:live", (e) => {
+    if (Array.isArray(e.detail.value)) forms.forEach((f) => f.onOptions(e.detail.key, e.detail.value));
+  });
   sec.addEventListener("lesson-live", (e) => {
     const { key, value } = e.detail;
     live[key] = value;
@@ -164,8 +169,11 @@ export function questions(sec, spec) {
       skip.disabled = false;
       (input || form.querySelector("input")) && (input || form.querySelector("input")).focus();
     });
+    f.onOptions = (key, v) => {
+      if (key === q.options_live && form.dataset.state === "open") drawOptions(v.map(String).slice().sort((a, b) => a.localeCompare(b)));
+    };
     f.onLive = (key, v) => {
-      if (key === q.options_live && form.dataset.state === "open") drawOptions((Array.isArray(v) ? v : String(v).split(" | ")).map(String).slice().sort((a, b) => a.localeCompare(b)));
+      if (key === q.options_live && form.dataset.state === "open") drawOptions((Array.isArray(v) ? v : String(v).split(String(v).includes(" | ") ? " | " : ", ")).map(String).slice().sort((a, b) => a.localeCompare(b)));
       // a question is checked by the value its panel revealed; an exercise
       // waits for the student to press Check after changing the panel
       if (key === q.answer && !q.exercise && form.dataset.state === "locked") verdict();

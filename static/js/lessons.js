@@ -347,7 +347,7 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
         if (ctx) { ctx.cancelled = true; ctx.runs.forEach(function (r) { r.close(); }); }
         var my = ctx = { cancelled: false, runs: [] };
         IS.clear(out);
-        var box = IS.el("div", { class: "run-box" });
+        var box = IS.el("div", { class: "run-box panel-out" }); // panel-out: modules find their own box by it
         out.appendChild(box);
         out.dataset.state = "running";
         out.dataset.runs = String(++runs);
