@@ -27,6 +27,24 @@
 // top_k, top_p, seed, max_new_tokens, until (a stage), tokens (decode this
 // many), compare (a second prompt or setting, view-specific), no_cache,
 // runs (timed repetitions after a warm-up), requests (busy server, memory budget).
+//
+// A question block asks the student to predict what the section's panel
+// will show; the page checks the answer against the live value the panel
+// publishes when it runs (never against a typed answer). An exercise block
+// has the same fields and is checked on demand, after the student changed
+// and re-ran the panel (see question.go):
+//
+//	::: question
+//	id: greedy-pick
+//	ask: Which token will greedy decoding pick?
+//	kind: choice                  (choice, number or text)
+//	options: live:logits.top4     (choice only: a live list, or a | b | c)
+//	answer: live:logits.top1
+//	tolerance: 10%                (number only: relative with %, else absolute)
+//	:::
+//
+// Words of the glossary (glossary.txt) get a definition on hover, focus or
+// tap, the first time each appears in a section (glossary.go).
 package lessons
 
 import (
@@ -44,7 +62,7 @@ import (
 	"github.com/yuin/goldmark/renderer/html"
 )
 
-//go:embed *.md
+//go:embed *.md glossary.txt
 var files embed.FS
 
 // PanelKinds are the live views a section can embed.
@@ -70,6 +88,10 @@ type Section struct {
 	HTML    string  `json:"-"`
 	Source  string  `json:"-"` // Markdown after placeholders were resolved
 	Panels  []Panel `json:"panels"`
+	// Questions are the section's question and exercise blocks, in order.
+	Questions []Question `json:"questions"`
+	// Terms are the glossary entries the section's text explains on hover.
+	Terms []string `json:"terms"`
 }
 
 // Lesson is a parsed lesson file.
@@ -137,6 +159,8 @@ func Parse(name string, b []byte, vals Values) (*Lesson, error) {
 	var cur *Section
 	var text strings.Builder
 	var panel *Panel
+	var q *qblock
+	ids := map[string]bool{}
 	flush := func() error {
 		if cur == nil {
 			return nil
@@ -161,7 +185,8 @@ func Parse(name string, b []byte, vals Values) (*Lesson, error) {
 		if err := md.Convert([]byte(src), &h); err != nil {
 			return err
 		}
-		cur.Source, cur.HTML = src, h.String()
+		cur.Source = src
+		cur.HTML, cur.Terms = gloss(h.String(), len(l.Sections))
 		l.Sections = append(l.Sections, *cur)
 		text.Reset()
 		return nil
@@ -203,6 +228,26 @@ func Parse(name string, b []byte, vals Values) (*Lesson, error) {
 		if !frontDone {
 			return nil, errf("a lesson starts with front matter between --- lines")
 		}
+		if q != nil {
+			if strings.TrimSpace(s) == ":::" {
+				qq, err := q.finish(vals)
+				if err != nil {
+					return nil, fmt.Errorf("%s:%d: %s %q: %w", name, q.line, q.block, qq.ID, err)
+				}
+				if ids[qq.ID] {
+					return nil, fmt.Errorf("%s:%d: %s id %q is used twice in this lesson", name, q.line, q.block, qq.ID)
+				}
+				ids[qq.ID] = true
+				cur.Questions = append(cur.Questions, qq)
+				fmt.Fprintf(&text, "\n<div class=\"lesson-question\" data-question=\"%d\"></div>\n\n", len(cur.Questions)-1)
+				q = nil
+				continue
+			}
+			if err := q.field(s); err != nil {
+				return nil, errf("%s", err)
+			}
+			continue
+		}
 		if panel != nil {
 			if strings.TrimSpace(s) == ":::" {
 				cur.Panels = append(cur.Panels, *panel)
@@ -237,6 +282,10 @@ func Parse(name string, b []byte, vals Values) (*Lesson, error) {
 			}
 			continue
 		}
+		if b, ok := strings.CutPrefix(s, ":::"); ok && isQuestionBlock(b) {
+			q = &qblock{block: strings.TrimSpace(b), line: line, fields: map[string]string{}}
+			continue
+		}
 		if kind, ok := strings.CutPrefix(s, "::: panel "); ok {
 			kind = strings.TrimSpace(kind)
 			if !contains(PanelKinds, kind) {
@@ -245,11 +294,17 @@ func Parse(name string, b []byte, vals Values) (*Lesson, error) {
 			panel = &Panel{Kind: kind, Options: map[string]string{}}
 			continue
 		}
+		if b, ok := strings.CutPrefix(s, ":::"); ok {
+			return nil, errf("unknown block %q (allowed: ::: panel KIND, ::: question, ::: exercise)", strings.TrimSpace(b))
+		}
 		text.WriteString(s)
 		text.WriteByte('\n')
 	}
 	if panel != nil {
 		return nil, errf("panel block not closed with :::")
+	}
+	if q != nil {
+		return nil, fmt.Errorf("%s:%d: %s block not closed with :::", name, q.line, q.block)
 	}
 	if err := flush(); err != nil {
 		return nil, err

@@ -52,6 +52,13 @@ func LessonValues(m ModelCard) lessons.Values {
 	default:
 		v["model.attention_kind"] = fmt.Sprintf("grouped-query attention: %d query heads share each key/value head", m.Heads/max(m.KVHeads, 1))
 	}
+	// the card's own words for the position encoding, and the size of one
+	// weight (the precision the weights are held in)
+	v["model.position_encoding"] = m.Position
+	v["model.precision"] = m.Precision
+	if m.Params > 0 {
+		v["model.bytes_per_weight"] = strconv.FormatInt(m.WeightsBytes/m.Params, 10)
+	}
 	v["model.kv_numbers_per_token"] = strconv.FormatInt(2*int64(m.Layers)*int64(m.KVHeads)*int64(m.HeadDim), 10)
 	if t := m.Trained; t != nil {
 		v["model.trained_on"] = t.Corpus
@@ -108,12 +115,26 @@ func (s *Server) lessonPage(c echo.Context) error {
 			continue
 		}
 		d := views.LessonPageData{Slug: l.Slug, Title: l.Title, Summary: l.Summary, Defaults: s.pageData().Defaults}
+		used := map[string]bool{}
 		for _, sec := range l.Sections {
 			var panels []views.LessonPanel
 			for _, p := range sec.Panels {
 				panels = append(panels, views.LessonPanel{Kind: p.Kind, Options: p.Options})
 			}
-			d.Sections = append(d.Sections, views.LessonSection{Heading: sec.Heading, Stage: sec.Stage, HTML: sec.HTML, Panels: panels})
+			var qs []views.LessonQuestion
+			for _, q := range sec.Questions {
+				qs = append(qs, views.LessonQuestion(q))
+			}
+			d.Sections = append(d.Sections, views.LessonSection{Heading: sec.Heading, Stage: sec.Stage, HTML: sec.HTML, Panels: panels, Questions: qs})
+			for _, t := range sec.Terms {
+				used[t] = true
+			}
+		}
+		terms, _ := lessons.Glossary()
+		for _, t := range terms {
+			if used[t.ID] {
+				d.Glossary = append(d.Glossary, views.GlossaryTerm{ID: t.ID, Name: t.Name, Kind: t.Kind, Def: t.Def})
+			}
 		}
 		if i > 0 {
 			d.Prev = &views.LessonLink{Slug: s.lessons[i-1].Slug, Title: s.lessons[i-1].Title}

@@ -3,6 +3,7 @@
 // drawn with the same panel renderers as the lab.
 import * as IS from "./core.js";
 import * as P from "./panels.js";
+import * as L from "./lessonframe.js";
 import { panelViews } from "./lessonpanels/registry.js";
 import "./lessonpanels/aftersend.js";
 import "./lessonpanels/kvcache.js";
@@ -16,8 +17,13 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
   var current = 0;
 
   // Run is a promise-based wrapper around one websocket session.
+  // every session remembers the section shown when it opened: leaving that
+  // section closes it (a visitor's sessions are limited)
+  var openRuns = [];
   function Run() {
     var self = this;
+    this.section = current;
+    openRuns.push(this);
     this.waiters = [];
     this.client = new IS.Client(function (m) {
       if (m.type === "welcome") return;
@@ -73,11 +79,13 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
     (window.ISLive = window.ISLive || {})[key] = value;
     sec.dispatchEvent(new CustomEvent("lesson-live", { bubbles: true, detail: { key: key, value: value } }));
   }
+  // table: a lesson table in a box that scrolls sideways on a phone; a
+  // column of tokens, ids, logits or probabilities gets that kind's colour
   function table(head, rows) {
-    var t = IS.el("table", { class: "lesson-table" });
+    var t = IS.el("table", { class: "lesson-table" }), kinds = head.map(L.numberKind);
     t.appendChild(IS.el("tr", {}, head.map(function (h) { return IS.el("th", { scope: "col", text: h }); })));
-    rows.forEach(function (r) { t.appendChild(IS.el("tr", {}, r.map(function (c) { return IS.el("td", { text: String(c) }); }))); });
-    return t;
+    rows.forEach(function (r) { t.appendChild(IS.el("tr", {}, r.map(function (c, i) { return IS.el("td", { text: String(c), class: kinds[i] ? "n-" + kinds[i] : "" }); }))); });
+    return t; // the page puts it in a box that scrolls sideways (L.wrapTables)
   }
   function chips(t) {
     var box = IS.el("div", { class: "chips" });
@@ -90,22 +98,22 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
 
   // Each view runs the engine and draws what the section talks about.
   var views = {
-    tokens: function (o, out, sec) {
-      var r = new Run();
+    tokens: function (o, out, sec, api) {
+      var r = new api.Run();
       return r.start(payload(o)).then(function () { return r.step(); }).then(function (ev) {
         var t = ev.tokenize;
         out.appendChild(chips(t));
         out.appendChild(P.pieceLegend());
-        setLive(sec, "tokens.count", t.count);
-        setLive(sec, "tokens.chars", Array.from(t.text).length);
-        setLive(sec, "tokens.added", t.added_by_app);
+        api.setLive(sec, "tokens.count", t.count);
+        api.setLive(sec, "tokens.chars", Array.from(t.text).length);
+        api.setLive(sec, "tokens.added", t.added_by_app);
         r.close();
         return { count: t.count };
       });
     },
-    chat: function (o, out, sec) { return views.tokens(o, out, sec); },
-    embed: function (o, out) {
-      var r = new Run();
+    chat: function (o, out, sec, api) { return views.tokens(o, out, sec, api); },
+    embed: function (o, out, sec, api) {
+      var r = new api.Run();
       return r.start(payload(o)).then(function () { return r.stepTo("embed"); }).then(function (evs) {
         var e = evs[1].embed, p = e.positions[e.positions.length - 1];
         out.appendChild(IS.el("p", { text: "Last position " + p.pos + ": token " + p.id + " “" + IS.tokenLabel({ piece: p.piece, text: evs[0].tokenize.tokens[p.pos].text, special: evs[0].tokenize.tokens[p.pos].special }) + "” → a vector of " + e.dim + " numbers (length " + IS.fmt(p.token_norm, 3) + ")." }));
@@ -116,8 +124,8 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
         r.close();
       });
     },
-    prefill: function (o, out, sec) {
-      var r = new Run();
+    prefill: function (o, out, sec, api) {
+      var r = new api.Run();
       return r.start(payload(o)).then(function () { return r.stepTo("prefill"); }).then(function (evs) {
         var p = evs[2].prefill;
         var pos = IS.el("div", { class: "positions" });
@@ -125,13 +133,13 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
         out.appendChild(pos);
         out.appendChild(table(["layer", "size of the last position's vector after the layer"], p.layers.map(function (l) { return [l.layer, IS.fmt(l.residual_norm[l.residual_norm.length - 1], 3)]; })));
         out.appendChild(IS.el("p", { text: p.positions + " positions × " + p.layers.length + " layers in one pass: " + IS.fmt(p.duration_ms, 3) + " ms (" + IS.fmt(p.tokens_per_s, 0) + " tokens/s)." }));
-        setLive(sec, "prefill.positions", p.positions);
-        setLive(sec, "prefill.ms", IS.fmt(p.duration_ms, 3));
+        api.setLive(sec, "prefill.positions", p.positions);
+        api.setLive(sec, "prefill.ms", IS.fmt(p.duration_ms, 3));
         r.close();
       });
     },
-    logits: function (o, out, sec) {
-      var r = new Run(), lg;
+    logits: function (o, out, sec, api) {
+      var r = new api.Run(), lg;
       return r.start(payload(o)).then(function () { return r.stepTo("logits"); }).then(function (evs) {
         lg = evs[3].logits;
         return r.cmd("get_logits");
@@ -144,14 +152,17 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
         out.appendChild(table(["rank", "token", "id", "logit (raw score)", P.P1 + " (softmax)"], lg.top.slice(0, 10).map(function (t) {
           return [t.rank + 1, IS.tokenLabel(t), t.id, IS.fmt(t.logit, 4), IS.fmt(t.prob, 4)]; })));
         out.appendChild(IS.el("p", { class: "small", text: "All " + v.length + " logits: from " + IS.fmt(lg.min, 2) + " to " + IS.fmt(lg.max, 2) + "." }));
-        setLive(sec, "logits.max", IS.fmt(lg.max, 3));
-        setLive(sec, "logits.sum", IS.fmt(sum, 1));
-        setLive(sec, "logits.probsum", IS.fmt(probSum, 4));
+        api.setLive(sec, "logits.max", IS.fmt(lg.max, 3));
+        api.setLive(sec, "logits.sum", IS.fmt(sum, 1));
+        api.setLive(sec, "logits.probsum", IS.fmt(probSum, 4));
+        // for questions: the top candidates as the page writes them, and the greedy pick
+        api.setLive(sec, "logits.top1", IS.tokenLabel(lg.top[0]));
+        api.setLive(sec, "logits.top4", lg.top.slice(0, 4).map(function (t) { return IS.tokenLabel(t); }));
         r.close();
       });
     },
-    decode: function (o, out) {
-      var r = new Run(), n = parseInt(o.tokens || "8", 10), log = IS.el("ol", { class: "decode-log" }), gen = IS.el("p", { class: "gen mono" });
+    decode: function (o, out, sec, api) {
+      var r = new api.Run(), n = parseInt(o.tokens || "8", 10), log = IS.el("ol", { class: "decode-log" }), gen = IS.el("p", { class: "gen mono" });
       out.appendChild(gen);
       out.appendChild(log);
       var lastLogits = null, lastSample = null, k = 0;
@@ -176,8 +187,8 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
         return r.stepTo("prefill");
       }).then(loop).then(function () { r.close(); });
     },
-    kv: function (o, out) {
-      var r = new Run();
+    kv: function (o, out, sec, api) {
+      var r = new api.Run();
       return r.start(payload(o)).then(function () { return r.runAll(); }).then(function (evs) {
         var rows = pick(evs, "append").map(function (e) { var a = e.append; return [a.step + 1, IS.tokenLabel({ piece: a.piece, text: a.text }), a.cache_len + " / " + a.cache_cap, IS.bytes(a.bytes_used)]; });
         var pre = pick(evs, "prefill")[0].prefill;
@@ -186,8 +197,8 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
         r.close();
       });
     },
-    checksum: function (o, out) {
-      var r = new Run();
+    checksum: function (o, out, sec, api) {
+      var r = new api.Run();
       return r.start(payload(o)).then(function () { return r.runAll(); }).then(function (evs) {
         var s = pick(evs, "stop")[0].stop;
         out.appendChild(IS.el("p", { class: "gen mono", text: o.prompt + s.text }));
@@ -197,11 +208,11 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
         r.close();
       });
     },
-    timing: function (o, out) {
+    timing: function (o, out, sec, api) {
       var prompts = [o.prompt, o.compare], rows = [];
       function one(i) {
         if (i >= prompts.length) return Promise.resolve();
-        var r = new Run();
+        var r = new api.Run();
         return r.start(payload(Object.assign({}, o, { prompt: prompts[i] }))).then(function () { return r.runAll(); }).then(function (evs) {
           var t = pick(evs, "stop")[0].stop.timings, n = pick(evs, "tokenize")[0].tokenize.count;
           rows.push([i === 0 ? "short" : "long", n, IS.fmt(t.prefill_ms, 3), IS.fmt(t.prefill_tokens_per_s, 0), IS.fmt(t.ttft_ms, 3), IS.fmt(t.itl_p50_ms, 3), IS.fmt(t.output_tokens_per_s, 0)]);
@@ -213,11 +224,11 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
         out.appendChild(table(["prompt", "prompt tokens", "prefill ms", "prefill tokens/s", "time to first token ms", "inter-token latency ms (median)", "output tokens/s"], rows));
       });
     },
-    temperature: function (o, out, sec) {
+    temperature: function (o, out, sec, api) {
       var temps = (o.temperatures || "0.5, 1, 1.5").split(",").map(function (x) { return parseFloat(x); }), cols = [];
       function one(i) {
         if (i >= temps.length) return Promise.resolve();
-        var r = new Run();
+        var r = new api.Run();
         return r.start(payload(Object.assign({}, o, { temperature: String(temps[i]), top_p: "1" }))).then(function () { return r.stepTo("logits"); }).then(function (evs) {
           cols.push(evs[3].logits);
           r.close();
@@ -229,14 +240,14 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
         out.appendChild(table(["token", "logit"].concat(temps.map(function (t) { return "p at T=" + t; })), base.map(function (t, i) {
           return [IS.tokenLabel(t), IS.fmt(t.logit, 3)].concat(cols.map(function (c) { return IS.fmt(c.top[i].prob_t, 4); })); })));
         out.appendChild(IS.el("p", { class: "small", text: "Entropy: " + cols.map(function (c, i) { return "T=" + temps[i] + " " + IS.fmt(c.entropy_t, 3) + " nats"; }).join(" · ") }));
-        setLive(sec, "temperature.entropy_low", IS.fmt(cols[0].entropy_t, 3));
-        setLive(sec, "temperature.entropy_high", IS.fmt(cols[cols.length - 1].entropy_t, 3));
+        api.setLive(sec, "temperature.entropy_low", IS.fmt(cols[0].entropy_t, 3));
+        api.setLive(sec, "temperature.entropy_high", IS.fmt(cols[cols.length - 1].entropy_t, 3));
       });
     },
-    topk: function (o, out) { return cutView(o, out); },
-    topp: function (o, out) { return cutView(o, out); },
-    "greedy-vs-sampled": function (o, out) {
-      var a = new Run(), b = new Run(), ta;
+    topk: function (o, out, sec, api) { return cutView(o, out, api, sec); },
+    topp: function (o, out, sec, api) { return cutView(o, out, api, sec); },
+    "greedy-vs-sampled": function (o, out, sec, api) {
+      var a = new api.Run(), b = new api.Run(), ta;
       return a.start(payload(Object.assign({}, o, { temperature: "0" }))).then(function () { return a.runAll(); }).then(function (evs) {
         ta = text(evs); a.close();
         return b.start(payload(o));
@@ -245,11 +256,11 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
         b.close();
       });
     },
-    seeds: function (o, out) {
+    seeds: function (o, out, sec, api) {
       var seeds = (o.seeds || "7, 7, 8").split(",").map(function (x) { return x.trim(); }), rows = [];
       function one(i) {
         if (i >= seeds.length) return Promise.resolve();
-        var r = new Run();
+        var r = new api.Run();
         return r.start(payload(Object.assign({}, o, { seed: seeds[i] }))).then(function () { return r.runAll(); }).then(function (evs) {
           rows.push([seeds[i], text(evs)]); r.close(); return one(i + 1);
         });
@@ -259,8 +270,8 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
         out.appendChild(table(["seed", "continuation", ""], rows));
       });
     },
-    budget: function (o, out) {
-      var r = new Run();
+    budget: function (o, out, sec, api) {
+      var r = new api.Run();
       return r.start(payload(o)).then(function () { return r.runAll(); }).then(function (evs) {
         var a = pick(evs, "append"), mem = a[a.length - 1].append.memory;
         out.appendChild(table(["part", "bytes"], [["weights (shared by all requests)", IS.bytes(mem.weights)], ["KV cache allocated for this request", IS.bytes(mem.kv_allocated)],
@@ -270,8 +281,8 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
         r.close();
       });
     },
-    "context-limit": function (o, out) {
-      var r = new Run();
+    "context-limit": function (o, out, sec, api) {
+      var r = new api.Run();
       // the end-of-text token would end the run early: this demo ignores it
       return r.start(payload(o, { stop_at_eos: false })).then(function () { return r.runAll(); }).then(function (evs) {
         var s = pick(evs, "stop")[0].stop, last = pick(evs, "append").pop().append;
@@ -279,10 +290,10 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
         r.close();
       });
     },
-    "cache-off": function (o, out) {
+    "cache-off": function (o, out, sec, api) {
       var res = [];
       function one(noCache) {
-        var r = new Run();
+        var r = new api.Run();
         return r.start(payload(o, { no_cache: noCache })).then(function () { return r.runAll(); }).then(function (evs) {
           var s = pick(evs, "stop")[0].stop; res.push(s); r.close();
         });
@@ -296,8 +307,8 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
       });
     }
   };
-  function cutView(o, out) {
-    var r = new Run();
+  function cutView(o, out, api, sec) {
+    var r = new api.Run();
     return r.start(payload(o, { top_n: 12 })).then(function () { return r.stepTo("logits"); }).then(function (evs) {
       var l = evs[3].logits, chart = IS.el("div", { class: "chart" });
       out.appendChild(chart);
@@ -306,6 +317,7 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
       out.appendChild(IS.el("div", { class: "table-wrap" }, [tbl]));
       P.candidatesTable(tbl, l);
       out.appendChild(IS.el("p", { text: P.cutSentence(l) }));
+      if (sec) api.setLive(sec, "cut.kept", l.kept);
       r.close();
     });
   }
@@ -313,29 +325,59 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
   // lesson-specific panel modules (lessonpanels/*.js) add their views
   SamplingPanels.register(views, { defaults: defaults, setLive: setLive });
 
+  // runPanels builds the section's panels once and runs them. A new Run of
+  // a panel cancels its stale one: the stale run's sockets close, its
+  // drawing lands in a detached box and its live values are dropped.
   function runPanels(i) {
     var sec = sections[i], body = sec.querySelector(".lesson-body");
     var spec = data.sections[i];
+    L.questions(sec, spec);
     body.querySelectorAll(".lesson-panel").forEach(function (div) {
-      var p = spec.panels[parseInt(div.dataset.panel, 10)];
-      if (div.dataset.built) return;
+      var k = parseInt(div.dataset.panel, 10), p = spec.panels[k];
+      if (div.dataset.built) { if (div.leftWhileOpen) { div.leftWhileOpen = false; div.rerun(); } return; }
       div.dataset.built = "1";
-      var o = Object.assign({}, p.options);
-      var input = IS.el("input", { type: "text", value: o.prompt || "", "aria-label": "Prompt for this panel", class: "panel-prompt" });
-      var btn = IS.el("button", { type: "button", class: "primary", text: "Run" });
+      var o = Object.assign({}, p.options), saved = L.savedPanel(i, k);
+      var input = IS.el("input", { type: "text", value: saved.prompt !== undefined ? saved.prompt : o.prompt || "", "aria-label": "Prompt for this panel", class: "panel-prompt", "data-testid": "panel-prompt" });
+      var btn = IS.el("button", { type: "button", class: "primary", text: "Run", "data-testid": "panel-run" });
       var out = IS.el("div", { class: "panel-out", "data-testid": "panel-out", "data-kind": p.kind });
       div.appendChild(IS.el("div", { class: "panel-head" }, [IS.el("span", { class: "stage-tag", text: "live: " + p.kind }), input, btn]));
       div.appendChild(out);
+      var ctx = null, runs = 0;
       function go() {
+        if (ctx) { ctx.cancelled = true; ctx.runs.forEach(function (r) { r.close(); }); }
+        var my = ctx = { cancelled: false, runs: [] };
         IS.clear(out);
+        var box = IS.el("div", { class: "run-box panel-out" }); // panel-out: modules find their own box by it
+        out.appendChild(box);
         out.dataset.state = "running";
+        out.dataset.runs = String(++runs);
         o.prompt = input.value;
-        var api = { Run: Run, payload: payload, setLive: setLive, pick: pick, table: table, defaults: defaults, data: data };
-        Promise.resolve((panelViews[p.kind] || views[p.kind])(o, out, sec, api)).then(function () { out.dataset.state = "done"; })
-          .catch(function (err) { out.dataset.state = "error"; out.appendChild(IS.el("p", { class: "error", text: String(err.message || err) })); });
+        L.noteSettings(i, k, div, o.prompt !== (p.options.prompt || ""));
+        var api = { payload: payload, pick: pick, table: table, defaults: defaults, data: data,
+          Run: function () { var r = new Run(); if (my.cancelled) { r.close(); throw new Error("cancelled"); } my.runs.push(r); return r; },
+          setLive: function (s, key, value) { if (!my.cancelled) setLive(s, key, value); } };
+        Promise.resolve().then(function () { return (panelViews[p.kind] || views[p.kind])(o, box, sec, api); }).then(function () {
+          if (my.cancelled) return;
+          L.wrapTables(out);
+          out.dataset.state = "done";
+          L.restoreSliders(i, k, div);
+        }).catch(function (err) {
+          if (my.cancelled) return;
+          out.dataset.state = "error";
+          out.appendChild(IS.el("p", { class: "error", text: String(err.message || err) }));
+        });
       }
       btn.addEventListener("click", go);
       input.addEventListener("keydown", function (e) { if (e.key === "Enter") go(); });
+      // leaving the section closes the panel's sessions (a student's
+      // sessions are limited); coming back runs it again
+      div.rerun = go;
+      div.leave = function (force) {
+        if (!ctx || ctx.cancelled || (!force && !ctx.runs.some(function (r) { return r.client.ws && r.client.ws.readyState <= 1; }))) return;
+        ctx.cancelled = true;
+        ctx.runs.forEach(function (r) { r.close(); });
+        div.leftWhileOpen = true;
+      };
       go();
     });
   }
@@ -343,22 +385,29 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
   function show(i) {
     current = Math.max(0, Math.min(sections.length - 1, i));
     sections.forEach(function (s, k) { s.hidden = k !== current; });
+    openRuns = openRuns.filter(function (r) {
+      var open = r.client.ws ? r.client.ws.readyState <= 1 : false;
+      if (!open || r.section === current) return open || !r.client.ws;
+      r.close();
+      sections[r.section].querySelectorAll(".lesson-panel").forEach(function (d) { if (d.leave) d.leave(true); });
+      return false;
+    });
     document.querySelectorAll("#toc a").forEach(function (a, k) { if (k === current) a.setAttribute("aria-current", "step"); else a.removeAttribute("aria-current"); });
     $("sec-prev").disabled = current === 0;
     $("sec-next").disabled = current === sections.length - 1;
-    var q = new URLSearchParams(location.search);
-    q.set("s", String(current + 1));
-    history.replaceState(null, "", location.pathname + "?" + q.toString());
+    L.setSection(current);
     runPanels(current);
   }
   $("sec-prev").addEventListener("click", function () { show(current - 1); });
   $("sec-next").addEventListener("click", function () { show(current + 1); });
   document.querySelectorAll("#toc a").forEach(function (a, k) { a.addEventListener("click", function (e) { e.preventDefault(); show(k); }); });
+  // clickers send PageUp/PageDown (some send the arrow keys)
   document.addEventListener("keydown", function (e) {
     var tag = (e.target.tagName || "").toLowerCase();
-    if (tag === "input" || tag === "textarea") return;
-    if (e.key === "ArrowRight") show(current + 1);
-    if (e.key === "ArrowLeft") show(current - 1);
+    if (tag === "input" || tag === "textarea" || tag === "select" || e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.key === "ArrowRight" || e.key === "PageDown") { e.preventDefault(); show(current + 1); }
+    if (e.key === "ArrowLeft" || e.key === "PageUp") { e.preventDefault(); show(current - 1); }
   });
+  L.initTools({ show: show, current: function () { return current; }, slug: data.slug, count: sections.length });
   show((parseInt(new URLSearchParams(location.search).get("s"), 10) || 1) - 1);
 }

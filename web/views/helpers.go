@@ -11,3 +11,12 @@ func statusText(code int) string {
 }
 
 func itoa(i int) string { return fmt.Sprint(i) }
+
+// kindClass is the CSS class of a kind of number (n-token, n-id, n-logit,
+// n-prob), or none.
+func kindClass(kind string) string {
+	if kind == "" {
+		return ""
+	}
+	return "n-" + kind
+}
