@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -55,18 +54,17 @@ func (f *follower) close() {
 }
 
 // reply queues a message of the follower's own (not fanned out).
-func (f *follower) reply(id int64, typ string, payload any) {
+func (f *follower) reply(typ string, payload any) {
 	b, err := json.Marshal(payload)
 	if err != nil {
 		return
 	}
-	_ = id
-	f.queue(&fanMsg{typ: typ, payload: b})
+	f.v.send(f, typ, b)
 }
 
 func (f *follower) sendError(code, msg string) {
 	f.h.s.metrics.errors.Add(1)
-	f.reply(0, MsgError, ErrorPayload{Code: code, Message: msg})
+	f.reply(MsgError, ErrorPayload{Code: code, Message: msg})
 }
 
 // handleRoomWS serves /ws/room?code=CODE.
@@ -181,18 +179,18 @@ func (f *follower) reader() {
 		}
 		switch cmd.Type {
 		case CmdPing:
-			f.reply(cmd.ID, MsgPong, nil)
+			f.reply(MsgPong, nil)
 		case CmdHello:
-			f.reply(cmd.ID, MsgWelcome, map[string]any{"protocol": ProtocolVersion, "following": f.v.code})
+			f.reply(MsgWelcome, map[string]any{"protocol": ProtocolVersion, "following": f.v.code})
 		case CmdRoomVote:
 			f.v.vote(f, cmd.Room.Poll, *cmd.Room.Option)
 		case CmdRoomBranch:
-			b, err := f.v.branch(f)
+			b, err := f.v.branch(f, cmd.Room.Page)
 			if err != nil {
 				f.sendError(err.(*errRoom).code, err.Error())
 				continue
 			}
-			f.queue(&fanMsg{typ: MsgRoomBranch, payload: b})
+			f.v.send(f, MsgRoomBranch, b)
 		case CmdRoomFollow:
 			f.v.follow(f)
 		default:
@@ -201,39 +199,27 @@ func (f *follower) reader() {
 	}
 }
 
-// writer writes each queued message with this connection's seq, without
-// copying the shared payload.
+// writer sends each queued message: the frame prepared once for every
+// follower (one write, no copy, no encoding per follower).
 func (f *follower) writer() {
 	ping := time.NewTicker(f.lim.PongWait * 9 / 10)
 	defer ping.Stop()
-	var seq int64
-	var num []byte
 	for {
 		select {
 		case m := <-f.send:
-			if m.typ != "" {
-				seq++
+			if m.data != nil {
 				f.ws.SetWriteDeadline(time.Now().Add(f.lim.WriteWait))
-				w, err := f.ws.NextWriter(websocket.TextMessage)
+				var err error
+				if m.pm != nil {
+					err = f.ws.WritePreparedMessage(m.pm)
+				} else {
+					err = f.ws.WriteMessage(websocket.TextMessage, m.data)
+				}
 				if err != nil {
 					f.close()
 					return
 				}
-				w.Write([]byte(`{"type":"`))
-				w.Write([]byte(m.typ))
-				w.Write([]byte(`","v":1,"seq":`))
-				num = strconv.AppendInt(num[:0], seq, 10)
-				w.Write(num)
-				if len(m.payload) > 0 && string(m.payload) != "null" {
-					w.Write([]byte(`,"payload":`))
-					w.Write(m.payload)
-				}
-				w.Write([]byte{'}'})
-				if err := w.Close(); err != nil {
-					f.close()
-					return
-				}
-				f.h.s.metrics.bytesSent.Add(int64(len(m.payload) + 48))
+				f.h.s.metrics.bytesSent.Add(int64(len(m.data)))
 			}
 			if m.close {
 				f.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "room ended"), time.Now().Add(time.Second))

@@ -3,6 +3,7 @@
 // drawn with the same panel renderers as the lab.
 import * as IS from "./core.js";
 import * as P from "./panels.js";
+import { initRoom, panelTrees, mirrorPanels } from "./room.js";
 
 {
   var $ = IS.$;
@@ -10,6 +11,7 @@ import * as P from "./panels.js";
   var defaults = IS.samplingDefaults(data);
   var sections = document.querySelectorAll(".lesson-section");
   var current = 0;
+  var room = null, following = false; // classroom (room.js): a follower's panels show the presenter's
 
   // Run is a promise-based wrapper around one websocket session.
   function Run() {
@@ -304,6 +306,7 @@ import * as P from "./panels.js";
   }
 
   function runPanels(i) {
+    if (following) return;
     var sec = sections[i], body = sec.querySelector(".lesson-body");
     var spec = data.sections[i];
     body.querySelectorAll(".lesson-panel").forEach(function (div) {
@@ -320,7 +323,7 @@ import * as P from "./panels.js";
         IS.clear(out);
         out.dataset.state = "running";
         o.prompt = input.value;
-        Promise.resolve(views[p.kind](o, out, sec)).then(function () { out.dataset.state = "done"; })
+        Promise.resolve(views[p.kind](o, out, sec)).then(function () { out.dataset.state = "done"; if (room) room.changed(); })
           .catch(function (err) { out.dataset.state = "error"; out.appendChild(IS.el("p", { class: "error", text: String(err.message || err) })); });
       }
       btn.addEventListener("click", go);
@@ -339,6 +342,7 @@ import * as P from "./panels.js";
     q.set("s", String(current + 1));
     history.replaceState(null, "", location.pathname + "?" + q.toString());
     runPanels(current);
+    if (room) room.changed();
   }
   $("sec-prev").addEventListener("click", function () { show(current - 1); });
   $("sec-next").addEventListener("click", function () { show(current + 1); });
@@ -349,5 +353,13 @@ import * as P from "./panels.js";
     if (e.key === "ArrowRight") show(current + 1);
     if (e.key === "ArrowLeft") show(current - 1);
   });
+  // classroom: "Present to a class" from a lesson; students follow the section and see its panels
+  room = initRoom({ kind: "lesson", buttons: document.querySelector(".lesson-buttons"),
+    state: function () { return { section: current, panels: panelTrees(sections[current]) }; },
+    show: function (st) { show(st.section || 0); mirrorPanels(sections[current], st.panels); },
+    setFollowing: function (on) {
+      following = on;
+      if (!on) { document.querySelectorAll("[data-mirror]").forEach(function (e) { e.remove(); }); runPanels(current); }
+    } });
   show((parseInt(new URLSearchParams(location.search).get("s"), 10) || 1) - 1);
 }
