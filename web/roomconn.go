@@ -199,29 +199,59 @@ func (f *follower) reader() {
 	}
 }
 
-// writer sends each queued message: the frame prepared once for every
-// follower (one write, no copy, no encoding per follower).
+// writer sends the queued messages. Each is a frame encoded once for
+// every follower (no encoding or copy per follower), and the frames queued
+// by the time the writer wakes go out in one write (writev), so a burst of
+// events costs a follower one system call, not one per event. Only this
+// goroutine writes to the connection (pings and the close frame too), so
+// writing frames to the connection directly cannot interleave with
+// gorilla's own writes.
 func (f *follower) writer() {
 	ping := time.NewTicker(f.lim.PongWait * 9 / 10)
 	defer ping.Stop()
+	const maxBatch = 64
+	batch := make([]*fanMsg, 0, maxBatch)
+	bufs := make(net.Buffers, 0, maxBatch)
+	nc := f.ws.NetConn()
 	for {
 		select {
 		case m := <-f.send:
-			if m.data != nil {
-				f.ws.SetWriteDeadline(time.Now().Add(f.lim.WriteWait))
-				var err error
-				if m.pm != nil {
-					err = f.ws.WritePreparedMessage(m.pm)
-				} else {
-					err = f.ws.WriteMessage(websocket.TextMessage, m.data)
+			batch = append(batch[:0], m)
+		more:
+			for len(batch) < maxBatch && !m.close {
+				select {
+				case m = <-f.send:
+					batch = append(batch, m)
+				default:
+					break more
 				}
-				if err != nil {
-					f.close()
-					return
-				}
-				f.h.s.metrics.bytesSent.Add(int64(len(m.data)))
 			}
-			if m.close {
+			closing := false
+			bufs = bufs[:0]
+			var n int64
+			for _, m := range batch {
+				closing = closing || m.close
+				switch {
+				case m.data == nil:
+				case m.frame != nil:
+					bufs = append(bufs, m.frame)
+				default: // plain writes: gorilla frames and copies each message
+					if len(bufs) > 0 && !f.writeFrames(nc, &bufs) {
+						return
+					}
+					f.ws.SetWriteDeadline(time.Now().Add(f.lim.WriteWait))
+					if err := f.ws.WriteMessage(websocket.TextMessage, m.data); err != nil {
+						f.close()
+						return
+					}
+				}
+				n += int64(len(m.data))
+			}
+			if len(bufs) > 0 && !f.writeFrames(nc, &bufs) {
+				return
+			}
+			f.h.s.metrics.bytesSent.Add(n)
+			if closing {
 				f.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "room ended"), time.Now().Add(time.Second))
 				f.close()
 				return
@@ -235,6 +265,19 @@ func (f *follower) writer() {
 			return
 		}
 	}
+}
+
+// writeFrames writes whole frames to the connection in one writev.
+func (f *follower) writeFrames(nc net.Conn, bufs *net.Buffers) bool {
+	nc.SetWriteDeadline(time.Now().Add(f.lim.WriteWait))
+	b := *bufs
+	_, err := b.WriteTo(nc)
+	*bufs = (*bufs)[:0]
+	if err != nil {
+		f.close()
+		return false
+	}
+	return true
 }
 
 // guessGuard rate-limits wrong join codes per client address: a token

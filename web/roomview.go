@@ -18,8 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"github.com/inferscope/inferscope/engine/session"
 )
 
@@ -32,21 +30,22 @@ type errRoom struct {
 func (e *errRoom) Error() string { return e.msg }
 
 // fanMsg is one message for followers, encoded once and shared by all of
-// them: the whole message, seq included, is one prepared websocket frame
-// that every follower's writer sends as it is. A follower's seq is this
-// replica's message counter for the room (strictly increasing, with gaps
-// where other followers got messages of their own).
+// them: the whole message, seq included, is one websocket frame that every
+// follower's writer sends as it is, several queued frames in one write. A
+// follower's seq is this replica's message counter for the room (strictly
+// increasing, with gaps where other followers got messages of their own).
 type fanMsg struct {
-	data  []byte                     // the message as sent; nil: nothing to write
-	pm    *websocket.PreparedMessage // data framed once for every follower
-	close bool                       // after writing (or instead, when data is nil), close the connection
+	data  []byte // the message as sent; nil: nothing to write
+	frame []byte // data as one unmasked text frame (header + data), nil with plainWrites
+	close bool   // after writing (or instead, when data is nil), close the connection
 }
 
 // msgLocked encodes one message with the view's next seq. v.mu is held,
 // so every follower sees seqs in increasing order.
 func (v *roomView) msgLocked(typ string, payload []byte) *fanMsg {
 	v.out++
-	b := make([]byte, 0, len(payload)+len(typ)+48)
+	const head = 10 // the largest frame header a server sends
+	b := make([]byte, head, head+len(payload)+len(typ)+48)
 	b = append(b, `{"type":"`...)
 	b = append(b, typ...)
 	b = append(b, `","v":1,"seq":`...)
@@ -56,11 +55,29 @@ func (v *roomView) msgLocked(typ string, payload []byte) *fanMsg {
 		b = append(b, payload...)
 	}
 	b = append(b, '}')
-	m := &fanMsg{data: b}
+	m := &fanMsg{data: b[head:]}
 	if !v.h.plainWrites {
-		m.pm, _ = websocket.NewPreparedMessage(websocket.TextMessage, b)
+		m.frame = textFrame(b, head)
 	}
 	return m
+}
+
+// textFrame writes the header of a final, unmasked text frame (RFC 6455
+// §5.2: what a server sends without compression) just before b[head:] and
+// returns the frame.
+func textFrame(b []byte, head int) []byte {
+	n := len(b) - head
+	var h []byte
+	switch {
+	case n < 126:
+		h = []byte{0x81, byte(n)}
+	case n <= 0xffff:
+		h = []byte{0x81, 126, byte(n >> 8), byte(n)}
+	default:
+		h = []byte{0x81, 127, 0, 0, 0, 0, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}
+	}
+	copy(b[head-len(h):], h)
+	return b[head-len(h):]
 }
 
 type roomView struct {
