@@ -273,11 +273,13 @@ func TestBrowserRoomPages(t *testing.T) {
 const compareState = `[...document.querySelectorAll('#gen-greedy .gen-tok')].map((e) => e.dataset.id).join(',') + '|' +
   [...document.querySelectorAll('#gen-sampled .gen-tok')].map((e) => e.dataset.id).join(',') + '|' + document.getElementById('prompt').value`
 
-// lessonState: the section shown and its panel's token chips.
+// lessonState: the section shown, its panel's token chips and the numbers
+// its text shows from the panel.
 const lessonState = `(() => {
   const s = [...document.querySelectorAll('.lesson-section')].find((e) => !e.hidden);
   const c = s && s.querySelector('.panel-out .chips');
-  return (s ? s.dataset.section : '') + '|' + (c ? c.textContent : '');
+  const live = s ? [...s.querySelectorAll('[data-live]')].map((e) => e.textContent).join(',') : '';
+  return (s ? s.dataset.section : '') + '|' + (c ? c.textContent : '') + '|' + live;
 })()`
 
 func jsString(s string) string { return fmt.Sprintf("%q", s) }

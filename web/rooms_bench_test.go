@@ -367,6 +367,16 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 	json.Unmarshal(read(p, MsgRoomOpened), &op)
 	defer p.WriteJSON(map[string]any{"type": "room_close", "payload": map[string]any{"code": op.Payload.Code, "key": op.Payload.Key}})
 
+	// the last round's followers must be gone, or their memory counts against this one's
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		n := int64(0)
+		for _, s := range servers {
+			n += s.rooms.followers.Load()
+		}
+		if n == 0 {
+			break
+		}
+	}
 	heap0 := heapInUse()
 	var cmd *exec.Cmd
 	var out *bufio.Reader

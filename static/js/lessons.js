@@ -3,7 +3,7 @@
 // drawn with the same panel renderers as the lab.
 import * as IS from "./core.js";
 import * as P from "./panels.js";
-import { initRoom, panelTrees, mirrorPanels } from "./room.js";
+import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
 
 {
   var $ = IS.$;
@@ -355,8 +355,8 @@ import { initRoom, panelTrees, mirrorPanels } from "./room.js";
   });
   // classroom: "Present to a class" from a lesson; students follow the section and see its panels
   room = initRoom({ kind: "lesson", buttons: document.querySelector(".lesson-buttons"),
-    state: function () { return { section: current, panels: panelTrees(sections[current]) }; },
-    show: function (st) { show(st.section || 0); mirrorPanels(sections[current], st.panels); },
+    state: function () { return { section: current, panels: panelTrees(sections[current]), live: liveValues(sections[current]) }; },
+    show: function (st) { show(st.section || 0); mirrorPanels(sections[current], st.panels, st.live); },
     setFollowing: function (on) {
       following = on;
       if (!on) { document.querySelectorAll("[data-mirror]").forEach(function (e) { e.remove(); }); runPanels(current); }

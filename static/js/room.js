@@ -408,8 +408,19 @@ export function panelTrees(section) {
   return outs;
 }
 
-// mirrorPanels draws the presenter's panels into the section's panel boxes.
-export function mirrorPanels(section, panels) {
+// liveValues: the numbers the section's text shows from its panels (data-live).
+export function liveValues(section) {
+  const v = {};
+  section.querySelectorAll("[data-live]").forEach((e) => { v[e.dataset.live] = e.textContent; });
+  return v;
+}
+
+// mirrorPanels draws the presenter's panels (and the numbers the text
+// shows from them) into the section.
+export function mirrorPanels(section, panels, live) {
+  for (const [k, text] of Object.entries(live || {})) {
+    section.querySelectorAll("[data-live]").forEach((e) => { if (e.dataset.live === k && typeof text === "string") e.textContent = text; });
+  }
   section.querySelectorAll(".lesson-panel").forEach((div, i) => {
     let out = div.querySelector(".panel-out");
     if (!out) {
