@@ -3,6 +3,7 @@
 // drawn with the same panel renderers as the lab.
 import * as IS from "./core.js";
 import * as P from "./panels.js";
+import * as SamplingPanels from "./lessonpanels/sampling.js";
 import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
 
 {
@@ -304,6 +305,9 @@ import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
       r.close();
     });
   }
+
+  // lesson-specific panel modules (lessonpanels/*.js) add their views
+  SamplingPanels.register(views, { defaults: defaults, setLive: setLive });
 
   function runPanels(i) {
     if (following) return;
