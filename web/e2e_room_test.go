@@ -109,7 +109,10 @@ func TestBrowserRoom(t *testing.T) {
 	wait(s1, pageState+` === `+jsString(want))
 	wait(pres, `document.getElementById('room-counts').dataset.branched === '1'`)
 	must(s1, "step to logits", click("#btn-step"))
-	wait(s1, ready+` && document.querySelector('#timeline li.done').dataset.stage === 'logits' && !!document.querySelector('#cands tr[data-rank="3"]')`)
+	if err := waitJS(s1, ready+` && document.querySelector('#timeline li.done').dataset.stage === 'logits' && !!document.querySelector('#cands tr[data-rank="3"]')`); err != nil {
+		(&browsertest.Browser{Ctx: s1}).Screenshot(t, "room-student-step-failed")
+		t.Fatalf("%v: the student shows %s", err, evalJS[string](t, s1, `[...document.querySelectorAll("#timeline li.done")].map((e) => e.dataset.stage).join(",") + " / status: " + document.getElementById("status").textContent`))
+	}
 	forced := evalJS[string](t, s1, `document.querySelector('#cands tr[data-rank="3"]').dataset.id`)
 	must(s1, "force", click(`#cands tr[data-rank="3"]`))
 	wait(s1, ready+` && document.getElementById('gen').dataset.count === '3'`)
