@@ -3,6 +3,7 @@ package web_test
 // e2e_room_test.go: a class in headless Chromium: a presenter's lab and two
 // students' pages (one joins late) show the same tokens and stage; a
 // student tries it themselves, forces a token, and comes back to the class.
+// TestBrowserRoomPages does the same on a lesson section and on compare.
 
 import (
 	"context"
@@ -108,7 +109,10 @@ func TestBrowserRoom(t *testing.T) {
 	wait(s1, pageState+` === `+jsString(want))
 	wait(pres, `document.getElementById('room-counts').dataset.branched === '1'`)
 	must(s1, "step to logits", click("#btn-step"))
-	wait(s1, ready+` && document.querySelector('#timeline li.done').dataset.stage === 'logits' && !!document.querySelector('#cands tr[data-rank="3"]')`)
+	if err := waitJS(s1, ready+` && document.querySelector('#timeline li.done').dataset.stage === 'logits' && !!document.querySelector('#cands tr[data-rank="3"]')`); err != nil {
+		(&browsertest.Browser{Ctx: s1}).Screenshot(t, "room-student-step-failed")
+		t.Fatalf("%v: the student shows %s", err, evalJS[string](t, s1, `[...document.querySelectorAll("#timeline li.done")].map((e) => e.dataset.stage).join(",") + " / status: " + document.getElementById("status").textContent`))
+	}
 	forced := evalJS[string](t, s1, `document.querySelector('#cands tr[data-rank="3"]').dataset.id`)
 	must(s1, "force", click(`#cands tr[data-rank="3"]`))
 	wait(s1, ready+` && document.getElementById('gen').dataset.count === '3'`)
@@ -134,5 +138,151 @@ func TestBrowserRoom(t *testing.T) {
 	b.Screenshot(t, "room-presenter")
 	b.AssertNoJSErrors(t)
 }
+
+// classTabs drives a presenter tab and students' tabs of one browser.
+type classTabs struct {
+	t  *testing.T
+	b  *browsertest.Browser
+	t0 time.Time
+}
+
+func (c *classTabs) tab() context.Context {
+	ctx, cancel := chromedp.NewContext(c.b.Ctx)
+	c.t.Cleanup(cancel)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900)); err != nil {
+		c.t.Fatal(err)
+	}
+	return ctx
+}
+
+// click with the element's own click(): background tabs get no mouse events
+func (c *classTabs) click(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%q).click()`, sel))
+}
+
+func (c *classTabs) must(ctx context.Context, what string, acts ...chromedp.Action[chromedp.Void]) {
+	c.t.Helper()
+	c.t.Logf("%6.1fs %s", time.Since(c.t0).Seconds(), what)
+	if err := chromedp.Do(ctx, acts...); err != nil {
+		c.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (c *classTabs) wait(ctx context.Context, expr string) {
+	c.t.Helper()
+	err := waitJS(ctx, expr)
+	for try := 0; err != nil && (strings.Contains(err.Error(), "navigated") || strings.Contains(err.Error(), "context with specified id")) && try < 5; try++ {
+		err = waitJS(ctx, expr) // the page was still navigating (a redirect, or following the class to another page)
+	}
+	if err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// TestBrowserRoomPages: a class on a lesson and on compare. The presenter
+// presents from a lesson section; students follow the section and see the
+// presenter's panel (one joins late); one tries the section on their own and
+// comes back; the presenter moves to compare in the same tab and the class
+// follows (one more joins late) with the same tokens; a student runs a
+// comparison of their own and comes back.
+func TestBrowserRoomPages(t *testing.T) {
+	ts := roomServer(t, web.RoomOptions{})
+	b := browsertest.New(t)
+	c := &classTabs{t: t, b: b, t0: time.Now()}
+	pres := b.Ctx
+	if err := chromedp.Do(pres, chromedp.EmulateViewport(1366, 900)); err != nil {
+		t.Fatal(err)
+	}
+	sectionDone := func(n int) string {
+		return fmt.Sprintf(`!document.getElementById('section-%d').hidden && document.querySelector('#section-%d .panel-out').dataset.state === 'done'`, n, n)
+	}
+
+	c.must(pres, "open a lesson section", chromedp.Navigate(ts.URL+"/lessons/after-send?s=3"))
+	c.wait(pres, sectionDone(3))
+	c.must(pres, "present from the lesson", c.click("#btn-present"))
+	c.wait(pres, `!!document.querySelector('[data-testid=room-code]')`)
+	code := evalJS[string](t, pres, `document.querySelector('[data-testid=room-code]').textContent`)
+	wantL := evalJS[string](t, pres, lessonState)
+	if !strings.HasPrefix(wantL, "3|") || len(wantL) < 4 {
+		t.Fatalf("presenter's lesson: %q", wantL)
+	}
+
+	s1 := c.tab()
+	c.must(s1, "open /join", chromedp.Navigate(ts.URL+"/join"))
+	c.must(s1, "type the code", chromedp.SendKeys(chromedp.CSS("#join-code"), code))
+	c.must(s1, "join", c.click(`[data-testid="join-submit"]`))
+	c.wait(s1, `location.pathname === '/lessons/after-send' && document.body.dataset.room === 'following'`)
+	c.wait(s1, lessonState+` === `+jsString(wantL))
+	c.wait(pres, `document.getElementById('room-counts').dataset.followers === '1'`)
+
+	c.must(pres, "next section", c.click("#sec-next"))
+	c.wait(pres, sectionDone(4))
+	wantL = evalJS[string](t, pres, lessonState)
+	if !strings.HasPrefix(wantL, "4|") || len(wantL) < 4 {
+		t.Fatalf("presenter's lesson after next: %q", wantL)
+	}
+	c.wait(s1, lessonState+` === `+jsString(wantL))
+	s2 := c.tab()
+	c.must(s2, "late join on the lesson", chromedp.Navigate(ts.URL+"/join?code="+code))
+	c.wait(s2, `location.pathname === '/lessons/after-send' && `+lessonState+` === `+jsString(wantL))
+	if n := evalJS[int](t, s2, `document.querySelectorAll('#section-4 [data-mirror]').length`); n == 0 {
+		t.Error("the late student's panel is not the presenter's (no mirrored panel)")
+	}
+	(&browsertest.Browser{Ctx: s2}).Screenshot(t, "room-lesson-follower")
+	c.must(s2, "try it myself on the lesson", c.click("#btn-try"))
+	c.wait(s2, `document.body.dataset.room === 'branched' && !document.querySelector('#section-4 [data-mirror]') && document.querySelector('#section-4 .panel-out').dataset.state === 'done'`)
+	c.wait(pres, `document.getElementById('room-counts').dataset.branched === '1'`)
+	c.must(s2, "back to the class on the lesson", c.click("#btn-back"))
+	c.wait(s2, `document.body.dataset.room === 'following' && `+lessonState+` === `+jsString(wantL))
+
+	// the presenter moves to compare in the same tab: the class follows there
+	c.must(pres, "presenter opens compare", chromedp.Navigate(ts.URL+"/compare"))
+	c.wait(pres, `!!document.querySelector('[data-testid=room-code]') && document.querySelector('[data-testid=room-code]').textContent === `+jsString(code))
+	for _, s := range []context.Context{s1, s2} {
+		c.wait(s, `location.pathname === '/compare' && document.body.dataset.room === 'following'`)
+	}
+	c.must(pres, "compare settings", chromedp.SetValue("#prompt", "The President said"), chromedp.SetValue("#max-new", "6"), chromedp.SetValue("#sample-n", "20"))
+	c.must(pres, "run both", c.click(`[data-testid="btn-compare"]`))
+	c.wait(pres, `document.body.dataset.compare === 'done' && document.getElementById('chart-samples').dataset.n === '20'`)
+	wantC := evalJS[string](t, pres, compareState)
+	if strings.Count(wantC, ",") < 8 {
+		t.Fatalf("presenter's comparison: %q", wantC)
+	}
+	for _, s := range []context.Context{s1, s2} {
+		c.wait(s, compareState+` === `+jsString(wantC))
+	}
+	s3 := c.tab()
+	c.must(s3, "late join on compare", chromedp.Navigate(ts.URL+"/join?code="+code))
+	c.wait(s3, `location.pathname === '/compare' && `+compareState+` === `+jsString(wantC))
+	c.wait(s3, `document.getElementById('chart-samples').dataset.n === '20'`)
+	(&browsertest.Browser{Ctx: s3}).Screenshot(t, "room-compare-follower")
+
+	// student 1 runs a comparison of their own (3 tokens); the presenter's page is unchanged
+	c.must(s1, "try it myself on compare", c.click("#btn-try"))
+	c.wait(s1, `document.body.dataset.room === 'branched'`)
+	c.must(s1, "own settings", chromedp.SetValue("#max-new", "3"))
+	c.must(s1, "run own comparison", c.click(`[data-testid="btn-compare"]`))
+	c.wait(s1, `document.body.dataset.compare === 'done' && document.querySelectorAll('#gen-greedy .gen-tok').length === 3`)
+	if got := evalJS[string](t, pres, compareState); got != wantC {
+		t.Errorf("the presenter's comparison changed when a student ran their own: %s, was %s", got, wantC)
+	}
+	c.must(s1, "back to the class on compare", c.click("#btn-back"))
+	c.wait(s1, `document.body.dataset.room === 'following' && `+compareState+` === `+jsString(wantC))
+	b.Screenshot(t, "room-compare-presenter")
+	b.AssertNoJSErrors(t)
+}
+
+// compareState: the token ids of both sides and the prompt on /compare.
+const compareState = `[...document.querySelectorAll('#gen-greedy .gen-tok')].map((e) => e.dataset.id).join(',') + '|' +
+  [...document.querySelectorAll('#gen-sampled .gen-tok')].map((e) => e.dataset.id).join(',') + '|' + document.getElementById('prompt').value`
+
+// lessonState: the section shown, its panel's token chips and the numbers
+// its text shows from the panel.
+const lessonState = `(() => {
+  const s = [...document.querySelectorAll('.lesson-section')].find((e) => !e.hidden);
+  const c = s && s.querySelector('.panel-out .chips');
+  const live = s ? [...s.querySelectorAll('[data-live]')].map((e) => e.textContent).join(',') : '';
+  return (s ? s.dataset.section : '') + '|' + (c ? c.textContent : '') + '|' + live;
+})()`
 
 func jsString(s string) string { return fmt.Sprintf("%q", s) }

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -55,18 +54,17 @@ func (f *follower) close() {
 }
 
 // reply queues a message of the follower's own (not fanned out).
-func (f *follower) reply(id int64, typ string, payload any) {
+func (f *follower) reply(typ string, payload any) {
 	b, err := json.Marshal(payload)
 	if err != nil {
 		return
 	}
-	_ = id
-	f.queue(&fanMsg{typ: typ, payload: b})
+	f.v.send(f, typ, b)
 }
 
 func (f *follower) sendError(code, msg string) {
 	f.h.s.metrics.errors.Add(1)
-	f.reply(0, MsgError, ErrorPayload{Code: code, Message: msg})
+	f.reply(MsgError, ErrorPayload{Code: code, Message: msg})
 }
 
 // handleRoomWS serves /ws/room?code=CODE.
@@ -181,18 +179,18 @@ func (f *follower) reader() {
 		}
 		switch cmd.Type {
 		case CmdPing:
-			f.reply(cmd.ID, MsgPong, nil)
+			f.reply(MsgPong, nil)
 		case CmdHello:
-			f.reply(cmd.ID, MsgWelcome, map[string]any{"protocol": ProtocolVersion, "following": f.v.code})
+			f.reply(MsgWelcome, map[string]any{"protocol": ProtocolVersion, "following": f.v.code})
 		case CmdRoomVote:
 			f.v.vote(f, cmd.Room.Poll, *cmd.Room.Option)
 		case CmdRoomBranch:
-			b, err := f.v.branch(f)
+			b, err := f.v.branch(f, cmd.Room.Page)
 			if err != nil {
 				f.sendError(err.(*errRoom).code, err.Error())
 				continue
 			}
-			f.queue(&fanMsg{typ: MsgRoomBranch, payload: b})
+			f.v.send(f, MsgRoomBranch, b)
 		case CmdRoomFollow:
 			f.v.follow(f)
 		default:
@@ -201,41 +199,59 @@ func (f *follower) reader() {
 	}
 }
 
-// writer writes each queued message with this connection's seq, without
-// copying the shared payload.
+// writer sends the queued messages. Each is a frame encoded once for
+// every follower (no encoding or copy per follower), and the frames queued
+// by the time the writer wakes go out in one write (writev), so a burst of
+// events costs a follower one system call, not one per event. Only this
+// goroutine writes to the connection (pings and the close frame too), so
+// writing frames to the connection directly cannot interleave with
+// gorilla's own writes.
 func (f *follower) writer() {
 	ping := time.NewTicker(f.lim.PongWait * 9 / 10)
 	defer ping.Stop()
-	var seq int64
-	var num []byte
+	const maxBatch = 64
+	batch := make([]*fanMsg, 0, maxBatch)
+	bufs := make(net.Buffers, 0, maxBatch)
+	nc := f.ws.NetConn()
 	for {
 		select {
 		case m := <-f.send:
-			if m.typ != "" {
-				seq++
-				f.ws.SetWriteDeadline(time.Now().Add(f.lim.WriteWait))
-				w, err := f.ws.NextWriter(websocket.TextMessage)
-				if err != nil {
-					f.close()
-					return
+			batch = append(batch[:0], m)
+		more:
+			for len(batch) < maxBatch && !m.close {
+				select {
+				case m = <-f.send:
+					batch = append(batch, m)
+				default:
+					break more
 				}
-				w.Write([]byte(`{"type":"`))
-				w.Write([]byte(m.typ))
-				w.Write([]byte(`","v":1,"seq":`))
-				num = strconv.AppendInt(num[:0], seq, 10)
-				w.Write(num)
-				if len(m.payload) > 0 && string(m.payload) != "null" {
-					w.Write([]byte(`,"payload":`))
-					w.Write(m.payload)
-				}
-				w.Write([]byte{'}'})
-				if err := w.Close(); err != nil {
-					f.close()
-					return
-				}
-				f.h.s.metrics.bytesSent.Add(int64(len(m.payload) + 48))
 			}
-			if m.close {
+			closing := false
+			bufs = bufs[:0]
+			var n int64
+			for _, m := range batch {
+				closing = closing || m.close
+				switch {
+				case m.data == nil:
+				case m.frame != nil:
+					bufs = append(bufs, m.frame)
+				default: // plain writes: gorilla frames and copies each message
+					if len(bufs) > 0 && !f.writeFrames(nc, &bufs) {
+						return
+					}
+					f.ws.SetWriteDeadline(time.Now().Add(f.lim.WriteWait))
+					if err := f.ws.WriteMessage(websocket.TextMessage, m.data); err != nil {
+						f.close()
+						return
+					}
+				}
+				n += int64(len(m.data))
+			}
+			if len(bufs) > 0 && !f.writeFrames(nc, &bufs) {
+				return
+			}
+			f.h.s.metrics.bytesSent.Add(n)
+			if closing {
 				f.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "room ended"), time.Now().Add(time.Second))
 				f.close()
 				return
@@ -249,6 +265,19 @@ func (f *follower) writer() {
 			return
 		}
 	}
+}
+
+// writeFrames writes whole frames to the connection in one writev.
+func (f *follower) writeFrames(nc net.Conn, bufs *net.Buffers) bool {
+	nc.SetWriteDeadline(time.Now().Add(f.lim.WriteWait))
+	b := *bufs
+	_, err := b.WriteTo(nc)
+	*bufs = (*bufs)[:0]
+	if err != nil {
+		f.close()
+		return false
+	}
+	return true
 }
 
 // guessGuard rate-limits wrong join codes per client address: a token

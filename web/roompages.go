@@ -25,7 +25,7 @@ func (s *Server) roomRoutes(e *echo.Echo) {
 }
 
 // joinPage shows the code form, or checks a code and sends the student to
-// the presenter's page in follower mode.
+// the presenter's page (lab, compare or a lesson) in follower mode.
 func (s *Server) joinPage(c echo.Context) error {
 	raw := c.QueryParam("code")
 	if raw == "" {
@@ -45,7 +45,8 @@ func (s *Server) joinPage(c echo.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
 	defer cancel()
-	if err := s.rooms.lookup(ctx, code); err != nil {
+	page, err := s.rooms.lookup(ctx, code)
+	if err != nil {
 		var er *errRoom
 		errors.As(err, &er)
 		status := http.StatusServiceUnavailable
@@ -58,7 +59,10 @@ func (s *Server) joinPage(c echo.Context) error {
 		}
 		return fail(status, sentence(er.msg))
 	}
-	return c.Redirect(http.StatusSeeOther, "/lab?room="+url.QueryEscape(code))
+	if !validRoomPage(page) {
+		page = "/lab"
+	}
+	return c.Redirect(http.StatusSeeOther, page+"?room="+url.QueryEscape(code))
 }
 
 func sentence(s string) string {

@@ -5,6 +5,8 @@ package web
 // /ws/room, the messages rooms send, and their strict decoding.
 
 import (
+	"encoding/json"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -19,12 +21,13 @@ const (
 	CmdRoomPoll   = "room_poll"   // {code, key, question, options}: ask the class
 	CmdRoomReveal = "room_reveal" // {code, key}: close the poll and show everyone the counts
 	CmdRoomRecall = "room_recall" // {code, key}: bring every branched student back to the class
+	CmdRoomPage   = "room_page"   // {code, key, page, state?}: the presenter is on another page (lab, compare, a lesson) or its page changed (a lesson's section, compare's results)
 )
 
 // Follower commands (on /ws/room).
 const (
 	CmdRoomVote   = "room_vote"   // {poll, option}
-	CmdRoomBranch = "room_branch" // "Try it myself": stop following, get the presenter's start and log
+	CmdRoomBranch = "room_branch" // "Try it myself": stop following, get the presenter's start and log ({page} on compare and lessons: just stop following)
 	CmdRoomFollow = "room_follow" // "Back to the class": the current state, then the live stream
 )
 
@@ -38,12 +41,20 @@ const (
 	MsgRoomRecall  = "room_recall" // bring everyone back
 	MsgRoomCounts  = "room_counts" // {followers, branched, poll?: {id, counts, votes}}
 	MsgRoomClosed  = "room_closed" // {reason}: the room has ended
+	MsgRoomPage    = "room_page"   // {page, state}: the page the presenter is on and what it shows
+	maxPageState   = 56 << 10      // bytes of a page's state (it travels in one /ws message)
 	maxPollOptions = 8
 	maxPollLabel   = 80
 	maxQuestion    = 200
 )
 
-var roomCommandTypes = []string{CmdRoomOpen, CmdRoomClaim, CmdRoomClose, CmdRoomPoll, CmdRoomReveal, CmdRoomRecall, CmdRoomVote, CmdRoomBranch, CmdRoomFollow}
+var roomCommandTypes = []string{CmdRoomOpen, CmdRoomClaim, CmdRoomClose, CmdRoomPoll, CmdRoomReveal, CmdRoomRecall, CmdRoomPage, CmdRoomVote, CmdRoomBranch, CmdRoomFollow}
+
+// roomPages are the pages a class can follow: the lab, compare and a
+// lesson (its section is part of the page's state).
+var roomPages = regexp.MustCompile(`^/(lab|compare|lessons/[a-z0-9][a-z0-9-]{0,79})$`)
+
+func validRoomPage(p string) bool { return roomPages.MatchString(p) }
 
 // RoomPayload is the payload of every room command (fields by command).
 type RoomPayload struct {
@@ -56,6 +67,9 @@ type RoomPayload struct {
 	Options  []string      `json:"options"`
 	Poll     int64         `json:"poll"`
 	Option   *int          `json:"option"`
+	// State is what a compare or lesson page shows (room_open, room_page):
+	// an object of at most maxPageState bytes that followers' pages draw.
+	State json.RawMessage `json:"state"`
 }
 
 func isRoomCommand(t string) bool {
@@ -86,13 +100,28 @@ func decodeRoomPayload(c *Command, payload []byte) error {
 		}
 		return nil
 	}
+	if p.Page != "" && !validRoomPage(p.Page) {
+		return protoErr("bad_payload", "%s page must be one a class can follow: \"/lab\", \"/compare\" or \"/lessons/NAME\"", c.Type)
+	}
+	if len(p.State) > 0 {
+		if len(p.State) > maxPageState {
+			return protoErr("bad_payload", "%s state is %d bytes; the limit is %d", c.Type, len(p.State), maxPageState)
+		}
+		if s := strings.TrimSpace(string(p.State)); s != "null" && !strings.HasPrefix(s, "{") {
+			return protoErr("bad_payload", "%s state must be an object (what the page shows)", c.Type)
+		}
+	}
 	switch c.Type {
 	case CmdRoomOpen:
 		if len(p.Log) > 0 && p.Start == nil {
 			return protoErr("bad_payload", "room_open: a log needs the start settings it follows")
 		}
-		if len(p.Page) > 512 || p.Page != "" && !strings.HasPrefix(p.Page, "/") {
-			return protoErr("bad_payload", "room_open page must be a path on this site such as \"/lab\" (at most 512 bytes)")
+	case CmdRoomPage:
+		if err := needKey(); err != nil {
+			return err
+		}
+		if p.Page == "" {
+			return protoErr("bad_payload", "room_page needs page: \"/lab\", \"/compare\" or \"/lessons/NAME\"")
 		}
 	case CmdRoomClaim, CmdRoomClose, CmdRoomReveal, CmdRoomRecall:
 		if err := needKey(); err != nil {

@@ -145,6 +145,9 @@ type roomHub struct {
 	// published, when set, is called with each room message as it is
 	// published (benchmarks measure fan-out latency from it).
 	published func(code string, seq int64, typ string)
+	// plainWrites makes followers' writers frame each message themselves
+	// instead of sharing one prepared frame (the benchmark's baseline).
+	plainWrites bool
 }
 
 func newRoomHub(s *Server, o RoomOptions) *roomHub {
@@ -236,9 +239,10 @@ type room struct {
 	code    string
 	key     string
 	created time.Time
-	page    string
 
 	mu        sync.Mutex
+	page      string          // the page the presenter is on: /lab, /compare, /lessons/NAME
+	pageState json.RawMessage // what a compare or lesson page shows (the presenter's page sends it)
 	presenter *wsConn
 	left      time.Time // when the presenter disconnected
 	seq       int64
@@ -272,14 +276,15 @@ type roomPoll struct {
 
 // roomState answers a replica that starts (or resynchronises) a view.
 type roomState struct {
-	Seq       int64         `json:"seq"`
-	Page      string        `json:"page"`
-	Start     *StartPayload `json:"start,omitempty"`
-	Log       []LogEntry    `json:"log"`
-	Poll      *roomPoll     `json:"poll,omitempty"`
-	Followers int           `json:"followers"`
-	Closed    bool          `json:"closed"`
-	Reason    string        `json:"reason,omitempty"`
+	Seq       int64           `json:"seq"`
+	Page      string          `json:"page"`
+	PageState json.RawMessage `json:"page_state,omitempty"`
+	Start     *StartPayload   `json:"start,omitempty"`
+	Log       []LogEntry      `json:"log"`
+	Poll      *roomPoll       `json:"poll,omitempty"`
+	Followers int             `json:"followers"`
+	Closed    bool            `json:"closed"`
+	Reason    string          `json:"reason,omitempty"`
 }
 
 // MarshalJSON writes log entries in their string form.
@@ -287,7 +292,10 @@ func (e LogEntry) MarshalJSON() ([]byte, error) { return json.Marshal(e.String()
 
 // open makes a room presented by c. start and log, when given, are the
 // run c has; the room rebuilds it from them so its log is exact.
-func (h *roomHub) open(c *wsConn, page string) (*room, error) {
+func (h *roomHub) open(c *wsConn, page string, state json.RawMessage) (*room, error) {
+	if page == "" {
+		page = "/lab"
+	}
 	h.janitorOn.Do(func() { go h.janitor() })
 	h.mu.Lock()
 	n := 0
@@ -309,7 +317,7 @@ func (h *roomHub) open(c *wsConn, page string) (*room, error) {
 			break
 		}
 	}
-	r := &room{h: h, code: code, key: newSecret(24), created: time.Now(), page: page, presenter: c, presence: map[string]roomPresence{}}
+	r := &room{h: h, code: code, key: newSecret(24), created: time.Now(), page: page, pageState: nonNull(state), presenter: c, presence: map[string]roomPresence{}}
 	h.owned[code] = r
 	h.mu.Unlock()
 	// a code another replica uses answers on the bus: pick another
@@ -320,7 +328,7 @@ func (h *roomHub) open(c *wsConn, page string) (*room, error) {
 		delete(h.owned, code)
 		h.mu.Unlock()
 		if err == nil {
-			return h.open(c, page)
+			return h.open(c, page, state)
 		}
 		return nil, &ProtocolError{Code: "internal", Msg: "rooms are unavailable: " + err.Error()}
 	}
@@ -397,7 +405,7 @@ func (r *room) publish(typ string, payload any) {
 func (r *room) answerState([]byte) []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	st := roomState{Seq: r.seq, Page: r.page, Start: r.start, Log: r.liveLogLocked(), Poll: r.poll, Followers: r.totalsLocked().Followers, Closed: r.closed, Reason: r.reason}
+	st := roomState{Seq: r.seq, Page: r.page, PageState: r.pageState, Start: r.start, Log: r.liveLogLocked(), Poll: r.poll, Followers: r.totalsLocked().Followers, Closed: r.closed, Reason: r.reason}
 	b, _ := json.Marshal(st)
 	return b
 }
@@ -604,6 +612,26 @@ func (p *presenterHook) done(c *wsConn, cmd Command) {
 	}
 }
 
+// setPageLocked moves the class to the presenter's page and what it shows.
+func (r *room) setPageLocked(page string, state json.RawMessage) {
+	r.page, r.pageState = page, nonNull(state)
+	b, _ := json.Marshal(roomPage{Page: r.page, State: r.pageState})
+	r.publishLocked(MsgRoomPage, b)
+}
+
+// roomPage is the room_page message.
+type roomPage struct {
+	Page  string          `json:"page"`
+	State json.RawMessage `json:"state"`
+}
+
+func nonNull(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 || string(b) == "null" {
+		return nil
+	}
+	return append(json.RawMessage(nil), b...)
+}
+
 func (r *room) publishLogLocked() {
 	b, _ := json.Marshal(map[string]any{"start": r.start, "log": r.logOrEmpty()})
 	r.publishLocked(MsgRoomLog, b)
@@ -638,7 +666,10 @@ func (r *room) opened() map[string]any {
 	r.mu.Lock()
 	start, log := r.start, r.logOrEmpty()
 	r.mu.Unlock()
-	return map[string]any{"start": start, "log": log, "code": r.code, "key": r.key, "page": r.page, "join_path": "/join?code=" + r.code, "qr_path": "/join/qr.svg?code=" + r.code,
+	r.mu.Lock()
+	page := r.page
+	r.mu.Unlock()
+	return map[string]any{"start": start, "log": log, "code": r.code, "key": r.key, "page": page, "join_path": "/join?code=" + r.code, "qr_path": "/join/qr.svg?code=" + r.code,
 		"expires_at": r.created.Add(r.h.opts.MaxAge).UTC().Format(time.RFC3339), "max_followers": r.h.opts.MaxFollowers, "idle_minutes": int(r.h.opts.Idle / time.Minute)}
 }
 
@@ -654,7 +685,7 @@ func (c *wsConn) roomCommand(cmd Command) {
 			c.sendError(cmd.ID, "bad_request", "this page already presents room "+old.room.code+": close it first")
 			return
 		}
-		r, err := h.open(c, p.Page)
+		r, err := h.open(c, p.Page, p.State)
 		if err != nil {
 			var pe *ProtocolError
 			errors.As(err, &pe)
@@ -696,6 +727,10 @@ func (c *wsConn) roomCommand(cmd Command) {
 		prev := r.presenter
 		r.presenter = c
 		start, log := r.start, append([]LogEntry(nil), r.log...)
+		if p.Page != "" && (p.Page != r.page || p.State != nil) {
+			r.setPageLocked(p.Page, p.State)
+		}
+		lab := r.page == "/lab"
 		r.mu.Unlock()
 		if prev != nil && prev != c {
 			prev.presenting.Store(nil)
@@ -704,7 +739,7 @@ func (c *wsConn) roomCommand(cmd Command) {
 		hook := &presenterHook{room: r, key: p.Key}
 		c.presenting.Store(hook)
 		c.reply(cmd.ID, MsgRoomOpened, r.opened())
-		if start != nil {
+		if start != nil && lab { // compare and lessons have no run to rebuild
 			rp := &ResumePayload{Start: *start, Log: log}
 			c.handle(Command{Type: CmdResume, ID: cmd.ID, Resume: rp})
 			hook.done(c, Command{Type: CmdResume, Resume: rp})
@@ -714,6 +749,16 @@ func (c *wsConn) roomCommand(cmd Command) {
 		r.mu.Unlock()
 	case CmdRoomClose:
 		r.close("the presenter closed the room")
+	case CmdRoomPage:
+		if !r.holds(c, p.Key) {
+			c.sendError(cmd.ID, "not_presenter", "this page is not presenting room "+p.Code+": reclaim it first")
+			return
+		}
+		r.mu.Lock()
+		if !r.closed {
+			r.setPageLocked(p.Page, p.State)
+		}
+		r.mu.Unlock()
 	case CmdRoomPoll, CmdRoomReveal, CmdRoomRecall:
 		if !r.holds(c, p.Key) {
 			c.sendError(cmd.ID, "not_presenter", "this page is not presenting room "+p.Code+": reclaim it first")

@@ -72,7 +72,7 @@ func dialRoom(t testing.TB, ts *httptest.Server, code string) (*wsClient, inMsg)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	w := &wsClient{t: t, c: c}
+	w := &wsClient{t: t, c: c, gaps: true}
 	return w, w.read()
 }
 
@@ -451,5 +451,95 @@ func TestRoomLimits(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(string(b[:n]), "<svg") {
 		t.Errorf("qr: %d %s %q", resp.StatusCode, resp.Header.Get("Content-Type"), b[:n])
+	}
+}
+
+// TestRoomFollowsPages: a class follows its presenter to compare and to a
+// lesson section (room_page); a late joiner gets the page and what it shows
+// first; /join sends students to the presenter's page; a student can stop
+// following a page that has no run (room_branch {page}); wrong keys, pages
+// a class cannot follow and followers' room_page are refused.
+func TestRoomFollowsPages(t *testing.T) {
+	ts := roomServer(t, web.RoomOptions{})
+	p := dial(t, ts)
+	room := openRoom(t, p, map[string]any{"page": "/compare", "state": map[string]any{"sides": nil, "status": "ready"}})
+	type pageMsg struct {
+		Page  string          `json:"page"`
+		State json.RawMessage `json:"state"`
+	}
+	readPage := func(w *wsClient) pageMsg {
+		t.Helper()
+		var pg pageMsg
+		json.Unmarshal(nextOf(w, web.MsgRoomPage, nil).Payload, &pg)
+		return pg
+	}
+	early, joined := dialRoom(t, ts, room.Code)
+	if !strings.Contains(string(joined.Payload), `"page":"/compare"`) {
+		t.Fatalf("room_joined on compare: %s", joined.Payload)
+	}
+	if pg := readPage(early); pg.Page != "/compare" || string(pg.State) != `{"sides":null,"status":"ready"}` {
+		t.Errorf("early follower's page: %+v %s", pg, pg.State)
+	}
+	lesson := map[string]any{"section": 3, "panels": []any{map[string]any{"tree": []any{"div", map[string]any{}, []any{"chips"}}}}}
+	p.send("room_page", map[string]any{"code": room.Code, "key": room.Key, "page": "/lessons/after-send", "state": lesson})
+	pg := readPage(early)
+	if pg.Page != "/lessons/after-send" || !strings.Contains(string(pg.State), `"section":3`) {
+		t.Errorf("live room_page: %+v %s", pg, pg.State)
+	}
+	late, _ := dialRoom(t, ts, room.Code)
+	if pg := readPage(late); pg.Page != "/lessons/after-send" || !strings.Contains(string(pg.State), `"section":3`) {
+		t.Errorf("late follower's page: %+v %s", pg, pg.State)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(ts.URL + "/join?code=" + room.Code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || loc != "/lessons/after-send?room="+room.Code {
+		t.Errorf("/join while the class is on a lesson: %d %s", resp.StatusCode, loc)
+	}
+
+	refused := []struct {
+		name, code string
+		payload    map[string]any
+	}{
+		{"wrong key", "bad_key", map[string]any{"code": room.Code, "key": strings.Repeat("0", 48), "page": "/lab"}},
+		{"another site", "bad_payload", map[string]any{"code": room.Code, "key": room.Key, "page": "//evil.example/lab"}},
+		{"not a page", "bad_payload", map[string]any{"code": room.Code, "key": room.Key, "page": "/api/models"}},
+		{"no page", "bad_payload", map[string]any{"code": room.Code, "key": room.Key}},
+		{"state not an object", "bad_payload", map[string]any{"code": room.Code, "key": room.Key, "page": "/compare", "state": []int{1}}},
+		{"state too big", "bad_payload", map[string]any{"code": room.Code, "key": room.Key, "page": "/compare", "state": map[string]string{"x": strings.Repeat("a", 57<<10)}}},
+	}
+	for _, c := range refused {
+		p.send("room_page", c.payload)
+		m := nextOf(p, web.MsgError, nil)
+		var e web.ErrorPayload
+		json.Unmarshal(m.Payload, &e)
+		if e.Code != c.code {
+			t.Errorf("room_page with %s: %s %s, want %s", c.name, m.Type, m.Payload, c.code)
+		}
+	}
+	early.send("room_page", map[string]any{"code": room.Code, "key": room.Key, "page": "/lab"})
+	if m := early.read(); m.Type != web.MsgError || !strings.Contains(string(m.Payload), `"following"`) {
+		t.Errorf("a follower's room_page: %s %s, want error following", m.Type, m.Payload)
+	}
+
+	// "Try it myself" on a page without a run: the student stops following
+	early.send("room_branch", map[string]any{"page": "/lessons/after-send"})
+	if m := nextOf(early, web.MsgRoomBranch, nil); string(m.Payload) != "{}" {
+		t.Errorf("room_branch on a lesson: %s", m.Payload)
+	}
+	for {
+		m := nextOf(p, web.MsgRoomCounts, nil)
+		if strings.Contains(string(m.Payload), `"branched":1`) {
+			break
+		}
+	}
+	// the presenter comes back to the lab (a claim from the lab page): the class follows
+	p.send("room_claim", map[string]any{"code": room.Code, "key": room.Key, "page": "/lab"})
+	nextOf(p, web.MsgRoomOpened, nil)
+	if pg := readPage(late); pg.Page != "/lab" || string(pg.State) != "null" {
+		t.Errorf("after the presenter's claim from the lab: %+v %s", pg, pg.State)
 	}
 }

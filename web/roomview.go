@@ -29,12 +29,55 @@ type errRoom struct {
 
 func (e *errRoom) Error() string { return e.msg }
 
-// fanMsg is one message for followers, shared by all of them: each
-// follower's writer adds its own seq while writing.
+// fanMsg is one message for followers, encoded once and shared by all of
+// them: the whole message, seq included, is one websocket frame that every
+// follower's writer sends as it is, several queued frames in one write. A
+// follower's seq is this replica's message counter for the room (strictly
+// increasing, with gaps where other followers got messages of their own).
 type fanMsg struct {
-	typ     string
-	payload []byte
-	close   bool // after writing (or instead, when typ is ""), close the connection
+	data  []byte // the message as sent; nil: nothing to write
+	frame []byte // data as one unmasked text frame (header + data), nil with plainWrites
+	close bool   // after writing (or instead, when data is nil), close the connection
+}
+
+// msgLocked encodes one message with the view's next seq. v.mu is held,
+// so every follower sees seqs in increasing order.
+func (v *roomView) msgLocked(typ string, payload []byte) *fanMsg {
+	v.out++
+	const head = 10 // the largest frame header a server sends
+	b := make([]byte, head, head+len(payload)+len(typ)+48)
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","v":1,"seq":`...)
+	b = strconv.AppendInt(b, v.out, 10)
+	if len(payload) > 0 && string(payload) != "null" {
+		b = append(b, `,"payload":`...)
+		b = append(b, payload...)
+	}
+	b = append(b, '}')
+	m := &fanMsg{data: b[head:]}
+	if !v.h.plainWrites {
+		m.frame = textFrame(b, head)
+	}
+	return m
+}
+
+// textFrame writes the header of a final, unmasked text frame (RFC 6455
+// §5.2: what a server sends without compression) just before b[head:] and
+// returns the frame.
+func textFrame(b []byte, head int) []byte {
+	n := len(b) - head
+	var h []byte
+	switch {
+	case n < 126:
+		h = []byte{0x81, byte(n)}
+	case n <= 0xffff:
+		h = []byte{0x81, 126, byte(n >> 8), byte(n)}
+	default:
+		h = []byte{0x81, 127, 0, 0, 0, 0, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}
+	}
+	copy(b[head-len(h):], h)
+	return b[head-len(h):]
 }
 
 type roomView struct {
@@ -45,10 +88,12 @@ type roomView struct {
 
 	mu        sync.Mutex
 	sub       Subscription
-	seq       int64
+	seq       int64 // the room stream's seq last applied
+	out       int64 // the seq of the last message sent to followers
 	syncing   bool
 	pending   []roomMsg
 	page      string
+	pageMsg   []byte   // the last room_page payload
 	started   []byte   // the started payload (model, config, next), nil before a run
 	events    [][]byte // every event since started
 	start     *StartPayload
@@ -60,9 +105,9 @@ type roomView struct {
 	reported  int // the follower count this replica last reported
 	followers map[*follower]struct{}
 	branched  int
-	snapshot  *fanMsg // cached resumed message for late joiners
-	gone      bool    // no longer fed: closed, or torn down when its last follower left
-	closed    bool    // the room ended
+	snapshot  []byte // cached resumed payload for late joiners
+	gone      bool   // no longer fed: closed, or torn down when its last follower left
+	closed    bool   // the room ended
 	timer     *time.Timer
 }
 
@@ -112,23 +157,24 @@ func (v *roomView) begin(ctx context.Context) error {
 	return nil
 }
 
-// lookup says whether a room exists and is open, without starting a view.
-func (h *roomHub) lookup(ctx context.Context, code string) error {
+// lookup says whether a room exists and is open, without starting a view,
+// and which page its presenter is on.
+func (h *roomHub) lookup(ctx context.Context, code string) (string, error) {
 	b, err := h.bus.Request(ctx, subjState(code), nil)
 	if errors.Is(err, ErrNoResponder) {
-		return &errRoom{"room_not_found", "there is no class with the code " + code + ": check the code on the presenter's screen"}
+		return "", &errRoom{"room_not_found", "there is no class with the code " + code + ": check the code on the presenter's screen"}
 	}
 	if err != nil {
-		return &errRoom{"internal", "rooms are unavailable right now: " + err.Error()}
+		return "", &errRoom{"internal", "rooms are unavailable right now: " + err.Error()}
 	}
 	var st roomState
 	if json.Unmarshal(b, &st) != nil {
-		return &errRoom{"internal", "the room's owner sent a bad answer"}
+		return "", &errRoom{"internal", "the room's owner sent a bad answer"}
 	}
 	if st.Closed {
-		return &errRoom{"room_closed", "the class " + code + " has ended: " + st.Reason}
+		return "", &errRoom{"room_closed", "the class " + code + " has ended: " + st.Reason}
 	}
-	return nil
+	return st.Page, nil
 }
 
 // sync asks the owner for the room's state and rebuilds the view from it.
@@ -170,6 +216,7 @@ func (v *roomView) sync(ctx context.Context) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.seq, v.page, v.started, v.events, v.start, v.log, v.poll, v.totals = st.Seq, st.Page, started, events, st.Start, st.Log, poll, st.Followers
+	v.pageMsg, _ = json.Marshal(roomPage{Page: st.Page, State: st.PageState})
 	v.pendSteps, v.pendStop, v.snapshot = 0, false, nil
 	v.syncing = false
 	pend := v.pending
@@ -237,7 +284,7 @@ func (v *roomView) applyLocked(m roomMsg) {
 	case MsgStarted:
 		v.started, v.events = bytes.Clone(m.payload), nil
 		v.pendSteps, v.pendStop, v.snapshot = 0, false, nil
-		v.fanLocked(&fanMsg{typ: m.typ, payload: v.started}, false)
+		v.fanLocked(m.typ, v.started, false, false)
 	case MsgResumed:
 		var r map[string]json.RawMessage
 		if json.Unmarshal(m.payload, &r) != nil {
@@ -253,14 +300,14 @@ func (v *roomView) applyLocked(m roomMsg) {
 			v.events = append(v.events, []byte(e))
 		}
 		v.pendSteps, v.pendStop, v.snapshot = 0, false, nil
-		v.fanLocked(&fanMsg{typ: m.typ, payload: bytes.Clone(m.payload)}, false)
+		v.fanLocked(m.typ, m.payload, false, false)
 	case MsgEvent:
 		p := bytes.Clone(m.payload)
 		v.events = append(v.events, p)
 		v.pendSteps++
 		v.pendStop = isCancelledStop(p)
 		v.snapshot = nil
-		v.fanLocked(&fanMsg{typ: m.typ, payload: p}, false)
+		v.fanLocked(m.typ, p, false, false)
 	case MsgRoomLog:
 		var l struct {
 			Start *StartPayload `json:"start"`
@@ -270,21 +317,28 @@ func (v *roomView) applyLocked(m roomMsg) {
 			return
 		}
 		v.start, v.log, v.pendSteps, v.pendStop = l.Start, l.Log, 0, false
-		v.fanLocked(&fanMsg{typ: m.typ, payload: bytes.Clone(m.payload)}, false)
+		v.fanLocked(m.typ, m.payload, false, false)
+	case MsgRoomPage:
+		var pg roomPage
+		if json.Unmarshal(m.payload, &pg) != nil {
+			return
+		}
+		v.page, v.pageMsg = pg.Page, bytes.Clone(m.payload)
+		v.fanLocked(m.typ, v.pageMsg, false, false)
 	case MsgRoomPoll:
 		v.poll = bytes.Clone(m.payload)
-		v.fanLocked(&fanMsg{typ: m.typ, payload: v.poll}, true)
+		v.fanLocked(m.typ, v.poll, true, false)
 	case MsgRoomCounts:
 		var t roomTotals
 		if json.Unmarshal(m.payload, &t) == nil {
 			v.totals = t.Followers
 		}
-		v.fanLocked(&fanMsg{typ: m.typ, payload: bytes.Clone(m.payload)}, true)
+		v.fanLocked(m.typ, m.payload, true, false)
 	case MsgRoomRecall:
-		v.fanLocked(&fanMsg{typ: m.typ, payload: bytes.Clone(m.payload)}, true)
+		v.fanLocked(m.typ, m.payload, true, false)
 	case MsgRoomClosed:
 		v.gone, v.closed = true, true
-		v.fanLocked(&fanMsg{typ: m.typ, payload: bytes.Clone(m.payload), close: true}, true)
+		v.fanLocked(m.typ, m.payload, true, true)
 		go v.teardown()
 	}
 }
@@ -303,15 +357,33 @@ func isCancelledStop(ev []byte) bool {
 	return json.Unmarshal(ev, &e) == nil && e.Stop != nil && e.Stop.Reason == session.StopCancelled
 }
 
-// fanLocked queues m for every follower (following ones only, unless
-// all); a follower whose queue is full is dropped, never waited for.
-func (v *roomView) fanLocked(m *fanMsg, all bool) {
+// fanLocked encodes one message once and queues it for every follower
+// (following ones only, unless all); a follower whose queue is full is
+// dropped, never waited for. The payload is copied into the message.
+func (v *roomView) fanLocked(typ string, payload []byte, all, close bool) {
+	var m *fanMsg
 	for f := range v.followers {
 		if f.branched && !all {
 			continue
 		}
+		if m == nil {
+			m = v.msgLocked(typ, payload)
+			m.close = close
+		}
 		f.queue(m)
 	}
+}
+
+// sendLocked queues a message of f's own.
+func (v *roomView) sendLocked(f *follower, typ string, payload []byte) {
+	f.queue(v.msgLocked(typ, payload))
+}
+
+// send queues a message of f's own from f's reader.
+func (v *roomView) send(f *follower, typ string, payload []byte) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.sendLocked(f, typ, payload)
 }
 
 // liveLogLocked is the log that rebuilds the run as this view has it:
@@ -335,6 +407,9 @@ func (v *roomView) liveLogLocked() []LogEntry {
 // presenter's run as it is now: the run and every event so far in one
 // resumed message, then the settings and any open poll.
 func (v *roomView) sendSnapshotLocked(f *follower) {
+	if v.pageMsg != nil {
+		v.sendLocked(f, MsgRoomPage, v.pageMsg)
+	}
 	if v.started != nil {
 		if v.snapshot == nil {
 			n := len(v.started) + 64
@@ -353,14 +428,14 @@ func (v *roomView) sendSnapshotLocked(f *follower) {
 				b = append(b, e...)
 			}
 			b = append(b, "]}"...)
-			v.snapshot = &fanMsg{typ: MsgResumed, payload: b}
+			v.snapshot = b
 		}
-		f.queue(v.snapshot)
+		v.sendLocked(f, MsgResumed, v.snapshot)
 		lb, _ := json.Marshal(map[string]any{"start": v.start, "log": v.liveLogLocked()})
-		f.queue(&fanMsg{typ: MsgRoomLog, payload: lb})
+		v.sendLocked(f, MsgRoomLog, lb)
 	}
 	if v.poll != nil {
-		f.queue(&fanMsg{typ: MsgRoomPoll, payload: v.poll})
+		v.sendLocked(f, MsgRoomPoll, v.poll)
 	}
 }
 
@@ -380,7 +455,7 @@ func (v *roomView) admit(f *follower) error {
 	}
 	v.followers[f] = struct{}{}
 	joined, _ := json.Marshal(map[string]any{"code": v.code, "page": v.page, "followers": len(v.followers) + others, "max_followers": v.h.opts.MaxFollowers, "voter": f.id})
-	f.queue(&fanMsg{typ: MsgRoomJoined, payload: joined})
+	v.sendLocked(f, MsgRoomJoined, joined)
 	v.sendSnapshotLocked(f)
 	v.presenceLocked()
 	return nil
@@ -400,10 +475,19 @@ func (v *roomView) leave(f *follower) {
 }
 
 // branch stops f following and returns the presenter's start and the log
-// that rebuilds the run exactly as f's page shows it.
-func (v *roomView) branch(f *follower) ([]byte, error) {
+// that rebuilds the run exactly as f's page shows it. On compare and
+// lessons (page set), which have no run to copy, f only stops following.
+func (v *roomView) branch(f *follower, page string) ([]byte, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if page != "" {
+		if !f.branched {
+			f.branched = true
+			v.branched++
+			v.presenceLocked()
+		}
+		return []byte(`{}`), nil
+	}
 	if v.start == nil {
 		return nil, &errRoom{"out_of_order", "there is nothing to try yet: the presenter has not started a run"}
 	}
@@ -495,7 +579,7 @@ func (v *roomView) end(typ, reason string) {
 	b, _ := json.Marshal(map[string]string{"reason": reason})
 	v.mu.Lock()
 	v.gone, v.closed = true, true
-	v.fanLocked(&fanMsg{typ: typ, payload: b, close: true}, true)
+	v.fanLocked(typ, b, true, true)
 	v.mu.Unlock()
 	v.teardown()
 }

@@ -2,6 +2,7 @@
 // websocket connections; the sampled side also draws its first token N times.
 import * as IS from "./core.js";
 import { samplesChart } from "./panels.js";
+import { initRoom } from "./room.js";
 
 {
   var $ = IS.$;
@@ -54,12 +55,13 @@ import { samplesChart } from "./panels.js";
     var base = { model: s.model, prompt: s.prompt, max_new_tokens: parseInt(s.max_new_tokens, 10) };
     var sampling = IS.samplingPayload(s);
     var greedy = Object.assign({}, sampling, { temperature: 0 });
-    if (sides) { sides.forEach(function (x) { if (x.client.ws) x.client.ws.close(); }); }
+    if (sides) { sides.forEach(function (x) { if (x.client && x.client.ws) x.client.ws.close(); }); }
     sides = [new Side("greedy"), new Side("sampled")];
     sides[1].sampleN = Math.max(1, Math.min(data.limits.max_sample_n, parseInt($("sample-n").value, 10) || 200));
     $("h-sampled").textContent = "Sampled (T=" + sampling.temperature + (sampling.top_k ? ", top-k " + sampling.top_k : "") + (sampling.top_p < 1 ? ", top-p " + sampling.top_p : "") + ", seed " + sampling.seed + ")";
     setStatus("Running both…");
     document.body.setAttribute("data-compare", "running");
+    room.changed();
     ["gen-greedy", "gen-sampled", "align"].forEach(function (id) { IS.clear($(id)); });
     $("diverge").textContent = "";
     var finished = 0;
@@ -115,14 +117,37 @@ import { samplesChart } from "./panels.js";
     d.setAttribute("data-first", first);
     setStatus("Done. Greedy stopped because " + (g.stop ? IS.stopReason(g.stop.reason, g.stop.generated) : "of an error") + "; sampled stopped because " + (s.stop ? IS.stopReason(s.stop.reason, s.stop.generated) : "of an error") + ".");
     document.body.setAttribute("data-compare", "done");
+    room.changed();
   }
   function drawSamples(p) {
     samplesChart($("chart-samples"), p);
     $("chart-samples").setAttribute("data-n", p.n);
+    room.changed();
+  }
+
+  // classroom (room.js): what this page shows, for students following it
+  function pageState() {
+    return { settings: settings(), sample_n: $("sample-n").value, heading: $("h-sampled").textContent, status: $("status").textContent,
+      sides: sides ? sides.map(function (x) { return { prompt: x.prompt, tokens: x.tokens, stop: x.stop || null, done: x.done }; }) : null,
+      samples: sides && sides[1].samples || null };
+  }
+  function showState(st) {
+    var s = st.settings || {}, ids = { model: "model", prompt: "prompt", temperature: "temperature", top_k: "top-k", top_p: "top-p", min_p: "min-p", seed: "seed", max_new_tokens: "max-new" };
+    Object.keys(ids).forEach(function (k) { if (s[k] !== undefined) $(ids[k]).value = s[k]; });
+    if (st.sample_n) $("sample-n").value = st.sample_n;
+    if (st.heading) $("h-sampled").textContent = st.heading;
+    ["gen-greedy", "gen-sampled", "align"].forEach(function (id) { IS.clear($(id)); });
+    $("diverge").textContent = "";
+    sides = st.sides;
+    if (sides && sides.length === 2 && sides[0].done && sides[1].done) render();
+    else { document.body.setAttribute("data-compare", sides ? "running" : ""); setStatus(sides ? "The presenter is running both…" : "Waiting for the presenter to run a comparison."); }
+    if (st.samples) drawSamples(st.samples);
   }
 
   $("controls").addEventListener("submit", function (e) { e.preventDefault(); run(); });
   $("share").addEventListener("click", function (e) { e.preventDefault(); var l = IS.writeURL(settings()); if (navigator.clipboard) navigator.clipboard.writeText(l).catch(function () {}); setStatus("Link copied: " + l); });
   fill();
-  if (IS.readURL().prompt !== undefined) run();
+  var room = initRoom({ kind: "compare", buttons: document.querySelector("#controls .buttons"), setStatus: setStatus, state: pageState, show: showState,
+    setFollowing: function () {} });
+  if (IS.readURL().prompt !== undefined && !room.following) run();
 }

@@ -8,6 +8,7 @@ import { panelViews } from "./lessonpanels/registry.js";
 import "./lessonpanels/aftersend.js";
 import "./lessonpanels/kvcache.js";
 import * as SamplingPanels from "./lessonpanels/sampling.js";
+import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
 
 {
   var $ = IS.$;
@@ -15,6 +16,7 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
   var defaults = IS.samplingDefaults(data);
   var sections = document.querySelectorAll(".lesson-section");
   var current = 0;
+  var room = null, following = false; // classroom (room.js): a follower's panels show the presenter's
 
   // Run is a promise-based wrapper around one websocket session.
   // every session remembers the section shown when it opened: leaving that
@@ -329,6 +331,7 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
   // a panel cancels its stale one: the stale run's sockets close, its
   // drawing lands in a detached box and its live values are dropped.
   function runPanels(i) {
+    if (following) return;
     var sec = sections[i], body = sec.querySelector(".lesson-body");
     var spec = data.sections[i];
     L.questions(sec, spec);
@@ -361,6 +364,7 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
           L.wrapTables(out);
           out.dataset.state = "done";
           L.restoreSliders(i, k, div);
+          if (room) room.changed();
         }).catch(function (err) {
           if (my.cancelled) return;
           out.dataset.state = "error";
@@ -397,6 +401,7 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
     $("sec-next").disabled = current === sections.length - 1;
     L.setSection(current);
     runPanels(current);
+    if (room) room.changed();
   }
   $("sec-prev").addEventListener("click", function () { show(current - 1); });
   $("sec-next").addEventListener("click", function () { show(current + 1); });
@@ -409,5 +414,13 @@ import * as SamplingPanels from "./lessonpanels/sampling.js";
     if (e.key === "ArrowLeft" || e.key === "PageUp") { e.preventDefault(); show(current - 1); }
   });
   L.initTools({ show: show, current: function () { return current; }, slug: data.slug, count: sections.length });
+  // classroom: "Present to a class" from a lesson; students follow the section and see its panels
+  room = initRoom({ kind: "lesson", buttons: document.querySelector(".lesson-tools"),
+    state: function () { return { section: current, panels: panelTrees(sections[current]), live: liveValues(sections[current]) }; },
+    show: function (st) { show(st.section || 0); mirrorPanels(sections[current], st.panels, st.live); },
+    setFollowing: function (on) {
+      following = on;
+      if (!on) { document.querySelectorAll("[data-mirror]").forEach(function (e) { e.remove(); }); runPanels(current); }
+    } });
   show((parseInt(new URLSearchParams(location.search).get("s"), 10) || 1) - 1);
 }

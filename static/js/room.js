@@ -1,22 +1,55 @@
-// room.js: the classroom in the lab. A presenter opens a room ("Present to
-// a class") and gets a join code, link and QR code; students who join
-// (/join → /lab?room=CODE) follow the presenter's run live through their own
-// follower socket, which can only vote, branch ("Try it myself") and come
-// back ("Back to the class"). The lab (lab.js) hands this module a few
-// hooks; the room messages are described in web/roomproto.go.
+// room.js: the classroom. A presenter opens a room ("Present to a class")
+// from the lab, compare or a lesson and gets a join code, link and QR code;
+// students who join (/join → the presenter's page with ?room=CODE) follow
+// the presenter live through their own follower socket, which can only
+// vote, branch ("Try it myself") and come back ("Back to the class"). The
+// lab follows the presenter's run event by event; compare and lessons
+// follow what the presenter's page shows (its "page state": compare's
+// results, a lesson's section and its panels), drawn again here. Each page
+// hands this module a few hooks (kind "lab": lab.js; "compare": compare.js;
+// "lesson": lessons.js); the room messages are described in
+// web/roomproto.go.
 import * as C from "./core.js";
 
 const KEY = "inferscope-room"; // sessionStorage: only the presenter's own tab holds the key
 const $ = C.$;
 
-export function initRoom(lab) {
+export function initRoom(page) {
   const code = new URLSearchParams(location.search).get("room");
   const bar = C.el("section", { id: "room-bar", class: "card room-bar", "data-testid": "room-bar", "aria-label": "Class" });
   const css = C.el("link", { rel: "stylesheet", href: "/static/css/room.css" });
   document.head.appendChild(css);
-  const host = document.querySelector(".lab") || $("main");
-  host.insertBefore(bar, host.firstChild);
-  return code ? follower(lab, bar, code.toUpperCase()) : presenter(lab, bar);
+  page.kind = page.kind || "lab";
+  if (page.kind === "lab") {
+    const host = document.querySelector(".lab") || $("main");
+    host.insertBefore(bar, host.firstChild);
+  } else {
+    const h1 = $("main").querySelector("h1");
+    if (h1) h1.after(bar); else $("main").prepend(bar);
+    page.setStatus = page.setStatus || (() => {});
+  }
+  return code ? follower(page, bar, code.toUpperCase()) : presenter(page.kind === "lab" ? page : pageLink(page), bar);
+}
+
+// pageLink gives compare and lesson pages, which have no session of their
+// own to present, a /ws connection that only carries the room's commands.
+function pageLink(page) {
+  let handler = () => {}, retries = 0;
+  const client = new C.Client((m) => handler(m), () => {
+    // reconnect and take the room back (claim), as the lab does
+    if (!link.keep()) return;
+    setTimeout(() => client.connect().then(() => { retries = 0; link.onReconnect(); }).catch(() => {}), Math.min(5000, 250 * Math.pow(2, retries++)));
+  });
+  const link = Object.assign({}, page, {
+    client,
+    current: () => ({}),
+    top: () => [],
+    adopt() {},
+    onReconnect() {},
+    keep: () => false,
+    listen(fn) { handler = fn; },
+  });
+  return link;
 }
 
 // ---------- presenter ----------
@@ -24,20 +57,29 @@ function presenter(lab, bar) {
   let room = null;
   try { room = JSON.parse(sessionStorage.getItem(KEY) || "null"); } catch (e) { room = null; }
   let claimed = false;
+  const isLab = lab.kind === "lab";
   const btn = C.el("button", { type: "button", id: "btn-present", "data-testid": "btn-present", text: "Present to a class" });
-  const buttons = document.querySelector("#controls .buttons");
+  const buttons = lab.buttons || document.querySelector("#controls .buttons");
   if (buttons) buttons.appendChild(btn);
   bar.hidden = true;
+  const pageState = () => (lab.state ? lab.state() : undefined);
   btn.addEventListener("click", () => {
     if (room) return;
     lab.client.connect().then(() => {
       const cur = lab.current();
       const p = { page: location.pathname };
       if (cur.start) { p.start = cur.start; p.log = cur.log; }
+      if (!isLab) p.state = pageState();
       lab.client.send("room_open", p);
     }).catch(() => lab.setStatus("Cannot reach the server.", true));
   });
   const send = (type, extra) => room && lab.client.send(type, Object.assign({ code: room.code, key: room.key }, extra || {}));
+  // changed: compare and lessons tell the class what they show now (at most every 100 ms)
+  let pendingState = 0;
+  function changed() {
+    if (!room || !claimed || isLab || pendingState) return;
+    pendingState = setTimeout(() => { pendingState = 0; send("room_page", { page: location.pathname, state: pageState() }); }, 100);
+  }
 
   function draw(counts) {
     bar.hidden = !room;
@@ -56,14 +98,16 @@ function presenter(lab, bar) {
           ]),
         ]),
         C.el("div", { class: "room-tools" }, [
-          C.el("button", { type: "button", id: "btn-poll", "data-testid": "btn-poll", text: "Ask: which token comes next?" }),
-          C.el("button", { type: "button", id: "btn-reveal", "data-testid": "btn-reveal", text: "Reveal the answers", disabled: true }),
+          isLab ? C.el("button", { type: "button", id: "btn-poll", "data-testid": "btn-poll", text: "Ask: which token comes next?" }) : null,
+          isLab ? C.el("button", { type: "button", id: "btn-reveal", "data-testid": "btn-reveal", text: "Reveal the answers", disabled: true }) : null,
           C.el("button", { type: "button", id: "btn-recall", "data-testid": "btn-recall", text: "Bring everyone back" }),
           C.el("button", { type: "button", id: "btn-close-room", "data-testid": "btn-close-room", text: "End the class" }),
         ]),
         C.el("div", { id: "room-poll", class: "room-poll", "data-testid": "room-poll" }));
-      $("btn-poll").addEventListener("click", ask);
-      $("btn-reveal").addEventListener("click", () => send("room_reveal"));
+      if (isLab) {
+        $("btn-poll").addEventListener("click", ask);
+        $("btn-reveal").addEventListener("click", () => send("room_reveal"));
+      }
       $("btn-recall").addEventListener("click", () => send("room_recall"));
       $("btn-close-room").addEventListener("click", () => send("room_close"));
     }
@@ -74,7 +118,7 @@ function presenter(lab, bar) {
       $("room-counts").dataset.followers = counts.followers;
       $("room-counts").dataset.branched = counts.branched;
       if (counts.poll) drawPoll($("room-poll"), counts.poll, null, true);
-      $("btn-reveal").disabled = !(counts.poll && counts.poll.open);
+      if (isLab) $("btn-reveal").disabled = !(counts.poll && counts.poll.open);
     }
   }
   function ask() {
@@ -86,17 +130,22 @@ function presenter(lab, bar) {
     room = null;
     claimed = false;
     sessionStorage.removeItem(KEY);
+    if (!isLab) lab.client.close();
     bar.replaceChildren();
     draw();
     if (reason) lab.setStatus("The class has ended: " + reason, false);
   }
   draw();
-  return {
+  const api = {
     following: false,
-    // claim: after (re)connecting, a presenter takes its room back with the key
+    changed,
+    // claim: after (re)connecting, a presenter takes its room back with the
+    // key; the class moves to this page
     claim() {
       if (!room) return false;
-      lab.client.send("room_claim", { code: room.code, key: room.key });
+      const p = { code: room.code, key: room.key, page: location.pathname };
+      if (!isLab) p.state = pageState();
+      lab.client.send("room_claim", p);
       return true;
     },
     onMessage(msg) {
@@ -108,7 +157,8 @@ function presenter(lab, bar) {
           lab.adopt(p.start, p.log || []);
           claimed = true;
           draw();
-          lab.setStatus("Presenting class " + p.code + ": every step you take appears on your students' screens.");
+          lab.setStatus(isLab ? "Presenting class " + p.code + ": every step you take appears on your students' screens." :
+            "Presenting class " + p.code + ": your students see this page as you use it.");
           return true;
         case "room_counts":
           draw(p);
@@ -123,6 +173,17 @@ function presenter(lab, bar) {
       if (room && ["room_not_found", "room_closed", "bad_key"].includes(p.code)) { forget(""); lab.adopt(null, []); }
     },
   };
+  if (!isLab) {
+    // compare and lessons: the room's own connection; a stored room is claimed at once
+    lab.listen((msg) => {
+      if (msg.type === "error") { api.onError(msg.payload || {}); if (!room) lab.setStatus(C.errorText(msg.payload || {}), true); return; }
+      api.onMessage(msg);
+    });
+    lab.onReconnect = () => api.claim();
+    lab.keep = () => !!room;
+    if (room) lab.client.connect().then(() => api.claim()).catch(() => lab.setStatus("Cannot reach the server.", true));
+  }
+  return api;
 }
 
 // drawPoll shows a poll: the options as buttons (students, while open) or
@@ -158,12 +219,16 @@ function drawPoll(box, poll, onVote, presenter, mine) {
 // ---------- follower ----------
 function follower(lab, bar, code) {
   let ws = null, branched = false, ended = false, retries = 0, lastLog = null, poll = null, mine = -1, nextID = 1;
+  const isLab = lab.kind === "lab";
+  let lastPage = null; // the presenter's page and state (room_page)
   const status = C.el("p", { id: "room-status", class: "room-title", "data-testid": "room-status", role: "status", text: "Joining class " + code + "…" });
   const tryBtn = C.el("button", { type: "button", id: "btn-try", "data-testid": "btn-try", class: "primary", text: "Try it myself", disabled: true });
   const backBtn = C.el("button", { type: "button", id: "btn-back", "data-testid": "btn-back", text: "Back to the class", hidden: true });
   const pollBox = C.el("div", { id: "room-poll", class: "room-poll", "data-testid": "room-poll" });
   bar.append(C.el("div", { class: "room-join" }, [status]), C.el("div", { class: "room-tools" }, [tryBtn, backBtn]),
-    C.el("p", { class: "small muted", text: "Following shows the presenter's run; “Try it myself” gives you a private copy at the same step, to force other tokens or change settings." }), pollBox);
+    C.el("p", { class: "small muted", text: isLab ? "Following shows the presenter's run; “Try it myself” gives you a private copy at the same step, to force other tokens or change settings." :
+      lab.kind === "compare" ? "Following shows the presenter's comparison; “Try it myself” keeps the presenter's settings in the form so you can change them and run both sides yourself." :
+        "Following shows the section the presenter is on and the presenter's live panels; “Try it myself” runs the panels on your own, with your own prompts, and lets you move between sections." }), pollBox);
   document.body.dataset.room = "following";
   lab.setFollowing(true);
 
@@ -183,19 +248,35 @@ function follower(lab, bar, code) {
       setTimeout(connect, Math.min(5000, 250 * Math.pow(2, retries++)));
     };
   }
+  // goTo: the class is on another page: follow it there (not while trying it ourselves)
+  function goTo(page) {
+    if (!page || page === location.pathname || branched || ended) return false;
+    ended = true; // this page's socket is done
+    location.replace(page + "?room=" + encodeURIComponent(code));
+    return true;
+  }
   function onMessage(msg) {
     const p = msg.payload || {};
     switch (msg.type) {
       case "room_joined":
         retries = 0;
+        if (goTo(p.page)) return;
         setStatus(p.followers);
-        if (branched) send("room_branch"); // a reconnect while trying it ourselves: stay branched
+        if (!isLab) tryBtn.disabled = false;
+        if (branched) send("room_branch", isLab ? undefined : { page: location.pathname }); // a reconnect while trying it ourselves: stay branched
+        return;
+      case "room_page":
+        lastPage = p;
+        if (branched || goTo(p.page)) return;
+        if (!isLab) { lab.show(p.state || {}); document.body.dataset.roomSynced = "1"; }
         return;
       case "started": case "event": case "resumed":
+        if (!isLab) return;
         if (!branched) lab.deliver(msg);
         if (msg.type === "resumed") document.body.dataset.roomSynced = "1";
         return;
       case "room_log":
+        if (!isLab) return;
         lastLog = p;
         tryBtn.disabled = !p.start;
         if (!branched && p.start) lab.setForm(p.start);
@@ -216,8 +297,10 @@ function follower(lab, bar, code) {
         document.body.dataset.room = "branched";
         tryBtn.hidden = true;
         backBtn.hidden = false;
-        status.textContent = "Trying it yourself: this is your own run, started at the presenter's step. Press “Back to the class” to follow again.";
-        lab.branch(p.start, p.log);
+        status.textContent = isLab ? "Trying it yourself: this is your own run, started at the presenter's step. Press “Back to the class” to follow again." :
+          "Trying it yourself: what you run now is your own (it counts as your session). Press “Back to the class” to follow again.";
+        if (isLab) lab.branch(p.start, p.log);
+        else lab.setFollowing(false);
         return;
       case "room_closed": case "closing":
         ended = msg.type === "room_closed";
@@ -251,11 +334,106 @@ function follower(lab, bar, code) {
     tryBtn.hidden = false;
     backBtn.hidden = true;
     lab.setFollowing(true);
+    if (lastPage && goTo(lastPage.page)) return;
     send("room_follow");
     setStatus();
   }
-  tryBtn.addEventListener("click", () => send("room_branch"));
+  tryBtn.addEventListener("click", () => send("room_branch", isLab ? undefined : { page: location.pathname }));
   backBtn.addEventListener("click", back);
   connect();
-  return { following: true, claim: () => false, onMessage: () => false, onError() {} };
+  return { following: true, changed() {}, claim: () => false, onMessage: () => false, onError() {} };
+}
+
+// ---------- lesson panels, mirrored ----------
+// A lesson's live panels run on the presenter's page only (followers cost
+// no engine work); what each panel drew travels in the room's page state
+// as a plain tree: ["tag", {attrs}, [children]] or a string. Followers
+// rebuild it from allowlisted tags and attributes only (no scripts, no
+// event handlers, no links); a canvas travels as a PNG image.
+const TAGS = new Set(["div", "span", "p", "b", "i", "em", "strong", "small", "code", "table", "thead", "tbody", "tr", "td", "th", "ol", "ul", "li", "br",
+  "figure", "figcaption", "h3", "h4", "img", "svg", "g", "rect", "line", "path", "text", "tspan", "title", "polyline", "polygon", "circle"]);
+const ATTRS = new Set(["class", "title", "role", "aria-label", "colspan", "rowspan", "scope", "width", "height", "viewBox", "x", "y", "x1", "x2", "y1", "y2",
+  "cx", "cy", "r", "d", "points", "transform", "fill", "stroke", "stroke-width", "stroke-dasharray", "opacity", "text-anchor", "dominant-baseline", "font-size", "style", "alt"]);
+const SVG_NS = "http://www.w3.org/2000/svg";
+const MAX_STATE = 50000; // characters of page state (the server allows 56 KiB)
+
+function attrOK(tag, k, v) {
+  if (k.startsWith("data-")) return /^data-[a-z0-9-]+$/.test(k);
+  if (k === "style") return !/url\(|expression|@import|\\/i.test(v);
+  if (k === "src") return tag === "img" && /^data:image\/png;base64,[A-Za-z0-9+/=]+$/.test(v);
+  return ATTRS.has(k);
+}
+
+export function snapshotDOM(node) {
+  if (node.nodeType === 3) return node.nodeValue;
+  if (node.nodeType !== 1) return "";
+  const tag = node.localName;
+  const attrs = {};
+  if (tag === "canvas") {
+    try { attrs.src = node.toDataURL("image/png"); } catch (e) { return ""; }
+    for (const k of ["class", "width", "height", "role"]) if (node.hasAttribute(k)) attrs[k] = node.getAttribute(k);
+    attrs.alt = node.getAttribute("aria-label") || "";
+    return ["img", attrs, []];
+  }
+  if (!TAGS.has(tag)) return ["span", {}, [node.textContent]];
+  for (const a of node.attributes) if (attrOK(tag, a.name, a.value)) attrs[a.name] = a.value;
+  return [tag, attrs, [...node.childNodes].map(snapshotDOM)];
+}
+
+export function buildDOM(t, svg) {
+  if (typeof t === "string") return document.createTextNode(t);
+  if (!Array.isArray(t) || typeof t[0] !== "string" || !TAGS.has(t[0])) return document.createTextNode("");
+  const tag = t[0], inSvg = svg || tag === "svg";
+  const e = inSvg ? document.createElementNS(SVG_NS, tag) : document.createElement(tag);
+  for (const [k, v] of Object.entries(t[1] || {})) if (typeof v === "string" && attrOK(tag, k, v)) e.setAttribute(k, v);
+  for (const c of t[2] || []) e.appendChild(buildDOM(c, inSvg));
+  return e;
+}
+
+// panelTrees: what the section's panels show now, within the state's size
+// limit (the largest panels are left out first: students then see a note).
+export function panelTrees(section) {
+  const outs = [...section.querySelectorAll(".lesson-panel")].map((div) => {
+    const out = div.querySelector(".panel-out");
+    if (!out || out.dataset.state !== "done") return null;
+    return { tree: snapshotDOM(out), prompt: (div.querySelector(".panel-prompt") || {}).value || "" };
+  });
+  const size = (x) => (x ? JSON.stringify(x).length : 0);
+  while (size(outs) > MAX_STATE) {
+    let big = -1;
+    outs.forEach((o, i) => { if (o && !o.omitted && (big < 0 || size(o) > size(outs[big]))) big = i; });
+    if (big < 0) break;
+    outs[big] = { omitted: true };
+  }
+  return outs;
+}
+
+// liveValues: the numbers the section's text shows from its panels (data-live).
+export function liveValues(section) {
+  const v = {};
+  section.querySelectorAll("[data-live]").forEach((e) => { v[e.dataset.live] = e.textContent; });
+  return v;
+}
+
+// mirrorPanels draws the presenter's panels (and the numbers the text
+// shows from them) into the section.
+export function mirrorPanels(section, panels, live) {
+  for (const [k, text] of Object.entries(live || {})) {
+    section.querySelectorAll("[data-live]").forEach((e) => { if (e.dataset.live === k && typeof text === "string") e.textContent = text; });
+  }
+  section.querySelectorAll(".lesson-panel").forEach((div, i) => {
+    let out = div.querySelector(".panel-out");
+    if (!out) {
+      out = C.el("div", { class: "panel-out", "data-testid": "panel-out", "data-mirror": "1" });
+      div.appendChild(out);
+    }
+    const p = (panels || [])[i];
+    C.clear(out);
+    if (!p) { out.dataset.state = "waiting"; out.appendChild(C.el("p", { class: "muted small", text: "The presenter's panel is still running…" })); return; }
+    if (p.omitted) { out.dataset.state = "omitted"; out.appendChild(C.el("p", { class: "muted small", text: "This panel is too large to show here: press “Try it myself” to run it on your own." })); return; }
+    if (p.prompt) out.appendChild(C.el("p", { class: "small muted", "data-testid": "mirror-prompt", text: "Presenter's prompt: " + p.prompt }));
+    const root = buildDOM(p.tree); // the presenter's .panel-out: its children go into ours
+    out.append(...root.childNodes);
+    out.dataset.state = "mirror";
+  });
 }
