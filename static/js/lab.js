@@ -39,8 +39,9 @@ setRunState("idle");
 // the engine runs: while "Run to end" streams, the heavy panels (tables,
 // charts, heatmaps, the model view) draw at most every STREAM_MS — the
 // text, the inter-token chart and the stage strip still draw every frame —
-// and a frame that has spent FRAME_MS on heavy panels leaves the rest to
-// the next frame (the most visible first).
+// and a frame that has spent FRAME_MS on heavy panels (16 ms in the
+// frames that finish a streamed run) leaves the rest to the next frame
+// (the most visible first). data-busy stays "1" until all are drawn.
 const dirty = new Set();
 let frame = 0, later = 0;
 function mark(...names) {
@@ -68,10 +69,12 @@ function flush() {
   let wait = 0;
   if (streaming && t0 - lastHeavy < STREAM_MS) wait = STREAM_MS - (t0 - lastHeavy);
   else {
+    // the frames that finish a streamed run keep to one frame's time
+    const budget = streaming || runState === "stopped" ? 16 : FRAME_MS;
     let drew = false;
     for (const n of HEAVY) {
       if (!dirty.has(n)) continue;
-      if (drew && performance.now() - t0 > FRAME_MS) break;
+      if (drew && performance.now() - t0 > budget) break;
       drawOne(n);
       drew = true;
     }

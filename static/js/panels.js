@@ -214,8 +214,12 @@ export function attentionHeatmap(box, o) {
     o.heads.forEach((_, h) => box.appendChild(el("figure", { class: "heat-fig" }, [el("figcaption", { class: "small", text: "head " + h }), el("canvas", { class: "heat", role: "img", "data-head": h })])));
     figs = box.querySelectorAll(":scope > figure.heat-fig");
   }
+  // the canvas is as wide as the widest map this box can hold (cells
+  // shrink as keys are added), so a decode step, one key longer, paints
+  // into the same bitmap instead of allocating a new one
+  const Wmax = Math.max(labelW + nk * cell + 4, Math.min(avail, 520) - 4);
   o.heads.forEach((rows, h) => {
-    const W = labelW + nk * cell + 4, ch = nq > 1 ? cell : Math.max(cell, 14), H = (showCols ? colLabelH : 6) + nq * ch;
+    const W = Wmax, ch = nq > 1 ? cell : Math.max(cell, 14), H = (showCols ? colLabelH : 6) + nq * ch;
     const c = figs[h].lastChild, pw = String(Math.ceil(W * dpr)), ph = String(Math.ceil(H * dpr));
     if (c.getAttribute("width") !== pw) c.setAttribute("width", pw);
     if (c.getAttribute("height") !== ph) c.setAttribute("height", ph);
