@@ -205,32 +205,15 @@ export function attentionHeatmap(box, o) {
   const labelW = 74, colLabelH = 60;
   const cell = Math.max(3, Math.min(24, Math.floor((Math.min(avail, 520) - labelW - 8) / Math.max(1, nk))));
   const showCols = cell >= 10, showRows = nq <= 64;
-  const dpr = window.devicePixelRatio || 1, fg = cssVar("--fg"), empty = cssVar("--border"), dark = isDark(), font = "11px system-ui, sans-serif";
-  // the figures and canvases are reused from the last draw when the
-  // number of heads is the same: a token step only redraws the pixels
-  let figs = box.querySelectorAll(":scope > figure.heat-fig");
-  if (figs.length !== o.heads.length) {
-    clear(box);
-    o.heads.forEach((_, h) => box.appendChild(el("figure", { class: "heat-fig" }, [el("figcaption", { class: "small", text: "head " + h }), el("canvas", { class: "heat", role: "img", "data-head": h })])));
-    figs = box.querySelectorAll(":scope > figure.heat-fig");
-  }
-  // the canvas is as wide as the widest map this box can hold (cells
-  // shrink as keys are added), so a decode step, one key longer, paints
-  // into the same bitmap instead of allocating a new one
-  const Wmax = Math.max(labelW + nk * cell + 4, Math.min(avail, 520) - 4);
+  const figs = [], dpr = window.devicePixelRatio || 1, fg = cssVar("--fg"), empty = cssVar("--border"), dark = isDark(), font = "11px system-ui, sans-serif";
   o.heads.forEach((rows, h) => {
-    const W = Wmax, ch = nq > 1 ? cell : Math.max(cell, 14), H = (showCols ? colLabelH : 6) + nq * ch;
-    const c = figs[h].lastChild, pw = String(Math.ceil(W * dpr)), ph = String(Math.ceil(H * dpr));
-    if (c.getAttribute("width") !== pw) c.setAttribute("width", pw);
-    if (c.getAttribute("height") !== ph) c.setAttribute("height", ph);
-    c.setAttribute("aria-label", o.title + ", head " + h + ": " + nq + " query × " + nk + " key tokens");
-    c.dataset.rows = nq;
-    c.dataset.cols = nk;
+    const W = labelW + nk * cell + 4, ch = nq > 1 ? cell : Math.max(cell, 14);
+    const c = el("canvas", { class: "heat", role: "img", width: String(Math.ceil(W * dpr)), height: String(Math.ceil(((showCols ? colLabelH : 6) + nq * ch) * dpr)),
+      "aria-label": o.title + ", head " + h + ": " + nq + " query × " + nk + " key tokens", "data-head": h, "data-rows": nq, "data-cols": nk });
     c.style.width = W + "px";
-    c.style.height = H + "px";
+    c.style.height = ((showCols ? colLabelH : 6) + nq * ch) + "px";
     const g = c.getContext("2d");
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, W, H);
+    g.scale(dpr, dpr);
     g.font = font;
     g.fillStyle = fg;
     const y0 = showCols ? colLabelH : 6;
@@ -254,7 +237,11 @@ export function attentionHeatmap(box, o) {
       });
     });
     c.title = o.title + ", head " + h + ". Rows: query tokens; columns: key tokens; darker = more attention. Each row adds up to 1 over the keys it can see (itself and earlier).";
+    figs.push(el("figure", { class: "heat-fig" }, [el("figcaption", { class: "small", text: "head " + h }), c]));
   });
+  // fresh canvases, drawn off the page and swapped in at once, measured
+  // faster than repainting the ones on the page (notes-issue-13.md)
+  box.replaceChildren(...figs);
   box.dataset.heads = o.heads.length;
   box.dataset.rows = nq;
   box.dataset.cols = nk;
