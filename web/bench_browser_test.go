@@ -13,13 +13,19 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/gorilla/websocket"
 
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/engine/session"
@@ -36,52 +42,161 @@ const tokenCountJS = `document.querySelectorAll('[data-testid="gen-tok"]').lengt
 const pageIdleJS = `document.body.dataset.busy === "0"`
 
 func percentile(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)
 	i := int(p * float64(len(s)-1))
 	return s[i]
 }
 
+// A benchSite is one version of the page's static files in front of the
+// same engine: "new" is this tree's; with INFERSCOPE_BENCH_BASE naming a
+// directory that holds another commit's static/ tree (for example
+// `git archive e1ac59f static | tar -x -C /tmp/base`), "base" serves those,
+// and every benchmark interleaves the two in the same run.
+type benchSite struct {
+	name, url string
+}
+
+// benchSites starts the lab server (and the base one when asked for).
+func benchSites(b *testing.B) ([]benchSite, *engine.Model) {
+	h, m := labHandler(b)
+	ts := httptest.NewServer(h)
+	b.Cleanup(ts.Close)
+	sites := []benchSite{{"new", ts.URL}}
+	if dir := os.Getenv("INFERSCOPE_BENCH_BASE"); dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, "static", "js", "lab.js")); err != nil {
+			b.Fatalf("INFERSCOPE_BENCH_BASE: %v", err)
+		}
+		files := http.FileServer(http.Dir(dir))
+		base := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/static/") {
+				w.Header().Set("Cache-Control", "no-cache")
+				files.ServeHTTP(w, r)
+				return
+			}
+			h.ServeHTTP(w, r)
+		}))
+		b.Cleanup(base.Close)
+		sites = append(sites, benchSite{"base", base.URL})
+	}
+	return sites, m
+}
+
+// metric names the new page's metric plainly and the base's with "base-".
+func (s benchSite) metric(unit string) string {
+	if s.name == "new" {
+		return unit
+	}
+	return s.name + "-" + unit
+}
+
+// order gives the sites' indices, alternating which goes first from one
+// iteration to the next.
+func order(sites []benchSite, i int) []int {
+	if len(sites) < 2 {
+		return []int{0}
+	}
+	if i%2 == 0 {
+		return []int{0, 1}
+	}
+	return []int{1, 0}
+}
+
+// reportLoad logs the machine's load average: browser benchmarks on a
+// busy machine are noisy, so ratios within one run are what count.
+func reportLoad(b *testing.B) {
+	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+		b.Logf("load average: %s", strings.TrimSpace(string(la)))
+	}
+}
+
+// front brings a tab to the front (a background tab's frames are throttled).
+var front = chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+	_, err := cdp.Call(ctx, tg, page.BringToFront, cdp.Empty{})
+	return err
+})
+
+// tab opens a new tab in the benchmark's browser.
+func tab(b *testing.B, br *browsertest.Browser) context.Context {
+	ctx, cancel := chromedp.NewContext(br.Ctx)
+	b.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return ctx
+}
+
 // BenchmarkBrowserStepRoundTrip measures, in Chromium, the time from
 // clicking "Next token" to the new token being on screen (the frame after
-// the DOM shows it), with the default model; p50/p95/p99 over b.N tokens.
+// the DOM shows it), with the default model; p50/p95/p99 over b.N tokens
+// per site, in alternating blocks of 10 tokens, each site in its own tab.
 func BenchmarkBrowserStepRoundTrip(b *testing.B) {
-	ts, _ := labServer(b)
+	sites, _ := benchSites(b)
+	reportLoad(b)
 	br := browsertest.New(b)
-	ctx := br.Ctx
-	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lab?prompt=The%20President%20said&n=250&t=0.8")); err != nil {
-		b.Fatal(err)
+	type state struct {
+		ctx    context.Context
+		tokens int
+		lat    []float64
 	}
-	if err := waitJS(ctx, `!document.getElementById("btn-token").disabled`); err != nil {
-		b.Fatal(err)
-	}
-	var lat []float64
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if i%200 == 0 && i > 0 {
-			chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-reset"]`)))
-			if err := waitJS(ctx, `!document.getElementById("btn-token").disabled && `+tokenCountJS+` === 0`); err != nil {
-				b.Fatal(err)
-			}
-		}
-		ms, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`new Promise(res => {
-			const count = () => `+tokenCountJS+`;
-			const n = count();
-			const t0 = performance.now();
-			const obs = new MutationObserver(() => {
-				if (count() > n && `+pageIdleJS+`) { obs.disconnect(); requestAnimationFrame(() => res(performance.now() - t0)); }
-			});
-			obs.observe(document.body, {subtree: true, childList: true, attributes: true});
-			document.getElementById("btn-token").click();
-		})`, chromedp.EvalAwaitPromise))
-		if err != nil {
+	st := make([]*state, len(sites))
+	reset := func(ctx context.Context, url string) {
+		if err := chromedp.Do(ctx, chromedp.Navigate(url+"/lab?prompt=The%20President%20said&n=250&t=0.8"), front); err != nil {
 			b.Fatal(err)
 		}
-		lat = append(lat, ms)
+		if err := waitJS(ctx, `!document.getElementById("btn-token").disabled`); err != nil {
+			b.Fatal(err)
+		}
 	}
-	b.ReportMetric(percentile(lat, 0.5), "p50-ms")
-	b.ReportMetric(percentile(lat, 0.95), "p95-ms")
-	b.ReportMetric(percentile(lat, 0.99), "p99-ms")
+	for k, s := range sites {
+		st[k] = &state{ctx: tab(b, br)}
+		reset(st[k].ctx, s.url)
+	}
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		blk := min(10, b.N-done)
+		for _, k := range order(sites, done/10) {
+			s, ss := sites[k], st[k]
+			if err := chromedp.Do(ss.ctx, front); err != nil {
+				b.Fatal(err)
+			}
+			for j := 0; j < blk; j++ {
+				if ss.tokens >= 200 {
+					reset(ss.ctx, s.url)
+					ss.tokens = 0
+				}
+				ms, err := chromedp.Run(ss.ctx, chromedp.Evaluate[float64](`new Promise(res => {
+					const count = () => `+tokenCountJS+`;
+					const n = count();
+					const t0 = performance.now();
+					const obs = new MutationObserver(() => {
+						if (count() > n && `+pageIdleJS+`) { obs.disconnect(); requestAnimationFrame(() => res(performance.now() - t0)); }
+					});
+					obs.observe(document.body, {subtree: true, childList: true, attributes: true});
+					document.getElementById("btn-token").click();
+				})`, chromedp.EvalAwaitPromise))
+				if err != nil {
+					b.Fatal(err)
+				}
+				ss.tokens++
+				ss.lat = append(ss.lat, ms)
+			}
+		}
+		done += blk
+	}
+	b.StopTimer()
+	for k, s := range sites {
+		if v, err := chromedp.Run(st[k].ctx, chromedp.Evaluate[map[string]float64](`window.labStats || {}`)); err == nil {
+			b.Logf("%s: ms per panel over the page's life: %v", s.name, v)
+		}
+		b.ReportMetric(percentile(st[k].lat, 0.5), s.metric("p50-ms"))
+		b.ReportMetric(percentile(st[k].lat, 0.95), s.metric("p95-ms"))
+		b.ReportMetric(percentile(st[k].lat, 0.99), s.metric("p99-ms"))
+	}
+	reportLoad(b)
 }
 
 // traceRun is `inferscope trace`'s loop: step the session to its end and
@@ -106,57 +221,147 @@ func traceRun(b *testing.B, m *engine.Model, cfg session.Config) (time.Duration,
 	return time.Since(start), len(s.Generated())
 }
 
-// BenchmarkBrowserRun measures a 250-token greedy "Run to end" in the
-// browser (click to the stop shown) against the engine's own run of the
-// same settings in the same process, and the longest main-thread task the
-// page ran meanwhile (PerformanceObserver "longtask"; 0 when none ≥ 50 ms).
-func BenchmarkBrowserRun(b *testing.B) {
-	ts, m := labServer(b)
-	br := browsertest.New(b)
-	ctx := br.Ctx
-	cfg := session.Config{Prompt: benchPrompt, Sampling: session.SamplingParams{Temperature: 0, TopP: 1}, MaxNewTokens: 250}
-	var ratios, pageMs, engMs, longest []float64
-	tokens := 0
-	for i := 0; i < b.N; i++ {
-		if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lab?prompt=The%20President%20said&n=250&t=0&p=1")); err != nil {
-			b.Fatal(err)
-		}
-		if err := waitJS(ctx, `!document.getElementById("btn-run").disabled`); err != nil {
-			b.Fatal(err)
-		}
-		res, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`new Promise(res => {
-			let longest = 0;
-			const lo = new PerformanceObserver(l => { for (const e of l.getEntries()) longest = Math.max(longest, e.duration); });
-			lo.observe({type: "longtask"});
-			const t0 = performance.now();
-			const obs = new MutationObserver(() => {
-				const st = document.getElementById("stop-text");
-				if (st.dataset.reason && `+pageIdleJS+`) {
-					obs.disconnect();
-					requestAnimationFrame(() => { const t = performance.now() - t0; setTimeout(() => { lo.disconnect(); res([t, longest, `+tokenCountJS+`]); }, 0); });
-				}
-			});
-			obs.observe(document.body, {subtree: true, childList: true, attributes: true});
-			document.getElementById("btn-run").click();
-		})`, chromedp.EvalAwaitPromise))
+// wsRun does the page's 250-token run over the websocket from Go, with
+// the lab's start settings, reading every event as it arrives: the server
+// and transport's part of the page's time, without a browser.
+func wsRun(b *testing.B, url string) time.Duration {
+	c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(url, "http")+"/ws", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	start := `{"type":"start","id":1,"payload":{"prompt":"` + benchPrompt + `","max_new_tokens":250,"sampling":{"temperature":0,"top_p":1},"all_attention":true,"lens":true}}`
+	if err := c.WriteMessage(websocket.TextMessage, []byte(start)); err != nil {
+		b.Fatal(err)
+	}
+	var t0 time.Time
+	for {
+		_, data, err := c.ReadMessage()
 		if err != nil {
 			b.Fatal(err)
 		}
-		eng, n := traceRun(b, m, cfg)
-		if int(res[2]) != n {
-			b.Errorf("page shows %d tokens, the engine generated %d", int(res[2]), n)
+		var msg struct {
+			Type    string
+			Payload struct{ Stage string }
 		}
-		tokens = n
-		pageMs = append(pageMs, res[0])
-		longest = append(longest, res[1])
-		engMs = append(engMs, float64(eng.Microseconds())/1000)
-		ratios = append(ratios, res[0]/(float64(eng.Microseconds())/1000))
+		if err := json.Unmarshal(data, &msg); err != nil {
+			b.Fatal(err)
+		}
+		switch {
+		case msg.Type == "error":
+			b.Fatalf("ws run: %s", data)
+		case msg.Type == "started":
+			t0 = time.Now()
+			if err := c.WriteMessage(websocket.TextMessage, []byte(`{"type":"run","id":2}`)); err != nil {
+				b.Fatal(err)
+			}
+		case msg.Type == "event" && msg.Payload.Stage == "stop":
+			return time.Since(t0)
+		}
 	}
-	b.ReportMetric(percentile(pageMs, 0.5), "page-ms")
+}
+
+// runJS clicks "Run to end" and resolves, once the stop is drawn, to
+// [click→drawn ms, longest task ms, tokens shown, last message's arrival
+// ms, ms in the websocket's message handler (JSON parse and folding
+// events), ms drawing (labStats), frames drawn, KiB received, ms of long
+// tasks in all, events].
+const runJS = `new Promise(res => {
+	let longest = 0, longSum = 0, last = 0, handler = 0, bytes = 0;
+	const lo = new PerformanceObserver(l => { for (const e of l.getEntries()) { longest = Math.max(longest, e.duration); longSum += e.duration; } });
+	lo.observe({type: "longtask"});
+	const ws = window.ISClients[0].ws, onmsg = ws.onmessage;
+	ws.onmessage = (e) => { const t = performance.now(); last = t; bytes += e.data.length; onmsg(e); handler += performance.now() - t; };
+	const ls = window.labStats || {}, d0 = ls.drawMs || 0, f0 = ls.frames || 0, e0 = ls.events || 0;
+	const t0 = performance.now();
+	const obs = new MutationObserver(() => {
+		const st = document.getElementById("stop-text");
+		if (st.dataset.reason && ` + pageIdleJS + `) {
+			obs.disconnect();
+			requestAnimationFrame(() => { const t = performance.now() - t0; setTimeout(() => { lo.disconnect(); ws.onmessage = onmsg;
+				res([t, longest, ` + tokenCountJS + `, last - t0, handler, (ls.drawMs || 0) - d0, (ls.frames || 0) - f0, bytes / 1024, longSum, (ls.events || 0) - e0]); }, 0); });
+		}
+	});
+	obs.observe(document.body, {subtree: true, childList: true, attributes: true});
+	document.getElementById("btn-run").click();
+})`
+
+// BenchmarkBrowserRun measures a 250-token greedy "Run to end" in the
+// browser (click to the stop shown) against the engine's own run of the
+// same settings in the same process (ws-ms: the same run read from Go
+// over the websocket; trace-ms: what ` + "`inferscope trace`" + `
+// does; trace-lab-ms: with the lab's extras, logit lens and prefill's
+// full attention), and the longest main-thread task the page ran
+// meanwhile (PerformanceObserver "longtask"; 0 when none ≥ 50 ms; the
+// maximum over the runs, and the median run's as longest-task-p50-ms). The
+// breakdown says where the page's time went: when the last event arrived
+// (arrive-ms), the websocket handler (handler-ms: JSON parse and folding),
+// drawing (draw-ms, frames) and the bytes received (ws-KiB).
+func BenchmarkBrowserRun(b *testing.B) {
+	sites, m := benchSites(b)
+	reportLoad(b)
+	br := browsertest.New(b)
+	ctx := br.Ctx
+	cfg := session.Config{Prompt: benchPrompt, Sampling: session.SamplingParams{Temperature: 0, TopP: 1}, MaxNewTokens: 250}
+	lab := cfg
+	lab.Lens, lab.AllAttention = true, true
+	names := []string{"page-ms", "page/trace", "longest-task-ms", "arrive-ms", "handler-ms", "draw-ms", "frames", "ws-KiB", "longtasks-ms"}
+	res := map[string]map[string][]float64{}
+	var engMs, labMs, wsMs []float64
+	tokens := 0
+	for i := 0; i < b.N; i++ {
+		eng, n := traceRun(b, m, cfg)
+		engMs = append(engMs, float64(eng.Microseconds())/1000)
+		le, _ := traceRun(b, m, lab)
+		labMs = append(labMs, float64(le.Microseconds())/1000)
+		wsMs = append(wsMs, float64(wsRun(b, sites[0].url).Microseconds())/1000)
+		tokens = n
+		for _, k := range order(sites, i) {
+			s := sites[k]
+			if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/lab?prompt=The%20President%20said&n=250&t=0&p=1")); err != nil {
+				b.Fatal(err)
+			}
+			if err := waitJS(ctx, `!document.getElementById("btn-run").disabled`); err != nil {
+				b.Fatal(err)
+			}
+			r, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](runJS, chromedp.EvalAwaitPromise))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if int(r[2]) != n {
+				b.Errorf("%s: page shows %d tokens, the engine generated %d", s.name, int(r[2]), n)
+			}
+			if res[s.name] == nil {
+				res[s.name] = map[string][]float64{}
+			}
+			e := engMs[len(engMs)-1]
+			for k, v := range []float64{r[0], r[0] / e, r[1], r[3], r[4], r[5], r[6], r[7], r[8]} {
+				res[s.name][names[k]] = append(res[s.name][names[k]], v)
+			}
+			if i == b.N-1 {
+				var per map[string]float64
+				if v, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](`window.labStats || {}`)); err == nil {
+					per = v
+				}
+				b.Logf("%s: events %v, ms per panel over the page's life: %v", s.name, r[9], per)
+			}
+		}
+	}
 	b.ReportMetric(percentile(engMs, 0.5), "trace-ms")
-	b.ReportMetric(percentile(ratios, 0.5), "page/trace")
-	b.ReportMetric(percentile(longest, 1), "longest-task-ms")
+	b.ReportMetric(percentile(labMs, 0.5), "trace-lab-ms")
+	b.ReportMetric(percentile(wsMs, 0.5), "ws-ms")
 	b.ReportMetric(float64(tokens), "tokens")
+	for _, s := range sites {
+		for _, nm := range names {
+			p := 0.5
+			if nm == "longest-task-ms" {
+				p = 1
+			}
+			b.ReportMetric(percentile(res[s.name][nm], p), s.metric(nm))
+		}
+		b.ReportMetric(percentile(res[s.name]["longest-task-ms"], 0.5), s.metric("longest-task-p50-ms"))
+	}
+	reportLoad(b)
 }
 
 // BenchmarkBrowserStop measures the time from clicking Stop, 500 ms into a

@@ -5,6 +5,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strconv"
@@ -23,7 +24,8 @@ import (
 	"github.com/inferscope/inferscope/web"
 )
 
-func labServer(t testing.TB) (*httptest.Server, *engine.Model) {
+// labHandler is the web server with the default model (and its docs).
+func labHandler(t testing.TB) (http.Handler, *engine.Model) {
 	t.Helper()
 	m, err := models.Default()
 	if err != nil {
@@ -45,7 +47,13 @@ func labServer(t testing.TB) (*httptest.Server, *engine.Model) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv)
+	return srv, m
+}
+
+func labServer(t testing.TB) (*httptest.Server, *engine.Model) {
+	t.Helper()
+	h, m := labHandler(t)
+	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return ts, m
 }

@@ -40,6 +40,15 @@ export function boxWidth(box, fallback) {
 }
 function widthOf(box, fallback) { return boxWidth(box, fallback); }
 
+// setSVG puts a chart's markup in its box, skipping the work when the box
+// already shows exactly that chart (a panel marked dirty by an event that
+// did not change it).
+function setSVG(box, html) {
+  if (box._svg === html && box.firstChild && box.firstChild.tagName === "svg") return;
+  box.innerHTML = html;
+  box._svg = html;
+}
+
 // niceTicks returns about n round tick values covering [lo, hi].
 export function niceTicks(lo, hi, n = 5, minStep = 0) {
   if (!(hi > lo)) return [lo];
@@ -95,7 +104,7 @@ export function hbars(box, o) {
     s += `<text x="${x(t)}" y="${bottom + 13}" text-anchor="middle" class="ch-tick">${esc(o.tickFmt ? o.tickFmt(t) : t)}</text>`;
   }
   s += `<text x="${labelW + plotW / 2}" y="${bottom + 28}" text-anchor="middle" class="ch-title">${esc(o.xTitle)}</text>`;
-  box.innerHTML = `<svg xmlns="${NS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(o.aria || o.xTitle)}">${s}</svg>`;
+  setSVG(box, `<svg xmlns="${NS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(o.aria || o.xTitle)}">${s}</svg>`);
   box.dataset.rows = rows.length;
   if (o.cut) box.dataset.cutAfter = o.cut.after;
   return box.firstChild;
@@ -123,7 +132,7 @@ export function vbars(box, o) {
   }
   s += `<text x="${L + pw / 2}" y="${H - 6}" text-anchor="middle" class="ch-title">${esc(o.xTitle)}</text>`;
   s += `<text transform="translate(12 ${T + ph / 2}) rotate(-90)" text-anchor="middle" class="ch-title">${esc(o.yTitle)}</text>`;
-  box.innerHTML = `<svg xmlns="${NS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(o.aria || o.xTitle)}">${s}</svg>`;
+  setSVG(box, `<svg xmlns="${NS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(o.aria || o.xTitle)}">${s}</svg>`);
   return box.firstChild;
 }
 
@@ -164,6 +173,6 @@ export function line(box, o) {
   }
   s += `<text x="${L + pw / 2}" y="${H - 6}" text-anchor="middle" class="ch-title">${esc(o.xTitle)}</text>`;
   s += `<text transform="translate(12 ${T + ph / 2}) rotate(-90)" text-anchor="middle" class="ch-title">${esc(o.yTitle)}</text>`;
-  box.innerHTML = `<svg xmlns="${NS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(o.aria || o.yTitle)}">${s}</svg>`;
+  setSVG(box, `<svg xmlns="${NS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(o.aria || o.yTitle)}">${s}</svg>`);
   return box.firstChild;
 }

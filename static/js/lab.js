@@ -34,30 +34,61 @@ function setRunState(s) { runState = s; main.dataset.runState = s; }
 setRunState("idle");
 
 // ---------- drawing, at most once per frame ----------
+// Events only mark panels dirty; flush draws them in the next animation
+// frame with the latest state. Two caps keep a frame short however fast
+// the engine runs: while "Run to end" streams, the heavy panels (tables,
+// charts, heatmaps, the model view) draw at most every STREAM_MS — the
+// text, the inter-token chart and the stage strip still draw every frame —
+// and a frame that has spent FRAME_MS on heavy panels (16 ms in the
+// frames that finish a streamed run) leaves the rest to the next frame
+// (the most visible first). data-busy stays "1" until all are drawn.
 const dirty = new Set();
-let frame = 0;
+let frame = 0, later = 0;
 function mark(...names) {
   for (const n of names) dirty.add(n);
   if (!frame && !cancelAsked) frame = requestAnimationFrame(flush);
 }
-const ORDER = ["reset", "tokens", "embed", "prefill", "attn", "logits", "sample", "gen", "kv", "timing", "stop", "pipeline", "buttons", "model"];
+const LIGHT = ["reset", "gen", "timing", "stop", "pipeline", "buttons"];
+const HEAVY = ["model", "logits", "sample", "tokens", "embed", "prefill", "attn", "kv"];
+const STREAM_MS = 250, FRAME_MS = 40;
+let lastHeavy = -1e9;
 // stats: frames drawn and main-thread milliseconds spent drawing and
-// applying events (read by the browser benchmark)
+// applying events, per panel (read by the browser benchmark)
 const stats = window.labStats = { frames: 0, drawMs: 0, maxDrawMs: 0, events: 0, applyMs: 0 };
+function drawOne(n) {
+  dirty.delete(n);
+  const t1 = performance.now();
+  draw[n]();
+  stats[n] = (stats[n] || 0) + performance.now() - t1;
+}
 function flush() {
   frame = 0;
   const t0 = performance.now();
-  const d = new Set(dirty);
-  dirty.clear();
-  for (const n of ORDER) if (d.has(n)) {
-    const t1 = performance.now();
-    draw[n]();
-    stats[n] = (stats[n] || 0) + performance.now() - t1;
+  for (const n of LIGHT) if (dirty.has(n)) drawOne(n);
+  const streaming = pending === "run";
+  let wait = 0;
+  if (streaming && t0 - lastHeavy < STREAM_MS) wait = STREAM_MS - (t0 - lastHeavy);
+  else {
+    // the frames that finish a streamed run keep to one frame's time
+    const budget = streaming || runState === "stopped" ? 16 : FRAME_MS;
+    let drew = false;
+    for (const n of HEAVY) {
+      if (!dirty.has(n)) continue;
+      if (drew && performance.now() - t0 > budget) break;
+      drawOne(n);
+      drew = true;
+    }
+    if (drew) lastHeavy = t0;
   }
   if (scrollTarget) {
     const panel = $(PANEL[scrollTarget]);
     scrollTarget = null;
     if (panel) panel.scrollIntoView({ block: "nearest", behavior: "instant" });
+  }
+  if (!wait && later) { clearTimeout(later); later = 0; }
+  if (dirty.size && !cancelAsked) {
+    if (!wait) frame = requestAnimationFrame(flush);
+    else if (!later) later = setTimeout(() => { later = 0; if (!frame && !cancelAsked) frame = requestAnimationFrame(flush); }, wait);
   }
   updateBusy();
   const dt = performance.now() - t0;
@@ -66,7 +97,11 @@ function flush() {
   stats.maxDrawMs = Math.max(stats.maxDrawMs, dt);
 }
 // drop what is queued: used when Stop is clicked (the stop event redraws)
-function dropDrawing() { if (frame) cancelAnimationFrame(frame); frame = 0; }
+function dropDrawing() {
+  if (frame) cancelAnimationFrame(frame);
+  clearTimeout(later);
+  frame = later = 0;
+}
 
 // ---------- the model view: the Transformer drawn from the card, lit by events ----------
 const inspectIDs = new Set();
@@ -478,7 +513,7 @@ function setButtons() {
 // data-busy is "1" while a command runs or its results wait to be drawn,
 // so "0" means the page shows everything it has received.
 function updateBusy() {
-  document.body.dataset.busy = pending || paced !== null || cancelAsked || frame ? "1" : "0";
+  document.body.dataset.busy = pending || paced !== null || cancelAsked || frame || later ? "1" : "0";
 }
 const narrow = window.matchMedia("(max-width: 900px)");
 const NEXT_WORDS = { tokenize: "tokenize the prompt", embed: "look up the embeddings", prefill: "run prefill", logits: "compute the logits",
@@ -530,10 +565,16 @@ const draw = {
       $("pass-explain").textContent = "Prefill: all " + p.positions + " prompt positions went through " + p.layers.length + " layers in one batched pass (" +
         C.ms(p.duration_ms) + " ms, " + C.fmt(p.tokens_per_s, 0) + " tokens/s).";
     }
-    const total = a ? a.pos + 1 : run.prefill.positions, box = C.clear($("positions"));
+    // one chip per position, reused from the last draw: a token step adds
+    // one and moves the "pass" mark
+    const total = a ? a.pos + 1 : run.prefill.positions, box = $("positions");
+    while (box.childElementCount > total) box.lastChild.remove();
     for (let i = 0; i < total; i++) {
-      const pass = run.passPos.includes(i);
-      box.appendChild(C.el("span", { class: "pos" + (pass ? " pass" : "") + (i >= run.tok.count ? " gen" : ""), title: "position " + i + ": " + posLabel(i), text: String(i) }));
+      const cls = "pos" + (run.passPos.includes(i) ? " pass" : "") + (i >= run.tok.count ? " gen" : ""), title = "position " + i + ": " + posLabel(i);
+      let sp = box.children[i];
+      if (!sp) sp = box.appendChild(C.el("span", { text: String(i) }));
+      if (sp.className !== cls) sp.className = cls;
+      if (sp.title !== title) sp.title = title;
     }
     const lb = C.clear($("layers"));
     let max = 0;
@@ -771,23 +812,30 @@ function whatIf() {
     ": " + C.bytes(total) + ". The cache is " + C.pct(kv / total) + " of it." + over;
 }
 
+function drawTTFT(box, tt, key) {
+  C.clear(box);
+  box.dataset.key = key;
+  if (!tt) { box.appendChild(C.el("p", { class: "muted small", text: "Time to first token appears when the first token is chosen." })); return; }
+  const parts = [["queue (waiting for the server)", tt.queue || 0, "s-free"], ["tokenize", tt.tokenize, "s-muted"], ["embed", tt.embed, "s-warn"], ["prefill", tt.prefill, "s-accent"], ["first logits + sample", tt.first, "s-good"]];
+  box.appendChild(C.el("p", { "data-testid": "ttft-text", "data-ms": tt.total, text: "Time to first token: " + C.ms(tt.total) + " ms = " + parts.map((p) => p[0] + " " + C.fmt(p[1] || 0, 3)).join(" + ") + " ms" }));
+  const bar = C.el("div", { class: "budget-bar", role: "img", "aria-label": "Time to first token by stage" });
+  for (const p of parts) {
+    const seg = C.el("span", { class: "budget-seg " + p[2], title: p[0] + " " + C.fmt(p[1] || 0, 3) + " ms" });
+    seg.style.width = (tt.total > 0 ? Math.max(0.5, 100 * (p[1] || 0) / tt.total) : 0) + "%";
+    bar.appendChild(seg);
+  }
+  box.appendChild(bar);
+  box.appendChild(C.el("p", { class: "small legend" }, parts.flatMap((p) => [C.el("span", { class: "key " + p[2] }), " " + p[0] + "  "])));
+}
+
 // ---------- timing: filled live, replaced by the engine's summary at the stop ----------
 function drawTiming() {
-  const t = run.timings, box = C.clear($("ttft"));
+  const t = run.timings, box = $("ttft");
   const tt = t ? { queue: Math.max(0, t.ttft_ms - t.tokenize_ms - t.embed_ms - t.prefill_ms - t.first_decode_ms), tokenize: t.tokenize_ms, embed: t.embed_ms, prefill: t.prefill_ms, first: t.first_decode_ms, total: t.ttft_ms } : run.ttft;
   const itl = t ? t.itl_ms || [] : run.itl;
-  if (tt) {
-    const parts = [["queue (waiting for the server)", tt.queue || 0, "s-free"], ["tokenize", tt.tokenize, "s-muted"], ["embed", tt.embed, "s-warn"], ["prefill", tt.prefill, "s-accent"], ["first logits + sample", tt.first, "s-good"]];
-    box.appendChild(C.el("p", { "data-testid": "ttft-text", "data-ms": tt.total, text: "Time to first token: " + C.ms(tt.total) + " ms = " + parts.map((p) => p[0] + " " + C.fmt(p[1] || 0, 3)).join(" + ") + " ms" }));
-    const bar = C.el("div", { class: "budget-bar", role: "img", "aria-label": "Time to first token by stage" });
-    for (const p of parts) {
-      const seg = C.el("span", { class: "budget-seg " + p[2], title: p[0] + " " + C.fmt(p[1] || 0, 3) + " ms" });
-      seg.style.width = (tt.total > 0 ? Math.max(0.5, 100 * (p[1] || 0) / tt.total) : 0) + "%";
-      bar.appendChild(seg);
-    }
-    box.appendChild(bar);
-    box.appendChild(C.el("p", { class: "small legend" }, parts.flatMap((p) => [C.el("span", { class: "key " + p[2] }), " " + p[0] + "  "])));
-  } else box.appendChild(C.el("p", { class: "muted small", text: "Time to first token appears when the first token is chosen." }));
+  // the time to first token is drawn once per value, not every frame of a run
+  const key = tt ? JSON.stringify(tt) : "none";
+  if (box.dataset.key !== key || !box.firstChild) drawTTFT(box, tt, key);
   P.itlChart($("chart-itl"), itl);
   if (t) {
     $("rates").textContent = "Prefill " + C.fmt(t.prefill_tokens_per_s, 0) + " tokens/s (all prompt positions in parallel) · output " + C.fmt(t.output_tokens_per_s, 0) +

@@ -8,7 +8,7 @@
 // asks for its tensor (inspect) or shows the one the event carried; the
 // logit lens is a table beside it. A native ES module used by the lab and
 // by lessons: new ModelView(box, {onInspect, label}).
-import { el, clear, fmt, count, pct, tokenLabel, seq } from "./core.js";
+import { el, clear, fmt, count, pct, tokenLabel, seq, isDark } from "./core.js";
 import { esc, hbars } from "./charts.js";
 import { strip } from "./panels.js";
 
@@ -43,13 +43,19 @@ export class ModelView {
     this.selected = null; // the part whose tensor is shown
     root.classList.add("mv");
     this.pic = el("div", { class: "mv-pic", "data-testid": "mv-pic" });
+    this.cellCanvas = el("canvas", { class: "mv-cells", "aria-hidden": "true", width: "0", height: "0" });
     this.inspectBox = el("div", { class: "mv-inspect", "data-testid": "mv-inspect", "aria-live": "polite" });
     this.lensBox = el("div", { class: "mv-lens table-wrap", "data-testid": "mv-lens", tabindex: "0", role: "region", "aria-label": "Logit lens: the top tokens after each block" });
     root.append(this.pic, this.inspectBox, this.lensBox);
     this.pic.addEventListener("click", (e) => this.pick(e.target));
     this.pic.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); e.stopPropagation(); this.pick(e.target); } });
-    let w = 0;
-    new ResizeObserver(() => { if (root.clientWidth !== w) { w = root.clientWidth; this.redraw(); } }).observe(root);
+    // the width comes from the observer: reading clientWidth while drawing
+    // would force a layout of the whole page after the frame's other writes
+    this.width = 0;
+    new ResizeObserver((entries) => {
+      const w = Math.round(entries[entries.length - 1].contentRect.width);
+      if (w !== this.width) { this.width = w; this.redraw(); }
+    }).observe(root);
     // attention cells take their colors from the theme: redraw when it changes
     if (window.matchMedia) window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => this.schedule());
   }
@@ -177,7 +183,7 @@ export class ModelView {
       const k = Math.min(layers.length, 1 + Math.floor((performance.now() - t0) / dur * layers.length));
       s.lit = layers.slice(0, k);
       s.cursor = layers[k - 1];
-      this.redraw();
+      this.redrawLit();
       if (k < layers.length) this.sweep = requestAnimationFrame(tick);
       else { this.sweep = null; this.root.dataset.sweeping = "0"; }
     };
@@ -193,15 +199,49 @@ export class ModelView {
   // ---------- drawing ----------
   redraw() {
     const m = this.card;
-    if (!m) { clear(this.pic); return; }
-    const W = Math.max(300, this.root.clientWidth || 600);
-    this.pic.innerHTML = this.svg(m, W);
+    if (!m) { clear(this.pic); this.html = ""; return; }
+    const W = Math.max(300, this.width || 600);
+    const html = this.svg(m, W);
+    // an unchanged picture (an event that lit nothing new) is not parsed again
+    if (html !== this.html || !this.pic.firstChild) {
+      this.pic.innerHTML = html;
+      this.html = html;
+      this.pic.appendChild(this.cellCanvas);
+    }
+    this.drawCells(W, this.height);
     this.drawLens();
     if (this.headDirty) { this.headDirty = false; this.showHead(this.selected.layer, this.selected.head); }
   }
 
+  // redrawLit moves the sweep: only the blocks' lit and cursor marks
+  // change, so the picture is not rebuilt
+  redrawLit() {
+    const svg = this.pic.querySelector("svg"), s = this.s;
+    if (!svg) { this.redraw(); return; }
+    const lit = new Set(s.lit);
+    for (const g of svg.querySelectorAll(".mv-block")) {
+      const l = +g.dataset.layer, on = lit.has(l);
+      g.classList.toggle("lit", on);
+      g.classList.toggle("cursor", on && s.cursor === l);
+    }
+    for (const g of svg.querySelectorAll(".mv-more")) {
+      const hidden = g.dataset.layers.split(",").map(Number), on = hidden.some((h) => lit.has(h)), cur = on && hidden.includes(s.cursor);
+      g.classList.toggle("lit", on);
+      g.classList.toggle("cursor", cur);
+      g.querySelectorAll(".mv-bar").forEach((b, i) => b.classList.toggle("on", lit.has(hidden[i])));
+      const t = g.querySelector(".mv-t");
+      if (t) t.textContent = "… blocks " + hidden[0] + "–" + hidden[hidden.length - 1] + " (" + hidden.length + " more, the same shape)" + (cur ? ": now block " + s.cursor : "");
+    }
+    svg.dataset.litLayers = s.lit.join(",");
+    svg.dataset.cursor = s.cursor;
+    this.html = null; // the DOM no longer matches the cached markup
+  }
+
   svg(m, W) {
     const s = this.s, sh = m.shape, P = sh.params, narrow = W < 620;
+    // the heads' attention cells (x, y, w, h, weight) are painted on a
+    // canvas over the picture: hundreds of SVG nodes fewer per token
+    const cells = this.cells = [];
     const lit = new Set(STAGE_PARTS[s.stage] || []), litLayers = new Set(s.lit);
     const spine = 22, x0 = spine + 18, right = narrow ? 0 : Math.min(220, W * 0.22), inner = W - x0 - (narrow ? 18 : right + 6);
     let y = 6, out = "";
@@ -267,7 +307,7 @@ export class ModelView {
           for (let b = 0; b < bins; b++) {
             let w = 0;
             for (let p = Math.floor(b * n / bins); p < Math.max(Math.floor(b * n / bins) + 1, Math.floor((b + 1) * n / bins)); p++) w = Math.max(w, row[p] || 0);
-            t += `<rect x="${(gx + 1 + b * bw).toFixed(1)}" y="${hy + 1}" width="${Math.max(0.8, bw - (bw > 3 ? 0.5 : 0)).toFixed(1)}" height="${hh - 2}" fill="${seq(w)}" class="mv-cell"/>`;
+            cells.push(gx + 1 + b * bw, hy + 1, Math.max(0.8, bw - (bw > 3 ? 0.5 : 0)), hh - 2, w);
           }
         }
         t += "</g>";
@@ -349,14 +389,31 @@ export class ModelView {
     out += `<path d="M${x0 + 12} ${y} V${y + 14} H${W - 6} V${20} H${x0 + inner}" class="mv-loop${lit.has("append") ? " lit" : ""}" marker-end="url(#mv-arrow)"/>`;
     out += `<text x="${x0 + 18}" y="${y + 28}" class="mv-s${lit.has("append") ? " mv-val" : ""}">${narrow ? "appended: sequence and every KV cache" : "appended to the sequence (next position) and to every block's KV cache"}</text>`;
     y += 36;
-    const H = y + 4;
+    const H = this.height = y + 4;
     const aria = "The model " + m.name + ": " + m.layers + " blocks of width " + m.dim + ", " + m.heads + " query heads and " + m.kv_heads + " key/value heads of " + m.head_dim + ", MLP " + m.hidden_dim + ", vocabulary " + m.vocab + ", context " + m.context;
     return `<svg xmlns="${NS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="group" aria-label="${esc(aria)}" data-stage="${s.stage || ""}" data-lit-layers="${s.lit.join(",")}" data-cursor="${s.cursor}" data-layers="${m.layers}">` +
       `<defs><marker id="mv-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L8 4 L0 8 z" class="mv-arrowhead"/></marker></defs>` + out + "</svg>";
   }
 
+  drawCells(W, H) {
+    const c = this.cellCanvas, dpr = window.devicePixelRatio || 1, cells = this.cells, dark = isDark();
+    const pw = Math.ceil(W * dpr), ph = Math.ceil(H * dpr);
+    if (c.width !== pw || c.height !== ph) { c.width = pw; c.height = ph; c.style.width = W + "px"; c.style.height = H + "px"; }
+    const g = c.getContext("2d");
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, W, H);
+    for (let i = 0; i < cells.length; i += 5) {
+      g.fillStyle = seq(cells[i + 4], dark);
+      g.fillRect(cells[i], cells[i + 1], cells[i + 2], cells[i + 3]);
+    }
+    c.dataset.cells = cells.length / 5;
+  }
+
   drawLens() {
     const r = this.s.lens, box = this.lensBox;
+    // the same reading is not drawn twice
+    if (r === this.lensDrawn && (r ? box.firstChild : !box.firstChild)) return;
+    this.lensDrawn = r;
     if (!r) { clear(box); return; }
     const lab = this.opts.label || String, t = el("table", { class: "mv-lens-table", "data-testid": "lens-table", "data-pos": r.pos });
     t.append(el("caption", { text: "Logit lens at position " + r.pos + " (“" + lab(r.pos) + "”): the top " + r.layers[0].top.length +

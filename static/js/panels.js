@@ -92,27 +92,55 @@ export function cutSentence(l) {
 }
 
 // candidatesTable lists the top candidates: rank from 1, the token as
-// text, id, raw logit and the three probabilities, labelled.
+// text, id, raw logit and the three probabilities, labelled. Redrawing
+// reuses the rows and cells (only changed text is written) and one
+// delegated listener forces a clicked row's token.
+const CAND_COLS = ["rank", "token", "id", "logit", "p1", "pt", "pkept"];
 export function candidatesTable(table, l, opts = {}) {
-  clear(table);
-  table.appendChild(el("caption", { text: opts.caption || "Top " + l.top.length + " of " + l.vocab + " candidates at position " + l.pos +
-    (opts.onForce ? ". Click a row (or press Enter on it) to force that token." : "") }));
   const head = ["rank", "token", "id", "logit", P1, PT + " (" + tempLabel(l.params) + ")", PK];
-  table.appendChild(el("thead", {}, [el("tr", {}, head.map((x) => el("th", { scope: "col", text: x })))]));
-  const body = el("tbody");
-  l.top.forEach((t) => {
-    const tr = el("tr", { class: (t.kept ? "kept" : "cut") + (t.rank === l.kept - 1 && l.kept < l.top.length ? " last-kept" : ""), "data-id": t.id, "data-rank": t.rank + 1,
-      "data-testid": "cand-row", tabindex: opts.onForce ? "0" : null, title: opts.onForce ? "force " + JSON.stringify(t.text) + " as the next token" : null },
-      [String(t.rank + 1), tokenLabel(t), String(t.id), fmt(t.logit, 4), fmt(t.prob, 4), fmt(t.prob_t, 4), t.kept ? fmt(t.prob_kept, 4) : "cut"]
-        .map((x, k) => el("td", { text: x, "data-col": ["rank", "token", "id", "logit", "p1", "pt", "pkept"][k] })));
-    if (opts.onForce) {
-      tr.addEventListener("click", () => opts.onForce(t.id));
-      tr.addEventListener("keydown", (e) => { if (e.key === "Enter") opts.onForce(t.id); });
+  const caption = opts.caption || "Top " + l.top.length + " of " + l.vocab + " candidates at position " + l.pos +
+    (opts.onForce ? ". Click a row (or press Enter on it) to force that token." : "");
+  let body = table.tBodies[0];
+  if (!body || !table.caption || table.dataset.head !== head.join("|")) {
+    clear(table);
+    table.appendChild(el("caption"));
+    table.appendChild(el("thead", {}, [el("tr", {}, head.map((x) => el("th", { scope: "col", text: x })))]));
+    body = el("tbody");
+    table.appendChild(body);
+    table.dataset.head = head.join("|");
+  }
+  if (table.caption.textContent !== caption) table.caption.textContent = caption;
+  table._onForce = opts.onForce;
+  if (opts.onForce && !table._delegated) {
+    table._delegated = true;
+    const pick = (e) => {
+      const tr = e.target.closest && e.target.closest('tr[data-testid="cand-row"]');
+      if (tr && table._onForce && tr.tabIndex >= 0) table._onForce(+tr.dataset.id);
+    };
+    table.addEventListener("click", pick);
+    table.addEventListener("keydown", (e) => { if (e.key === "Enter") pick(e); });
+  }
+  while (body.rows.length > l.top.length) body.lastChild.remove();
+  l.top.forEach((t, i) => {
+    let tr = body.rows[i];
+    if (!tr) {
+      tr = el("tr", { "data-testid": "cand-row" }, CAND_COLS.map((c) => el("td", { "data-col": c })));
+      body.appendChild(tr);
     }
-    if (opts.chosenId === t.id) tr.classList.add("chosen");
-    body.appendChild(tr);
+    const cls = (t.kept ? "kept" : "cut") + (t.rank === l.kept - 1 && l.kept < l.top.length ? " last-kept" : "") + (opts.chosenId === t.id ? " chosen" : "");
+    if (tr.className !== cls) tr.className = cls;
+    tr.dataset.id = t.id;
+    tr.dataset.rank = t.rank + 1;
+    if (opts.onForce) {
+      tr.tabIndex = 0;
+      tr.title = "force " + JSON.stringify(t.text) + " as the next token";
+    } else {
+      tr.removeAttribute("tabindex");
+      tr.removeAttribute("title");
+    }
+    const vals = [String(t.rank + 1), tokenLabel(t), String(t.id), fmt(t.logit, 4), fmt(t.prob, 4), fmt(t.prob_t, 4), t.kept ? fmt(t.prob_kept, 4) : "cut"];
+    for (let k = 0; k < vals.length; k++) if (tr.cells[k].textContent !== vals[k]) tr.cells[k].textContent = vals[k];
   });
-  table.appendChild(body);
 }
 
 // probChart draws the top candidates' three probabilities as labelled bars,
@@ -172,13 +200,12 @@ export function sampleSentence(s) {
 // tokens as rows, key tokens as columns, darker = more attention. heads
 // is [head][query][key]; rowLabels/colLabels name the tokens.
 export function attentionHeatmap(box, o) {
-  clear(box);
   const nq = o.rowLabels.length, nk = o.colLabels.length;
   const avail = Math.max(200, boxWidth(box, 360));
   const labelW = 74, colLabelH = 60;
   const cell = Math.max(3, Math.min(24, Math.floor((Math.min(avail, 520) - labelW - 8) / Math.max(1, nk))));
   const showCols = cell >= 10, showRows = nq <= 64;
-  const dpr = window.devicePixelRatio || 1, fg = cssVar("--fg"), empty = cssVar("--border"), dark = isDark(), font = "11px system-ui, sans-serif";
+  const figs = [], dpr = window.devicePixelRatio || 1, fg = cssVar("--fg"), empty = cssVar("--border"), dark = isDark(), font = "11px system-ui, sans-serif";
   o.heads.forEach((rows, h) => {
     const W = labelW + nk * cell + 4, ch = nq > 1 ? cell : Math.max(cell, 14);
     const c = el("canvas", { class: "heat", role: "img", width: String(Math.ceil(W * dpr)), height: String(Math.ceil(((showCols ? colLabelH : 6) + nq * ch) * dpr)),
@@ -210,8 +237,11 @@ export function attentionHeatmap(box, o) {
       });
     });
     c.title = o.title + ", head " + h + ". Rows: query tokens; columns: key tokens; darker = more attention. Each row adds up to 1 over the keys it can see (itself and earlier).";
-    box.appendChild(el("figure", { class: "heat-fig" }, [el("figcaption", { class: "small", text: "head " + h }), c]));
+    figs.push(el("figure", { class: "heat-fig" }, [el("figcaption", { class: "small", text: "head " + h }), c]));
   });
+  // fresh canvases, drawn off the page and swapped in at once, measured
+  // faster than repainting the ones on the page (notes-issue-13.md)
+  box.replaceChildren(...figs);
   box.dataset.heads = o.heads.length;
   box.dataset.rows = nq;
   box.dataset.cols = nk;
