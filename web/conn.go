@@ -119,6 +119,7 @@ type wsConn struct {
 	// worker-owned
 	runner  Runner
 	start   *StartPayload
+	batched bool // the run's decode steps go to a batcher (batching.go)
 	kvBytes int64
 	live    *liveSession // this session on /server
 
@@ -385,6 +386,8 @@ func describeReply(typ string, payload any) string {
 // stays full for SendTimeout, the connection is closed rather than letting
 // an engine step wait without bound.
 func (c *wsConn) enqueue(m outMsg) bool {
+	// every message counts against the visitor's byte budget (bytebudget.go)
+	c.s.bytes.charge(c.visitor, len(m.payload)+64)
 	select {
 	case c.send <- m:
 		return true
