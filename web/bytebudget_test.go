@@ -107,3 +107,32 @@ func TestByteBudgetSlowsRunsWithoutLosingEvents(t *testing.T) {
 		t.Errorf("inferscope_byte_budget_waits_total %g: the run was never held back by a 4 KiB budget", v)
 	}
 }
+
+// TestByteBudgetDefaultFitsALesson: the default budget never touches a
+// student's ordinary use — a run stepped token by token, with a
+// get_logits at every step, sends well under the default burst (100
+// tokens here, to keep the test short: under a quarter of the burst).
+func TestByteBudgetDefaultFitsALesson(t *testing.T) {
+	ts := newWSServer(t, web.Limits{})
+	w := dial(t, ts)
+	w.send("start", startPayload("Once upon a time", 100))
+	if m := w.read(); m.Type != web.MsgStarted {
+		t.Fatalf("start: %s %s", m.Type, m.Payload)
+	}
+	for stopped := false; !stopped; {
+		w.send("step", nil)
+		e := w.event()
+		stopped = e.Stage == "stop"
+		if e.Stage == "logits" {
+			w.send("get_logits", nil)
+			if m := w.read(); m.Type != web.MsgLogits {
+				t.Fatalf("get_logits: %s %s", m.Type, m.Payload)
+			}
+		}
+	}
+	sent := metricValue(t, ts.URL, "inferscope_ws_bytes_sent_total")
+	if burst := float64(web.DefaultLimits().VisitorByteBurst); sent > burst/4 {
+		t.Errorf("a 100-token lesson sent %.0f bytes, more than a quarter of the default burst %.0f", sent, burst)
+	}
+	t.Logf("a 100-token run stepped stage by stage with get_logits at each step: %.1f MiB", sent/(1<<20))
+}
