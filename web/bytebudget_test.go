@@ -113,7 +113,8 @@ func TestByteBudgetSlowsRunsWithoutLosingEvents(t *testing.T) {
 // get_logits at every step, sends well under the default burst (100
 // tokens here, to keep the test short: under a quarter of the burst).
 func TestByteBudgetDefaultFitsALesson(t *testing.T) {
-	ts := newWSServer(t, web.Limits{})
+	// the default byte budget; the message rate lifted (a test steps faster than a student)
+	ts := newWSServer(t, web.Limits{MsgsPerSecond: 1e4, Burst: 1e4})
 	w := dial(t, ts)
 	w.send("start", startPayload("Once upon a time", 100))
 	if m := w.read(); m.Type != web.MsgStarted {
