@@ -99,31 +99,43 @@ var errNotBatched = errors.New("not batched")
 // scheduleFor tags run's batched decode steps with visitor, for the
 // batcher's fair admission; it reports whether the run's decode steps are
 // batched at all.
-func (c *EngineCatalog) scheduleFor(run Run, visitor string) error {
+func (c *EngineCatalog) scheduleFor(run Run, visitor string) (*serve.SessionScheduler, error) {
 	s, ok := run.Runner.(*session.Session)
 	if !ok {
-		return errNotBatched
+		return nil, errNotBatched
 	}
 	m, err := c.Model(run.Model.Name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c.sched.mu.Lock()
 	defer c.sched.mu.Unlock()
 	b := c.sched.batchers[m.Name]
 	if !c.sched.on || b == nil {
-		return errNotBatched
+		return nil, errNotBatched
 	}
-	s.SetScheduler(b.For(visitor))
-	return nil
+	sc := b.For(visitor)
+	s.SetScheduler(sc)
+	return sc, nil
 }
 
 // tagRun tags a connection's new run with its visitor (see scheduleFor)
-// and records whether its decode steps are batched.
+// and records whether its decode steps are batched; the run it replaces
+// is done.
 func (c *wsConn) tagRun(run Run) {
+	c.runDone()
 	c.batched = false
 	if cat, ok := c.s.opts.Catalog.(*EngineCatalog); ok {
-		c.batched = cat.scheduleFor(run, c.visitor) == nil
+		sc, err := cat.scheduleFor(run, c.visitor)
+		c.batched, c.batch = err == nil, sc
+	}
+}
+
+// runDone tells the batcher the connection's run sends no more steps
+// (it stopped, was replaced, or the connection closed).
+func (c *wsConn) runDone() {
+	if c.batch != nil {
+		c.batch.Done() // a later step (after a rewind) counts it again
 	}
 }
 

@@ -224,6 +224,11 @@ func (c *wsConn) step(cmd Command) {
 		cancel()
 	}()
 	until := untilFor(cmd.Type)
+	defer func() {
+		if c.runner.Done() {
+			c.runDone() // batching.go: no pass waits for a stopped run
+		}
+	}()
 	// one stage per engine slot, so other visitors' steps interleave
 	for !c.runner.Done() {
 		var ev *session.Event

@@ -145,21 +145,48 @@ func (b *Batcher) Decode(ctx context.Context, seq *engine.BatchSeq) (session.Slo
 	return b.decode(ctx, seq, "")
 }
 
-// For is the Batcher as the scheduler of one visitor's session: its decode
-// steps are admitted fairly against other visitors' (see the file comment).
-func (b *Batcher) For(visitor string) session.Scheduler { return visitorScheduler{b, visitor} }
-
-type visitorScheduler struct {
-	b       *Batcher
-	visitor string
+// For is the Batcher as the scheduler of one session of visitor: its
+// decode steps are admitted fairly against other visitors' (see the file
+// comment). Call Done when the session's run ends or is replaced.
+func (b *Batcher) For(visitor string) *SessionScheduler {
+	return &SessionScheduler{b: b, visitor: visitor}
 }
 
-func (v visitorScheduler) Decode(ctx context.Context, seq *engine.BatchSeq) (session.Slot, error) {
+// SessionScheduler is one session's view of a Batcher (a session.Scheduler).
+type SessionScheduler struct {
+	b       *Batcher
+	visitor string
+	mu      sync.Mutex
+	kv      *engine.KVCache // the session's cache, as the batcher knows it
+}
+
+// Decode implements session.Scheduler.
+func (v *SessionScheduler) Decode(ctx context.Context, seq *engine.BatchSeq) (session.Slot, error) {
+	v.mu.Lock()
+	v.kv = seq.KV
+	v.mu.Unlock()
 	return v.b.decode(ctx, seq, v.visitor)
 }
 
-func (v visitorScheduler) Prefill(ctx context.Context) (func(), time.Duration, error) {
+// Prefill implements session.Scheduler.
+func (v *SessionScheduler) Prefill(ctx context.Context) (func(), time.Duration, error) {
 	return v.b.Prefill(ctx)
+}
+
+// Done says the session will send no more steps: the batcher stops
+// counting it among the sessions decoding, so nobody's pass waits for it
+// (a run that stopped or was replaced would otherwise count for
+// activeWindow, and a lone student restarting runs would wait for ghosts).
+func (v *SessionScheduler) Done() {
+	v.mu.Lock()
+	kv := v.kv
+	v.kv = nil
+	v.mu.Unlock()
+	if kv != nil {
+		v.b.mu.Lock()
+		delete(v.b.seen, kv)
+		v.b.mu.Unlock()
+	}
 }
 
 func (b *Batcher) decode(ctx context.Context, seq *engine.BatchSeq, visitor string) (session.Slot, error) {

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/engine"
 )
 
 // TestPickIsFairByVisitor: when more steps are queued than a pass holds,
@@ -53,5 +56,26 @@ func TestPickIsFairByVisitor(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDoneSessionsAreNotWaitedFor: a pass waits for the sessions decoding
+// lately to queue their steps, but not for one whose run is done (a lone
+// student restarting runs used to wait for their old runs each step).
+func TestDoneSessionsAreNotWaitedFor(t *testing.T) {
+	b := &Batcher{opt: Options{MaxBatch: 8, MaxWait: time.Second}, seen: map[*engine.KVCache]time.Time{}, lastPass: time.Second}
+	old, cur := &engine.KVCache{}, &engine.KVCache{}
+	ended := b.For("a")
+	ended.kv = old // as its Decode records
+	b.seen[old] = time.Now()
+	queue := func() { b.queue = append(b.queue, &request{seq: &engine.BatchSeq{KV: cur}, visitor: "a", enq: time.Now()}) }
+	b.seen[cur] = time.Now()
+	queue()
+	if batch, wait := b.take(); batch != nil || wait <= 0 {
+		t.Fatalf("with another session decoding lately: batch %d, wait %v; want a wait for it", len(batch), wait)
+	}
+	ended.Done()
+	if batch, wait := b.take(); len(batch) != 1 || wait != 0 {
+		t.Fatalf("after the other run is done: batch %d, wait %v; want the lone step at once", len(batch), wait)
 	}
 }
