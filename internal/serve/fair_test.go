@@ -68,7 +68,9 @@ func TestDoneSessionsAreNotWaitedFor(t *testing.T) {
 	ended := b.For("a")
 	ended.kv = old // as its Decode records
 	b.seen[old] = time.Now()
-	queue := func() { b.queue = append(b.queue, &request{seq: &engine.BatchSeq{KV: cur}, visitor: "a", enq: time.Now()}) }
+	queue := func() {
+		b.queue = append(b.queue, &request{seq: &engine.BatchSeq{KV: cur}, visitor: "a", enq: time.Now()})
+	}
 	b.seen[cur] = time.Now()
 	queue()
 	if batch, wait := b.take(); batch != nil || wait <= 0 {
