@@ -4,8 +4,18 @@ package web
 // model shares that model's serve.Batcher (decode steps of concurrent
 // sessions in one forward pass, one prefill at a time); with it off, each
 // run does its own forward passes (the lesson's comparison).
+//
+// How the fair queue (sched.go) and the batcher compose: a connection's
+// run is tagged with its visitor, and its decode steps go to the batcher
+// without an engine slot. The batcher admits steps into each pass fairly
+// by visitor (round-robin when more are queued than a pass holds), so one
+// visitor's many sessions get one visitor's share of every pass, and a
+// pass can hold every session that is ready — not only as many as there
+// are slots. Every other stage (prefill, logits, sample, no_cache decode,
+// sample_n, ...) takes a slot as before.
 
 import (
+	"errors"
 	"sort"
 	"sync"
 
@@ -80,4 +90,57 @@ func (c *EngineCatalog) CloseSchedulers() {
 	for _, b := range bs {
 		b.Close()
 	}
+}
+
+// errNotBatched: the run's steps are not batched (batching off, or a run
+// not made by this catalog).
+var errNotBatched = errors.New("not batched")
+
+// scheduleFor tags run's batched decode steps with visitor, for the
+// batcher's fair admission; it reports whether the run's decode steps are
+// batched at all.
+func (c *EngineCatalog) scheduleFor(run Run, visitor string) (*serve.SessionScheduler, error) {
+	s, ok := run.Runner.(*session.Session)
+	if !ok {
+		return nil, errNotBatched
+	}
+	m, err := c.Model(run.Model.Name)
+	if err != nil {
+		return nil, err
+	}
+	c.sched.mu.Lock()
+	defer c.sched.mu.Unlock()
+	b := c.sched.batchers[m.Name]
+	if !c.sched.on || b == nil {
+		return nil, errNotBatched
+	}
+	sc := b.For(visitor)
+	s.SetScheduler(sc)
+	return sc, nil
+}
+
+// tagRun tags a connection's new run with its visitor (see scheduleFor)
+// and records whether its decode steps are batched; the run it replaces
+// is done.
+func (c *wsConn) tagRun(run Run) {
+	c.runDone()
+	c.batched = false
+	if cat, ok := c.s.opts.Catalog.(*EngineCatalog); ok {
+		sc, err := cat.scheduleFor(run, c.visitor)
+		c.batched, c.batch = err == nil, sc
+	}
+}
+
+// runDone tells the batcher the connection's run sends no more steps
+// (it stopped, was replaced, or the connection closed).
+func (c *wsConn) runDone() {
+	if c.batch != nil {
+		c.batch.Done() // a later step (after a rewind) counts it again
+	}
+}
+
+// batchedNext reports whether the run's next stage is a decode step the
+// batcher runs (so it takes no engine slot: the batcher admits it fairly).
+func (c *wsConn) batchedNext() bool {
+	return c.batched && c.start != nil && !c.start.NoCache && c.runner != nil && c.runner.Next() == session.StageAppend
 }

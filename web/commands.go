@@ -59,7 +59,7 @@ func (c *wsConn) handle(cmd Command) {
 			c.step(cmd)
 		}
 	case CmdLogits:
-		if c.needRunner(cmd.ID) {
+		if c.needRunner(cmd.ID) && c.dataAllowed(cmd.ID, "get_logits") {
 			var msg outMsg
 			var err error
 			noLogits := false
@@ -80,7 +80,7 @@ func (c *wsConn) handle(cmd Command) {
 			}
 		}
 	case CmdSampleN:
-		if c.needRunner(cmd.ID) {
+		if c.needRunner(cmd.ID) && c.dataAllowed(cmd.ID, "sample_n") {
 			var counts []session.TokenCount
 			var err error
 			if c.withSlot(context.Background(), func() { counts, err = c.runner.SampleMany(cmd.N) }) != nil {
@@ -97,7 +97,7 @@ func (c *wsConn) handle(cmd Command) {
 			c.resample(cmd.ID, cmd.Resample)
 		}
 	case CmdInspect:
-		if c.needRunner(cmd.ID) {
+		if c.needRunner(cmd.ID) && c.dataAllowed(cmd.ID, "inspect") {
 			in, ok := c.runner.(inspector)
 			if !ok {
 				c.sendError(cmd.ID, "bad_request", "this run cannot be inspected")
@@ -192,6 +192,7 @@ func (c *wsConn) install(id int64, p *StartPayload, run Run) bool {
 	}
 	c.kvBytes = kv
 	c.runner, c.start = run.Runner, p
+	c.tagRun(run)
 	c.live.setRun(run)
 	return true
 }
@@ -247,23 +248,35 @@ func (c *wsConn) step(cmd Command) {
 		cancel()
 	}()
 	until := untilFor(cmd.Type)
+	defer func() {
+		if c.runner.Done() {
+			c.runDone() // batching.go: no pass waits for a stopped run
+		}
+	}()
 	// one stage per engine slot, so other visitors' steps interleave
 	for !c.runner.Done() {
 		var ev *session.Event
 		var msg outMsg
 		var encErr, err error
-		slotErr := c.withSlot(ctx, func() {
-			start := time.Now()
-			var evs []*session.Event
-			evs, err = c.runner.Advance(ctx, session.UntilStage, nil)
-			if len(evs) == 0 {
-				return
-			}
-			ev = evs[0]
-			c.s.metrics.observeStep(ev, time.Since(start))
-			c.live.observe(ev)
-			msg, encErr = c.encode(cmd.ID, MsgEvent, ev)
-		})
+		// a visitor past its byte budget waits for it to refill (bytebudget.go);
+		// a batched decode step is admitted by the batcher, fairly by
+		// visitor, instead of holding an engine slot while it waits for its
+		// pass (batching.go)
+		slotErr := c.awaitBytes(ctx)
+		if slotErr == nil {
+			slotErr = c.engineWork(ctx, c.batchedNext(), func() {
+				start := time.Now()
+				var evs []*session.Event
+				evs, err = c.runner.Advance(ctx, session.UntilStage, nil)
+				if len(evs) == 0 {
+					return
+				}
+				ev = evs[0]
+				c.s.metrics.observeStep(ev, time.Since(start))
+				c.live.observe(ev)
+				msg, encErr = c.encode(cmd.ID, MsgEvent, ev)
+			})
+		}
 		if slotErr != nil {
 			if c.closed() {
 				return
@@ -305,6 +318,15 @@ func (c *wsConn) step(cmd Command) {
 // this connection's visitor (sched.go). It returns an error, without
 // running f, if ctx ends or the connection closes first.
 func (c *wsConn) withSlot(ctx context.Context, f func()) error {
+	return c.engineWork(ctx, false, f)
+}
+
+// engineWork is withSlot, except that with batched set (the work is a
+// decode step the model's batcher runs) no slot is taken: the batcher's
+// own fair admission stands in for the queue, and holding a slot while
+// waiting for a pass would let only as many sessions as there are slots
+// into a batch.
+func (c *wsConn) engineWork(ctx context.Context, batched bool, f func()) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -314,6 +336,13 @@ func (c *wsConn) withSlot(ctx context.Context, f func()) error {
 		case <-ctx.Done():
 		}
 	}()
+	if batched {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		f()
+		return nil
+	}
 	release, err := c.s.sched.Acquire(ctx, c.visitor)
 	if err != nil {
 		return err

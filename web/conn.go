@@ -20,6 +20,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/inferscope/inferscope/engine/session"
+	"github.com/inferscope/inferscope/internal/serve"
 )
 
 // connSet is the server's live connections, counted for the session and
@@ -119,6 +120,8 @@ type wsConn struct {
 	// worker-owned
 	runner  Runner
 	start   *StartPayload
+	batched bool                    // the run's decode steps go to a batcher (batching.go)
+	batch   *serve.SessionScheduler // that batcher, for this run
 	kvBytes int64
 	live    *liveSession // this session on /server
 
@@ -152,6 +155,7 @@ func (c *wsConn) serve() {
 	c.mu.Unlock()
 	close(c.cmds)
 	wg.Wait()
+	c.runDone()
 	c.leaveRoom()
 	c.s.conns.kvBytes.Add(-c.kvBytes)
 }
@@ -385,6 +389,8 @@ func describeReply(typ string, payload any) string {
 // stays full for SendTimeout, the connection is closed rather than letting
 // an engine step wait without bound.
 func (c *wsConn) enqueue(m outMsg) bool {
+	// every message counts against the visitor's byte budget (bytebudget.go)
+	c.s.bytes.charge(c.visitor, len(m.payload)+64)
 	select {
 	case c.send <- m:
 		return true

@@ -23,6 +23,12 @@ type Limits struct {
 	// IdleTimeout closes a session with no command (pings aside) for this
 	// long; the client gets closing with code "idle" and may resume.
 	IdleTimeout time.Duration `json:"-"`
+	// VisitorBytesPerSecond and VisitorByteBurst are the byte budget of a
+	// visitor's messages across its connections (bytebudget.go): a burst,
+	// then a steady rate. Past it data requests get byte_budget and runs
+	// slow down to the rate.
+	VisitorBytesPerSecond int64 `json:"visitor_bytes_per_second"`
+	VisitorByteBurst      int64 `json:"visitor_byte_burst"`
 
 	// HTTP server timeouts (Serve only; the websocket clears them once
 	// upgraded).
@@ -36,7 +42,7 @@ type Limits struct {
 func DefaultLimits() Limits {
 	return Limits{MaxSessions: 64, ReadLimit: 64 << 10, MsgsPerSecond: 50, Burst: 100, SendBuffer: 256,
 		SendTimeout: 10 * time.Second, WriteWait: 10 * time.Second, PongWait: 60 * time.Second, MaxKVBytes: 2 << 30,
-		MaxSessionsPerVisitor: 8, MaxConnsPerVisitor: 256, IdleTimeout: 15 * time.Minute,
+		MaxSessionsPerVisitor: 8, MaxConnsPerVisitor: 256, VisitorBytesPerSecond: 4 << 20, VisitorByteBurst: 32 << 20, IdleTimeout: 15 * time.Minute,
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, HTTPIdleTimeout: 120 * time.Second}
 }
 
@@ -68,6 +74,11 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxKVBytes <= 0 {
 		l.MaxKVBytes = d.MaxKVBytes
+	}
+	for _, f := range []struct{ v, d *int64 }{{&l.VisitorBytesPerSecond, &d.VisitorBytesPerSecond}, {&l.VisitorByteBurst, &d.VisitorByteBurst}} {
+		if *f.v <= 0 {
+			*f.v = *f.d
+		}
 	}
 	for _, f := range []struct{ v, d *int }{{&l.MaxSessionsPerVisitor, &d.MaxSessionsPerVisitor}, {&l.MaxConnsPerVisitor, &d.MaxConnsPerVisitor}} {
 		if *f.v <= 0 {

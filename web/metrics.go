@@ -24,6 +24,8 @@ type metrics struct {
 	hostRefused  atomic.Int64
 	connsRefused atomic.Int64
 	idleClosed   atomic.Int64
+	bytesRefused atomic.Int64 // data requests refused by the byte budget
+	bytesWaits   atomic.Int64 // run stages held back by the byte budget
 	steps        *prometheus.CounterVec
 	stepTime     *prometheus.HistogramVec
 	tokens       prometheus.Counter
@@ -53,6 +55,8 @@ func newMetrics(kvBytes func() float64) *metrics {
 		counter("inferscope_connections_refused_total", "TCP connections closed at once because their address had too many open.", &m.connsRefused),
 		counter("inferscope_idle_sessions_closed_total", "Sessions closed after the idle timeout without a command.", &m.idleClosed),
 		counter("inferscope_host_refused_total", "Requests refused because their Host is not on the allowlist (DNS rebinding).", &m.hostRefused),
+		counter("inferscope_byte_budget_refused_total", "Data requests (get_logits, sample_n, inspect) refused because their visitor's byte budget was spent.", &m.bytesRefused),
+		counter("inferscope_byte_budget_waits_total", "Run stages held back until their visitor's byte budget refilled.", &m.bytesWaits),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return m

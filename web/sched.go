@@ -10,8 +10,17 @@ package web
 // more; a visitor alone may use every slot. Work is granted one stage at a
 // time, so nobody waits behind a whole 200-token run.
 //
-// The queue knows nothing of sessions: a later batcher can take slots for
-// batches the same way (Acquire with the visitor whose step it batches).
+// The queue knows nothing of sessions. Batched decode steps do not take
+// slots: the model's batcher admits them fairly by visitor (batching.go,
+// internal/serve).
+//
+// Slots bound engine stages, but a stage's parallel regions keep every
+// engine worker busy, and Go hands a P (a core) to another goroutine only
+// when one blocks or after a 10 ms time slice. With as many Ps as engine
+// workers, every goroutine that carries another visitor's request (the
+// socket reader, the worker, the writer) waits for a slice behind the
+// engine at each hand-off: that, not the queue, was the good client's tail
+// under attack. ReserveRequestProc gives those goroutines a P of their own.
 
 import (
 	"context"
@@ -42,10 +51,25 @@ type visitorQueue struct {
 	lastSeen time.Time
 }
 
-// NewFairQueue makes a queue with slots engine slots (≤ 0: GOMAXPROCS).
+// engineProcs is GOMAXPROCS when the program started, which the engine's
+// worker pool is sized by (one worker per core).
+var engineProcs = runtime.GOMAXPROCS(0)
+
+// ReserveRequestProc sets GOMAXPROCS to one more than the engine has
+// workers, so the goroutines carrying requests can run while engine work
+// keeps every worker busy (the operating system then shares the cores in
+// finer slices than Go's 10 ms). The serve command calls it once at
+// start-up; restore puts the previous setting back.
+func ReserveRequestProc() (restore func()) {
+	prev := runtime.GOMAXPROCS(engineProcs + 1)
+	return func() { runtime.GOMAXPROCS(prev) }
+}
+
+// NewFairQueue makes a queue with slots engine slots (≤ 0: one per engine
+// worker, i.e. per core).
 func NewFairQueue(slots int) *FairQueue {
 	if slots <= 0 {
-		slots = runtime.GOMAXPROCS(0)
+		slots = engineProcs
 	}
 	return &FairQueue{slots: slots, visitors: map[string]*visitorQueue{}, now: time.Now}
 }

@@ -72,6 +72,7 @@ type Server struct {
 	conns   *connSet
 	hosts   *hostPolicy
 	sched   *FairQueue
+	bytes   *byteBudget // per-visitor bytes sent (bytebudget.go)
 	metrics *metrics
 	lessons []*lessons.Lesson
 	rooms   *roomHub
@@ -90,6 +91,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: lg, echo: echo.New(), assets: assets, limits: opts.Limits.withDefaults(),
 		conns: &connSet{conns: map[*wsConn]struct{}{}}, hosts: newHostPolicy(opts.AllowedHosts), sched: NewFairQueue(opts.EngineSlots)}
+	s.bytes = newByteBudget(s.limits.VisitorBytesPerSecond, s.limits.VisitorByteBurst)
 	s.metrics = newMetrics(func() float64 { return float64(s.conns.kvBytes.Load()) })
 	s.rooms = newRoomHub(s, opts.Rooms)
 	if err := s.loadLessons(); err != nil {

@@ -5,11 +5,20 @@
 // web know it only through that interface.
 //
 // batcher.go: the Batcher: its queue, limits, loop and statistics.
+//
+// Admission is fair by visitor: a server tags each session's steps with
+// its visitor (For); when more steps are queued than one pass holds, each
+// pass takes them round-robin across visitors (every visitor's oldest
+// step first, then every visitor's second, ...), so one visitor's many
+// sessions get one visitor's share of a pass. This is the fair queue's
+// rule for batched work: the server does not hold an engine slot while a
+// step waits for its pass.
 package serve
 
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -75,11 +84,12 @@ const activeWindow = 250 * time.Millisecond
 const tickHistory = 240
 
 type request struct {
-	seq  *engine.BatchSeq
-	enq  time.Time
-	done chan struct{}
-	slot session.Slot
-	err  error
+	seq     *engine.BatchSeq
+	visitor string
+	enq     time.Time
+	done    chan struct{}
+	slot    session.Slot
+	err     error
 }
 
 // Batcher schedules one model's forward passes. Safe for concurrent use.
@@ -132,10 +142,58 @@ func (b *Batcher) Close() {
 // when the batched pass that ran it is done. A step that was queued always
 // runs (a pass takes milliseconds); ctx only refuses new steps.
 func (b *Batcher) Decode(ctx context.Context, seq *engine.BatchSeq) (session.Slot, error) {
+	return b.decode(ctx, seq, "")
+}
+
+// For is the Batcher as the scheduler of one session of visitor: its
+// decode steps are admitted fairly against other visitors' (see the file
+// comment). Call Done when the session's run ends or is replaced.
+func (b *Batcher) For(visitor string) *SessionScheduler {
+	return &SessionScheduler{b: b, visitor: visitor}
+}
+
+// SessionScheduler is one session's view of a Batcher (a session.Scheduler).
+type SessionScheduler struct {
+	b       *Batcher
+	visitor string
+	mu      sync.Mutex
+	kv      *engine.KVCache // the session's cache, as the batcher knows it
+}
+
+// Decode implements session.Scheduler.
+func (v *SessionScheduler) Decode(ctx context.Context, seq *engine.BatchSeq) (session.Slot, error) {
+	v.mu.Lock()
+	v.kv = seq.KV
+	v.mu.Unlock()
+	return v.b.decode(ctx, seq, v.visitor)
+}
+
+// Prefill implements session.Scheduler.
+func (v *SessionScheduler) Prefill(ctx context.Context) (func(), time.Duration, error) {
+	return v.b.Prefill(ctx)
+}
+
+// Done says the session will send no more steps: the batcher stops
+// counting it among the sessions decoding, so nobody's pass waits for it
+// (a run that stopped or was replaced would otherwise count for
+// activeWindow, and a lone student restarting runs would wait for ghosts).
+func (v *SessionScheduler) Done() {
+	v.mu.Lock()
+	kv := v.kv
+	v.kv = nil
+	v.mu.Unlock()
+	if kv != nil {
+		v.b.mu.Lock()
+		delete(v.b.seen, kv)
+		v.b.mu.Unlock()
+	}
+}
+
+func (b *Batcher) decode(ctx context.Context, seq *engine.BatchSeq, visitor string) (session.Slot, error) {
 	if err := ctx.Err(); err != nil {
 		return session.Slot{}, err
 	}
-	r := &request{seq: seq, enq: time.Now(), done: make(chan struct{})}
+	r := &request{seq: seq, visitor: visitor, enq: time.Now(), done: make(chan struct{})}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -253,10 +311,43 @@ func (b *Batcher) take() ([]*request, time.Duration) {
 			return nil, left
 		}
 	}
-	n = min(n, b.opt.MaxBatch)
-	batch := append([]*request(nil), b.queue[:n]...)
-	b.queue = append(b.queue[:0], b.queue[n:]...)
-	return batch, 0
+	return b.pick(b.opt.MaxBatch), 0
+}
+
+// pick takes up to n queued steps for a pass: all of them when they fit,
+// else round-robin across visitors — each visitor's oldest step, then each
+// one's second, and so on, visitors in the order of their oldest step —
+// leaving the rest queued in their order. Call with mu held.
+func (b *Batcher) pick(n int) []*request {
+	if len(b.queue) <= n {
+		batch := append([]*request(nil), b.queue...)
+		b.queue = b.queue[:0]
+		return batch
+	}
+	type cand struct{ round, at int }
+	rank := map[string]int{}
+	cands := make([]cand, len(b.queue))
+	for i, r := range b.queue {
+		cands[i] = cand{rank[r.visitor], i}
+		rank[r.visitor]++
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].round < cands[j].round })
+	chosen := make([]bool, len(b.queue))
+	for _, c := range cands[:n] {
+		chosen[c.at] = true
+	}
+	batch := make([]*request, 0, n)
+	rest := b.queue[:0]
+	for i, r := range b.queue {
+		if chosen[i] {
+			batch = append(batch, r)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	clear(b.queue[len(rest):])
+	b.queue = rest
+	return batch
 }
 
 // drain runs whatever is still queued when the batcher closes.

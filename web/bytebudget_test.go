@@ -1,0 +1,139 @@
+package web_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/inferscope/inferscope/web"
+)
+
+// metricValue reads one counter from /metrics.
+func metricValue(t *testing.T, url, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("/metrics lacks %s", name)
+	}
+	v, _ := strconv.ParseFloat(string(m[1]), 64)
+	return v
+}
+
+// toLogits starts a run and steps it through prefill, so get_logits and
+// sample_n have something to answer.
+func toLogits(t *testing.T, w *wsClient) {
+	t.Helper()
+	w.send("start", startPayload("The President said", 5))
+	if m := w.read(); m.Type != web.MsgStarted {
+		t.Fatalf("start: %s %s", m.Type, m.Payload)
+	}
+	for range 3 {
+		w.send("step", nil)
+		w.event()
+	}
+}
+
+// TestByteBudgetRefusesDataRequests: a visitor that keeps asking for the
+// 40 KB logit vector runs out of its byte budget and gets a byte_budget
+// error naming the request, the limit and when to retry — on every one of
+// its connections — while another visitor is still answered.
+func TestByteBudgetRefusesDataRequests(t *testing.T) {
+	ts := newWSServer(t, web.Limits{VisitorBytesPerSecond: 1, VisitorByteBurst: 100 << 10})
+	a := dial(t, ts)
+	toLogits(t, a)
+	answered, refused := 0, false
+	for range 20 {
+		id := a.send("get_logits", nil)
+		m := a.read()
+		if m.Type == web.MsgLogits {
+			answered++
+			continue
+		}
+		var e web.ErrorPayload
+		json.Unmarshal(m.Payload, &e)
+		if m.Type != web.MsgError || e.Code != "byte_budget" {
+			t.Fatalf("got %s %s, want logits or a byte_budget error", m.Type, m.Payload)
+		}
+		if m.ID != id || !strings.Contains(e.Message, "get_logits") || !strings.Contains(e.Message, "100 KiB") || !strings.Contains(e.Message, "try again in") {
+			t.Fatalf("byte_budget error for command %d: id %d, message %q", id, m.ID, e.Message)
+		}
+		refused = true
+		break
+	}
+	if answered == 0 || !refused {
+		t.Fatalf("%d get_logits answered, refused %v: want some answered, then byte_budget", answered, refused)
+	}
+	a.send("sample_n", map[string]any{"n": 100})
+	a.expectError("byte_budget")
+	// the budget is the visitor's, not the connection's
+	a2 := dial(t, ts)
+	a2.send("start", startPayload("The", 3))
+	a2.read()
+	a2.send("get_logits", nil)
+	a2.expectError("byte_budget")
+	// another visitor is answered
+	b := dialWith(t, fromAddr("127.0.0.2"), wsURL(ts), nil)
+	toLogits(t, b)
+	b.send("get_logits", nil)
+	if m := b.read(); m.Type != web.MsgLogits {
+		t.Fatalf("another visitor's get_logits: %s %s", m.Type, m.Payload)
+	}
+	if v := metricValue(t, ts.URL, "inferscope_byte_budget_refused_total"); v < 2 {
+		t.Errorf("inferscope_byte_budget_refused_total %g, want ≥ 2", v)
+	}
+}
+
+// TestByteBudgetSlowsRunsWithoutLosingEvents: a run whose events exceed
+// the budget is held back until it refills (backpressure), and every event
+// still arrives, in order.
+func TestByteBudgetSlowsRunsWithoutLosingEvents(t *testing.T) {
+	ts := newWSServer(t, web.Limits{VisitorBytesPerSecond: 512 << 10, VisitorByteBurst: 4 << 10})
+	w := dial(t, ts)
+	events, _ := runToEnd(t, w, "The President said", 12) // fails on a lost or reordered event
+	if events < 3+12*3 {
+		t.Fatalf("%d events for 12 tokens", events)
+	}
+	if v := metricValue(t, ts.URL, "inferscope_byte_budget_waits_total"); v < 1 {
+		t.Errorf("inferscope_byte_budget_waits_total %g: the run was never held back by a 4 KiB budget", v)
+	}
+}
+
+// TestByteBudgetDefaultFitsALesson: the default budget never touches a
+// student's ordinary use — a run stepped token by token, with a
+// get_logits at every step, sends well under the default burst (100
+// tokens here, to keep the test short: under a quarter of the burst).
+func TestByteBudgetDefaultFitsALesson(t *testing.T) {
+	// the default byte budget; the message rate lifted (a test steps faster than a student)
+	ts := newWSServer(t, web.Limits{MsgsPerSecond: 1e4, Burst: 1e4})
+	w := dial(t, ts)
+	w.send("start", startPayload("Once upon a time", 100))
+	if m := w.read(); m.Type != web.MsgStarted {
+		t.Fatalf("start: %s %s", m.Type, m.Payload)
+	}
+	for stopped := false; !stopped; {
+		w.send("step", nil)
+		e := w.event()
+		stopped = e.Stage == "stop"
+		if e.Stage == "logits" {
+			w.send("get_logits", nil)
+			if m := w.read(); m.Type != web.MsgLogits {
+				t.Fatalf("get_logits: %s %s", m.Type, m.Payload)
+			}
+		}
+	}
+	sent := metricValue(t, ts.URL, "inferscope_ws_bytes_sent_total")
+	if burst := float64(web.DefaultLimits().VisitorByteBurst); sent > burst/4 {
+		t.Errorf("a 100-token lesson sent %.0f bytes, more than a quarter of the default burst %.0f", sent, burst)
+	}
+	t.Logf("a 100-token run stepped stage by stage with get_logits at each step: %.1f MiB", sent/(1<<20))
+}
