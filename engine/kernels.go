@@ -38,6 +38,12 @@ type kernelSet struct {
 	simdCols int // gemv/gemvT handle column counts that are multiples of this; 1 = any
 }
 
+// gemvPrefetch is how far ahead the AVX-512 gemv prefetches each row:
+// < 0 means the same columns of the next four rows (the next group: the
+// one-vector decode kernel walks four rows side by side), ≥ 0 that many
+// bytes ahead in the row.
+var gemvPrefetch = -1
+
 // gemmMR is the number of rows (positions) in one gemm tile.
 const gemmMR = 6
 

@@ -12,9 +12,10 @@
 #include "textflag.h"
 
 
-// func gemvF32AVX512(out *float32, w *float32, ldw int, x *float32, rows int, cols int)
-// out[r] = Σ_{c<cols} w[r*ldw+c]·x[c]; rows a multiple of 4, cols of 16.
-TEXT ·gemvF32AVX512(SB), NOSPLIT, $0-48
+// func gemvF32AVX512(out *float32, w *float32, ldw int, x *float32, rows int, cols int, pf int)
+// out[r] = Σ_{c<cols} w[r*ldw+c]·x[c]; rows a multiple of 4, cols of 16. Each row is
+// prefetched pf bytes ahead of the loads (pf ≥ 0; prefetches never fault).
+TEXT ·gemvF32AVX512(SB), NOSPLIT, $0-56
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ ldw+16(FP), R8
@@ -29,6 +30,9 @@ f32z4rows:
 	LEAQ (SI)(R8*1), R9
 	LEAQ (SI)(R8*2), R10
 	LEAQ (R9)(R8*2), R11
+	MOVQ pf+48(FP), R13
+	ADDQ SI, R13
+	LEAQ (R13)(R8*2), R14
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -36,6 +40,12 @@ f32z4rows:
 	XORQ AX, AX
 
 f32zloop:
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R8*1)
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R8*1)
+	ADDQ $64, R13
+	ADDQ $64, R14
 	VMOVUPS (DX)(AX*4), Z8
 	VFMADD231PS (SI)(AX*4), Z8, Z0
 	VFMADD231PS (R9)(AX*4), Z8, Z1
@@ -205,9 +215,10 @@ f32mdone:
 	VZEROUPPER
 	RET
 
-// func gemvBF16AVX512(out *float32, w *uint16, ldw int, x *float32, rows int, cols int)
-// out[r] = Σ_{c<cols} w[r*ldw+c]·x[c]; rows a multiple of 4, cols of 16.
-TEXT ·gemvBF16AVX512(SB), NOSPLIT, $0-48
+// func gemvBF16AVX512(out *float32, w *uint16, ldw int, x *float32, rows int, cols int, pf int)
+// out[r] = Σ_{c<cols} w[r*ldw+c]·x[c]; rows a multiple of 4, cols of 16. Each row is
+// prefetched pf bytes ahead of the loads (pf ≥ 0; prefetches never fault).
+TEXT ·gemvBF16AVX512(SB), NOSPLIT, $0-56
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ ldw+16(FP), R8
@@ -222,6 +233,9 @@ bf16z4rows:
 	LEAQ (SI)(R8*1), R9
 	LEAQ (SI)(R8*2), R10
 	LEAQ (R9)(R8*2), R11
+	MOVQ pf+48(FP), R13
+	ADDQ SI, R13
+	LEAQ (R13)(R8*2), R14
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -229,6 +243,12 @@ bf16z4rows:
 	XORQ AX, AX
 
 bf16zloop:
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R8*1)
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R8*1)
+	ADDQ $32, R13
+	ADDQ $32, R14
 	VMOVUPS (DX)(AX*4), Z8
 	VPMOVZXWD (SI)(AX*2), Z16
 	VPSLLD $16, Z16, Z16

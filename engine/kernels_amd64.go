@@ -24,10 +24,10 @@ func gemm6x32AVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int)
 // kernels512_amd64.s
 
 //go:noescape
-func gemvF32AVX512(out, w *float32, ldw int, x *float32, rows, cols int)
+func gemvF32AVX512(out, w *float32, ldw int, x *float32, rows, cols, pf int)
 
 //go:noescape
-func gemvBF16AVX512(out *float32, w *uint16, ldw int, x *float32, rows, cols int)
+func gemvBF16AVX512(out *float32, w *uint16, ldw int, x *float32, rows, cols, pf int)
 
 //go:noescape
 func gemv4F32AVX512(outs *[4]*float32, w *float32, ldw int, xs *[4]*float32, rows, cols int)
@@ -106,7 +106,7 @@ func gemvAVX512(out, w []float32, ldw int, x []float32, rows, cols int) {
 		r4 = 0
 	}
 	if r4 > 0 {
-		gemvF32AVX512(&out[0], &w[0], ldw, &x[0], r4, cols)
+		gemvF32AVX512(&out[0], &w[0], ldw, &x[0], r4, cols, prefetchAhead(ldw, 4))
 	}
 	if r4 < rows {
 		gemvF32AVX2(&out[r4], &w[r4*ldw], ldw, &x[0], rows-r4, cols)
@@ -120,11 +120,18 @@ func gemvBF16AVX512w(out []float32, w []uint16, ldw int, x []float32, rows, cols
 		r4 = 0
 	}
 	if r4 > 0 {
-		gemvBF16AVX512(&out[0], &w[0], ldw, &x[0], r4, cols)
+		gemvBF16AVX512(&out[0], &w[0], ldw, &x[0], r4, cols, prefetchAhead(ldw, 2))
 	}
 	if r4 < rows {
 		gemvBF16AVX2(&out[r4], &w[r4*ldw], ldw, &x[0], rows-r4, cols)
 	}
+}
+
+func prefetchAhead(ldw, size int) int {
+	if gemvPrefetch < 0 {
+		return 4 * ldw * size
+	}
+	return gemvPrefetch
 }
 
 // gemv4AVX512 is gemv for four vectors over the same rows: outs[v][r] for
