@@ -8,8 +8,10 @@ import (
 	"unsafe"
 )
 
-func unsafeF32(w []uint64) []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(&w[0])), 2*len(w)) }
-func unsafeU16(w []uint64) []uint16  { return unsafe.Slice((*uint16)(unsafe.Pointer(&w[0])), 4*len(w)) }
+func unsafeF32(w []uint64) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(&w[0])), 2*len(w))
+}
+func unsafeU16(w []uint64) []uint16 { return unsafe.Slice((*uint16)(unsafe.Pointer(&w[0])), 4*len(w)) }
 
 // BenchmarkStream reads the same 256 MB three ways, alternating in one
 // run: the bandwidth probe's plain 64-bit read (sumWords), the F32 gemv
