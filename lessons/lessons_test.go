@@ -57,7 +57,7 @@ func TestNoTypedNumbers(t *testing.T) {
 			case inFront:
 				inFront = line != "---"
 				continue
-			case strings.HasPrefix(line, "::: panel"):
+			case strings.HasPrefix(line, "::: "): // a panel, question or exercise block
 				inPanel = true
 				continue
 			case inPanel:

@@ -92,6 +92,10 @@ func (c *wsConn) handle(cmd Command) {
 			}
 			c.reply(cmd.ID, MsgSamples, map[string]any{"n": cmd.N, "counts": counts})
 		}
+	case CmdResample:
+		if c.needRunner(cmd.ID) {
+			c.resample(cmd.ID, cmd.Resample)
+		}
 	case CmdInspect:
 		if c.needRunner(cmd.ID) {
 			in, ok := c.runner.(inspector)
@@ -120,6 +124,26 @@ func (c *wsConn) handle(cmd Command) {
 			c.roomCommand(cmd) // rooms.go
 		}
 	}
+}
+
+// resample answers the current step's distribution and draw under the
+// run's settings with the payload's fields replaced (no forward pass).
+func (c *wsConn) resample(id int64, p *ResamplePayload) {
+	sp := p.Sampling().over(c.start.SessionConfig().Sampling)
+	topN := 0
+	if p != nil {
+		topN = p.TopN
+	}
+	var r *session.Resampled
+	var err error
+	if c.withSlot(context.Background(), func() { r, err = c.runner.Resample(sp, topN) }) != nil {
+		return
+	}
+	if err != nil {
+		c.sendError(id, "bad_request", err.Error())
+		return
+	}
+	c.reply(id, MsgResampled, r)
 }
 
 // inspector is a Runner that can show the tensor behind one part of the

@@ -24,6 +24,9 @@ type Runner interface {
 	Next() session.Stage
 	CurrentLogits() []float32
 	SampleMany(n int) ([]session.TokenCount, error)
+	// Resample shows the current step under other sampling settings
+	// without a forward pass; the run is unchanged.
+	Resample(p session.SamplingParams, topN int) (*session.Resampled, error)
 	// MemoryBytes is what the run holds now: scratch plus the KV cache
 	// filled so far (counted against Limits.MaxKVBytes as it grows).
 	MemoryBytes() int64

@@ -35,8 +35,9 @@ const (
 	CmdLogits    = "get_logits" // the full logit vector of the current step
 	CmdSampleN   = "sample_n"   // {n}: histogram of n draws at the current step
 	CmdPing      = "ping"
-	CmdResume    = "resume"  // ResumePayload: rebuild a run after a reconnect
-	CmdInspect   = "inspect" // session.InspectRequest: one part's tensor at the current step
+	CmdResume    = "resume"   // ResumePayload: rebuild a run after a reconnect
+	CmdInspect   = "inspect"  // session.InspectRequest: one part's tensor at the current step
+	CmdResample  = "resample" // ResamplePayload: the current step under other sampling settings, no forward pass
 )
 
 // MaxResumeLog bounds a resume message's command log.
@@ -54,6 +55,7 @@ const (
 	MsgClosing    = "closing"    // the server is shutting down
 	MsgResumed    = "resumed"    // a resume's answer: started's fields plus the events to redraw
 	MsgInspection = "inspection" // an inspect's answer: session.Inspection
+	MsgResampled  = "resampled"  // a resample's answer: session.Resampled
 )
 
 // Command is a decoded client message.
@@ -68,6 +70,8 @@ type Command struct {
 	Token   int                     `json:"-"` // force
 	Room    *RoomPayload            `json:"-"` // room_* commands (roomproto.go)
 	Inspect *session.InspectRequest `json:"-"`
+	// Resample is a resample's settings (session.Session.Resample).
+	Resample *ResamplePayload `json:"-"`
 }
 
 // StartPayload sets up a run.
@@ -141,26 +145,52 @@ type SamplingPayload struct {
 	Seed        *uint64  `json:"seed"`
 }
 
+// ResamplePayload asks for the current step's distribution and draw under
+// other sampling settings; absent fields keep the run's own settings. TopN
+// is how many candidates to list (0: the run's top_n).
+type ResamplePayload struct {
+	Temperature *float64 `json:"temperature"`
+	TopK        *int     `json:"top_k"`
+	TopP        *float64 `json:"top_p"`
+	MinP        *float64 `json:"min_p"`
+	Seed        *uint64  `json:"seed"`
+	TopN        int      `json:"top_n"`
+}
+
+// Sampling returns the settings fields as a SamplingPayload.
+func (p *ResamplePayload) Sampling() *SamplingPayload {
+	if p == nil {
+		return nil
+	}
+	return &SamplingPayload{Temperature: p.Temperature, TopK: p.TopK, TopP: p.TopP, MinP: p.MinP, Seed: p.Seed}
+}
+
+// over returns s with the fields sp sets replaced (sp may be nil).
+func (sp *SamplingPayload) over(s session.SamplingParams) session.SamplingParams {
+	if sp == nil {
+		return s
+	}
+	if sp.Temperature != nil {
+		s.Temperature = *sp.Temperature
+	}
+	if sp.TopK != nil {
+		s.TopK = *sp.TopK
+	}
+	if sp.TopP != nil {
+		s.TopP = *sp.TopP
+	}
+	if sp.MinP != nil {
+		s.MinP = *sp.MinP
+	}
+	if sp.Seed != nil {
+		s.Seed = *sp.Seed
+	}
+	return s
+}
+
 // SessionConfig turns a start payload into the engine's settings.
 func (p *StartPayload) SessionConfig() session.Config {
-	s := session.DefaultSampling()
-	if sp := p.Sampling; sp != nil {
-		if sp.Temperature != nil {
-			s.Temperature = *sp.Temperature
-		}
-		if sp.TopK != nil {
-			s.TopK = *sp.TopK
-		}
-		if sp.TopP != nil {
-			s.TopP = *sp.TopP
-		}
-		if sp.MinP != nil {
-			s.MinP = *sp.MinP
-		}
-		if sp.Seed != nil {
-			s.Seed = *sp.Seed
-		}
-	}
+	s := p.Sampling.over(session.DefaultSampling())
 	return session.Config{Prompt: p.Prompt, Chat: p.Chat, Sampling: s, MaxNewTokens: p.MaxNewTokens,
 		StopStrings: p.StopStrings, AddBOS: p.AddBOS, StopAtEOS: p.StopAtEOS, TopN: p.TopN, AllAttention: p.AllAttention, NoCache: p.NoCache, Lens: p.Lens}
 }
@@ -178,7 +208,7 @@ func protoErr(code, format string, args ...any) error {
 	return &ProtocolError{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
-var commandTypes = append([]string{CmdHello, CmdStart, CmdResume, CmdStep, CmdStepToken, CmdRun, CmdCancel, CmdRewind, CmdForce, CmdReset, CmdLogits, CmdSampleN, CmdPing, CmdInspect}, roomCommandTypes...)
+var commandTypes = append([]string{CmdHello, CmdStart, CmdResume, CmdStep, CmdStepToken, CmdRun, CmdCancel, CmdRewind, CmdForce, CmdReset, CmdLogits, CmdSampleN, CmdPing, CmdInspect, CmdResample}, roomCommandTypes...)
 
 // DecodeCommand parses and checks one client message. Unknown types,
 // unknown fields, wrong field types and invalid UTF-8 are errors that say
@@ -275,6 +305,12 @@ func DecodeCommand(b []byte) (Command, error) {
 			return c, protoErr("bad_payload", "inspect payload: %s", describeJSONError(err))
 		}
 		c.Inspect = &p
+	case CmdResample:
+		var p ResamplePayload
+		if err := strictUnmarshal(payload, &p); err != nil {
+			return c, protoErr("bad_payload", "resample payload: %s", describeJSONError(err))
+		}
+		c.Resample = &p
 	default:
 		var p struct{}
 		if err := strictUnmarshal(payload, &p); err != nil {

@@ -26,6 +26,11 @@ func TestDecodeCommand(t *testing.T) {
 		{"bad version", `{"type":"hello","payload":{"version":9}}`, "bad_version", "version 9 is not supported"},
 		{"invalid utf8", "{\"type\":\"step\xff\"}", "bad_json", "not valid UTF-8"},
 		{"trailing", `{"type":"step"} {"type":"step"}`, "bad_json", "trailing data"},
+		{"resample", `{"type":"resample","payload":{"temperature":1.2,"top_k":5,"top_p":0.9,"min_p":0.05,"seed":7,"top_n":12}}`, "", ""},
+		{"resample empty", `{"type":"resample"}`, "", ""},
+		{"resample wrong type", `{"type":"resample","payload":{"top_p":"most"}}`, "bad_payload", `resample payload: field "top_p" has a string, want a number`},
+		{"resample unknown field", `{"type":"resample","payload":{"temp":1}}`, "bad_payload", `unknown field "temp"`},
+		{"resample negative seed", `{"type":"resample","payload":{"seed":-1}}`, "bad_payload", `field "seed" has a number`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,7 +50,8 @@ func TestDecodeCommand(t *testing.T) {
 }
 
 func FuzzDecodeCommand(f *testing.F) {
-	for _, s := range []string{`{"type":"step"}`, `{"type":"start","payload":{"prompt":"x","sampling":{"top_p":0.9}}}`, `{"type":"rewind","payload":{"n":2}}`, `{}`, `null`} {
+	for _, s := range []string{`{"type":"step"}`, `{"type":"start","payload":{"prompt":"x","sampling":{"top_p":0.9}}}`, `{"type":"rewind","payload":{"n":2}}`, `{}`, `null`,
+		`{"type":"resample","payload":{"temperature":0.7,"top_k":3,"min_p":0.1,"top_n":5}}`, `{"type":"resample","payload":null}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -59,6 +65,9 @@ func FuzzDecodeCommand(f *testing.F) {
 		}
 		if c.Type == CmdStart && c.Start == nil {
 			t.Fatal("start without payload struct")
+		}
+		if c.Type == CmdResample && c.Resample == nil {
+			t.Fatal("resample without payload struct")
 		}
 	})
 }

@@ -215,7 +215,7 @@ func TestSlowClientDoesNotBlockOthers(t *testing.T) {
 	}
 	// a tiny receive window so the server's writes really block
 	slow.UnderlyingConn().(interface{ SetReadBuffer(int) error }).SetReadBuffer(1024)
-	for _, msg := range []string{`{"type":"start","payload":{"prompt":"The","max_new_tokens":250,"sampling":{"temperature":0.8}}}`, `{"type":"run"}`} {
+	for _, msg := range []string{`{"type":"start","payload":{"prompt":"The","max_new_tokens":250,"stop_at_eos":false,"sampling":{"temperature":0.8}}}`, `{"type":"run"}`} {
 		slow.WriteMessage(websocket.TextMessage, []byte(msg))
 	}
 	good := dial(t, ts)

@@ -102,18 +102,29 @@ func (s *Session) prefill() (*PrefillInfo, error) {
 	return info, nil
 }
 
-func (s *Session) tokenProb(c Candidate, rank int) TokenProb {
+func (s *Session) tokenProb(d *Distribution, c Candidate, rank int) TokenProb {
 	return TokenProb{ID: c.ID, Piece: s.m.Tokenizer.Piece(c.ID), Text: string(s.m.Tokenizer.TokenBytes(c.ID)),
-		Logit: c.Logit, Prob: float32(c.Prob1), ProbT: float32(c.ProbT), ProbKept: float32(c.ProbKept), Kept: rank < s.dist.Kept, Rank: rank}
+		Logit: c.Logit, Prob: float32(c.Prob1), ProbT: float32(c.ProbT), ProbKept: float32(c.ProbKept), Kept: rank < d.Kept, Rank: rank}
 }
 
 func (s *Session) logitsStage(recomputed bool) *LogitsInfo {
 	start := time.Now()
 	s.dist = NewDistributionTop(s.logits, s.cfg.Sampling, s.cfg.TopN)
-	d := s.dist
-	info := &LogitsInfo{Pos: s.logitPos, Vocab: len(s.logits), Params: s.cfg.Sampling, AfterTopK: d.AfterK, AfterTopP: d.AfterP,
+	info := s.logitsInfo(s.dist, s.cfg.TopN)
+	info.Recomputed = recomputed
+	info.DurationMs = msf(time.Since(start))
+	s.stepMs += info.DurationMs
+	s.timings.InspectMs += info.DurationMs
+	return info
+}
+
+// logitsInfo is the logits event's view of distribution d over the current
+// logits, listing the first topN candidates (the logits stage and Resample
+// share it).
+func (s *Session) logitsInfo(d *Distribution, topN int) *LogitsInfo {
+	info := &LogitsInfo{Pos: s.logitPos, Vocab: len(s.logits), Params: d.Params, AfterTopK: d.AfterK, AfterTopP: d.AfterP,
 		Kept: d.Kept, KeptMass: d.KeptMass, Entropy1: d.Entropy1, EntropyT: d.EntropyT, Full: s.logits,
-		Recomputed: recomputed, FromPrefill: s.logitPos == s.nPrompt-1}
+		FromPrefill: s.logitPos == s.nPrompt-1}
 	info.Min, info.Max = s.logits[0], s.logits[0]
 	var sum float64
 	for _, v := range s.logits {
@@ -122,13 +133,10 @@ func (s *Session) logitsStage(recomputed bool) *LogitsInfo {
 	}
 	info.Mean = float32(sum / float64(len(s.logits)))
 	info.Histogram = NewHistogram(s.logits, 40)
-	n := min(s.cfg.TopN, len(d.Sorted))
+	n := min(topN, len(d.Sorted))
 	for r := 0; r < n; r++ {
-		info.Top = append(info.Top, s.tokenProb(d.Sorted[r], r))
+		info.Top = append(info.Top, s.tokenProb(d, d.Sorted[r], r))
 	}
-	info.DurationMs = msf(time.Since(start))
-	s.stepMs += info.DurationMs
-	s.timings.InspectMs += info.DurationMs
 	return info
 }
 
@@ -145,36 +153,10 @@ func (s *Session) sample() *SampleInfo {
 	if s.dist == nil {
 		s.logitsStage(false)
 	}
-	d := s.dist
 	step := len(s.gen)
-	info := &SampleInfo{Draw: -1, Step: step}
-	p := s.cfg.Sampling
-	info.Rule = samplingRule(p)
-	var rank int
-	var cand Candidate
-	if s.forced >= 0 {
-		cand, rank = d.At(s.forced)
-		info.Forced = true
-		info.Rule = forcedRule(info.Rule)
-		s.forced = -1
-	} else {
-		if !p.Greedy() {
-			info.Draw = drawFor(p.Seed, step)
-		}
-		rank = d.Pick(info.Draw)
-		cand = d.Sorted[rank]
-	}
-	s.chosen = cand.ID
-	info.Chosen = s.tokenProb(cand, rank)
-	var cum float64
-	// the first 64 kept candidates, extended to include the chosen one
-	for i := 0; i < d.Kept && i < max(64, rank+1); i++ {
-		cum += d.Sorted[i].ProbKept
-		id := d.Sorted[i].ID
-		info.CDF = append(info.CDF, CDFPoint{ID: id, Piece: s.m.Tokenizer.Piece(id), Text: string(s.m.Tokenizer.TokenBytes(id)), Cum: float32(cum)})
-	}
-	info.Kept = d.Kept
-	info.CDFTail = cdfTail(d, len(info.CDF), cum)
+	info := s.sampleInfo(s.dist, step, s.forced)
+	s.forced = -1
+	s.chosen = info.Chosen.ID
 	info.Duration = msf(time.Since(start))
 	s.stepMs += info.Duration
 	s.timings.InspectMs += info.Duration
@@ -186,6 +168,39 @@ func (s *Session) sample() *SampleInfo {
 		s.timings.ITLModelMs = append(s.timings.ITLModelMs, s.stepModelMs)
 	}
 	s.stepMs, s.stepModelMs = 0, 0
+	return info
+}
+
+// sampleInfo is the sample stage's decision on distribution d for
+// generated token `step`: the forced token (forced ≥ 0), or the rank the
+// step's draw lands on, with the cumulative distribution it was read from
+// (the sample stage and Resample share it).
+func (s *Session) sampleInfo(d *Distribution, step, forced int) *SampleInfo {
+	p := d.Params
+	info := &SampleInfo{Draw: -1, Step: step, Rule: samplingRule(p)}
+	var rank int
+	var cand Candidate
+	if forced >= 0 {
+		cand, rank = d.At(forced)
+		info.Forced = true
+		info.Rule = forcedRule(info.Rule)
+	} else {
+		if !p.Greedy() {
+			info.Draw = drawFor(p.Seed, step)
+		}
+		rank = d.Pick(info.Draw)
+		cand = d.Sorted[rank]
+	}
+	info.Chosen = s.tokenProb(d, cand, rank)
+	var cum float64
+	// the first 64 kept candidates, extended to include the chosen one
+	for i := 0; i < d.Kept && i < max(64, rank+1); i++ {
+		cum += d.Sorted[i].ProbKept
+		id := d.Sorted[i].ID
+		info.CDF = append(info.CDF, CDFPoint{ID: id, Piece: s.m.Tokenizer.Piece(id), Text: string(s.m.Tokenizer.TokenBytes(id)), Cum: float32(cum)})
+	}
+	info.Kept = d.Kept
+	info.CDFTail = cdfTail(d, len(info.CDF), cum)
 	return info
 }
 

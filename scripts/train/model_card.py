@@ -81,7 +81,8 @@ lines = [
     "## Training",
     "",
     f"- recipe: `scripts/train/` (README there); seed {t['seed']}; PyTorch {t['torch']} (Debian python3-torch) on 2 CPU cores, float32",
-    f"- AdamW (β 0.9/0.95, weight decay 0.1), lr {t['args']['lr']} with 200 warm-up steps and cosine decay by wall time, batch {t['args']['batch']} × {t['args']['ctx']} tokens",
+    f"- AdamW (β 0.9/0.95, weight decay 0.1), lr {t['args']['lr']} with 200 warm-up steps and cosine decay by wall time, batch {t['args']['batch']} × {t['args']['ctx']} tokens"
+    + "".join(f"; then resumed (`train.py --resume`, fresh optimizer) for {ph['minutes']} minutes at lr {ph['lr']} with {ph['warmup_steps']} warm-up steps and cosine decay from validation loss {ph['resumed_from_val_loss']}" for ph in t.get("phases", [])[1:]),
     f"- {t['train_minutes']} minutes, {t['steps']:,} steps, {t['tokens_seen']:,} tokens seen (~{t['tokens_per_second']:,} tokens/s); tokenizer training {t['tokenizer_seconds']} s",
     f"- validation loss {first} → **{t['final_val_loss']}** (perplexity {2.718281828 ** t['final_val_loss']:.1f}), the mean"
     " cross-entropy over 40 fixed random windows of the held-out prose",

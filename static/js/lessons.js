@@ -3,6 +3,7 @@
 // drawn with the same panel renderers as the lab.
 import * as IS from "./core.js";
 import * as P from "./panels.js";
+import * as SamplingPanels from "./lessonpanels/sampling.js";
 
 {
   var $ = IS.$;
@@ -302,6 +303,9 @@ import * as P from "./panels.js";
       r.close();
     });
   }
+
+  // lesson-specific panel modules (lessonpanels/*.js) add their views
+  SamplingPanels.register(views, { defaults: defaults, setLive: setLive });
 
   function runPanels(i) {
     var sec = sections[i], body = sec.querySelector(".lesson-body");
