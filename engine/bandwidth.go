@@ -4,6 +4,7 @@ package engine
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 )
@@ -14,6 +15,13 @@ import (
 // of a buffer much larger than the caches (a plain streaming read), and the
 // best of several runs is kept.
 func MeasureReadBandwidth(bytes, threads int) float64 {
+	return slices.Max(ReadBandwidthRuns(bytes, threads, 7))
+}
+
+// ReadBandwidthRuns is MeasureReadBandwidth's probe, returning every run's
+// bytes/second (runs ≥ 1), so a caller can take the median (on a loaded
+// machine the best run catches a quiet moment that a long decode cannot).
+func ReadBandwidthRuns(bytes, threads, runs int) []float64 {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
@@ -22,9 +30,9 @@ func MeasureReadBandwidth(bytes, threads int) float64 {
 	for i := range buf {
 		buf[i] = uint64(i)
 	}
-	best := 0.0
+	var out []float64
 	sums := make([]uint64, threads*8) // one cache line apart
-	for run := 0; run < 7; run++ {
+	for run := 0; run < max(runs, 1); run++ {
 		var wg sync.WaitGroup
 		start := time.Now()
 		for w := 0; w < threads; w++ {
@@ -36,11 +44,9 @@ func MeasureReadBandwidth(bytes, threads int) float64 {
 			}()
 		}
 		wg.Wait()
-		if bw := float64(8*n) / time.Since(start).Seconds(); bw > best {
-			best = bw
-		}
+		out = append(out, float64(8*n)/time.Since(start).Seconds())
 	}
-	return best
+	return out
 }
 
 // sumWords adds up s with eight independent accumulators, so the loop is

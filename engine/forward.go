@@ -70,9 +70,6 @@ func (m *Model) forward(st *State, kv *KVCache, tokens []int, hooks *Hooks, allL
 		}
 	}
 	kv.Len = pos0 + T
-	if hooks != nil && hooks.Lens != nil {
-		hooks.Lens.done(m, st, pos0+T-1)
-	}
 
 	// final norm and LM head: only the positions whose logits we return
 	first := T - 1
@@ -81,11 +78,30 @@ func (m *Model) forward(st *State, kv *KVCache, tokens []int, hooks *Hooks, allL
 	}
 	n := T - first
 	m.norm(st.xb, st.x[first*d:], m.Weights.FinalNorm, m.Weights.FinalNormBias, n)
-	if len(st.logits) < n*c.VocabSize {
-		st.logits = make([]float32, n*c.VocabSize)
+	V := c.VocabSize
+	if len(st.logits) < n*V {
+		st.logits = make([]float32, n*V)
 	}
-	st.linear(st.xb, n, linJob{st.logits, &m.Weights.Head, nil})
-	return st.logits[:n*c.VocabSize], nil
+	head := &m.Weights.Head
+	var lens *LogitLens
+	if hooks != nil && hooks.Lens.ready(c) {
+		lens = hooks.Lens
+	}
+	if lens != nil && n == 1 && !head.InOut {
+		// one pass over the head for the logits and the lens's other layers
+		xs, outs := lens.toRead(m)
+		headRows(head, append(xs, st.xb[:d]), append(outs, st.logits[:V]))
+	} else {
+		st.linear(st.xb, n, linJob{st.logits, head, nil})
+		if lens != nil {
+			xs, outs := lens.toRead(m)
+			headRows(head, xs, outs)
+		}
+	}
+	if lens != nil {
+		lens.finish(c, pos0+T-1, st.logits[(n-1)*V:n*V])
+	}
+	return st.logits[:n*V], nil
 }
 
 // norm applies the family's normalization to T rows.

@@ -27,11 +27,22 @@ type kernelSet struct {
 	gemv     func(out, w []float32, ldw int, x []float32, rows, cols int)
 	gemvBF16 func(out []float32, w []uint16, ldw int, x []float32, rows, cols int)
 	gemvT    func(out, w []float32, ldw int, x []float32, k, n int)
+	// gemv4 and gemv4BF16 are gemv for four vectors in one pass over the
+	// rows (outs[v][r] = Σ_c w[r·ldw+c]·xs[v][c]), each value equal to
+	// gemv's; nil in sets without them (the caller loops over gemv).
+	gemv4     func(outs *[4][]float32, w []float32, ldw int, xs *[4][]float32, rows, cols int)
+	gemv4BF16 func(outs *[4][]float32, w []uint16, ldw int, xs *[4][]float32, rows, cols int)
 	// gemmTile computes a full mr×nr tile: c[i*ldc+j] = Σ_p a[i*lda+p]·bp[p*nr+j].
 	gemmTile func(k int, a []float32, lda int, bp []float32, c []float32, ldc int)
 	nr       int // panel width of gemmTile
 	simdCols int // gemv/gemvT handle column counts that are multiples of this; 1 = any
 }
+
+// gemvPrefetch is how far ahead the AVX-512 gemv prefetches each row:
+// < 0 means the same columns of the next four rows (the next group: the
+// one-vector decode kernel walks four rows side by side), ≥ 0 that many
+// bytes ahead in the row.
+var gemvPrefetch = -1
 
 // gemmMR is the number of rows (positions) in one gemm tile.
 const gemmMR = 6

@@ -21,6 +21,20 @@ func gemm6x16AVX2(k int, a *float32, lda int, b *float32, c *float32, ldc int)
 //go:noescape
 func gemm6x32AVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int)
 
+// kernels512_amd64.s
+
+//go:noescape
+func gemvF32AVX512(out, w *float32, ldw int, x *float32, rows, cols, pf int)
+
+//go:noescape
+func gemvBF16AVX512(out *float32, w *uint16, ldw int, x *float32, rows, cols, pf int)
+
+//go:noescape
+func gemv4F32AVX512(outs *[4]*float32, w *float32, ldw int, xs *[4]*float32, rows, cols int)
+
+//go:noescape
+func gemv4BF16AVX512(outs *[4]*float32, w *uint16, ldw int, xs *[4]*float32, rows, cols int)
+
 func init() {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
 		return
@@ -28,9 +42,11 @@ func init() {
 	k := &kernelSet{name: "avx2-fma", gemv: gemvAVX2, gemvBF16: gemvBF16AVX2w, gemvT: gemvTAVX2,
 		gemmTile: gemmTileAVX2, nr: 16, simdCols: 8}
 	otherKernels = append(otherKernels, k)
-	if cpu.X86.HasAVX512F {
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL {
 		k512 := *k
-		k512.name, k512.gemmTile, k512.nr = "avx2-fma+avx512-gemm", gemmTileAVX512, 32
+		k512.name, k512.gemmTile, k512.nr = "avx512", gemmTileAVX512, 32
+		k512.gemv, k512.gemvBF16 = gemvAVX512, gemvBF16AVX512w
+		k512.gemv4, k512.gemv4BF16 = gemv4AVX512, gemv4BF16AVX512w
 		k = &k512
 	}
 	simdKernels = k
@@ -77,4 +93,83 @@ func gemmTileAVX2(k int, a []float32, lda int, bp []float32, c []float32, ldc in
 func gemmTileAVX512(k int, a []float32, lda int, bp []float32, c []float32, ldc int) {
 	checkGemm(k, a, lda, bp, c, ldc, 32)
 	gemm6x32AVX512(k, &a[0], lda, &bp[0], &c[0], ldc)
+}
+
+// The AVX-512 gemv wrappers run the 4-row, 16-column part in AVX-512 and
+// any remaining rows with the AVX2 kernel (whose one-row path reduces in
+// the same order), or all of it in AVX2 when cols is not a multiple of 16.
+
+func gemvAVX512(out, w []float32, ldw int, x []float32, rows, cols int) {
+	checkGemv(len(out), len(w), ldw, len(x), rows, cols)
+	r4 := rows &^ 3
+	if cols%16 != 0 {
+		r4 = 0
+	}
+	if r4 > 0 {
+		gemvF32AVX512(&out[0], &w[0], ldw, &x[0], r4, cols, prefetchAhead(ldw, 4))
+	}
+	if r4 < rows {
+		gemvF32AVX2(&out[r4], &w[r4*ldw], ldw, &x[0], rows-r4, cols)
+	}
+}
+
+func gemvBF16AVX512w(out []float32, w []uint16, ldw int, x []float32, rows, cols int) {
+	checkGemv(len(out), len(w), ldw, len(x), rows, cols)
+	r4 := rows &^ 3
+	if cols%16 != 0 {
+		r4 = 0
+	}
+	if r4 > 0 {
+		gemvBF16AVX512(&out[0], &w[0], ldw, &x[0], r4, cols, prefetchAhead(ldw, 2))
+	}
+	if r4 < rows {
+		gemvBF16AVX2(&out[r4], &w[r4*ldw], ldw, &x[0], rows-r4, cols)
+	}
+}
+
+func prefetchAhead(ldw, size int) int {
+	if gemvPrefetch < 0 {
+		return 4 * ldw * size
+	}
+	return gemvPrefetch
+}
+
+// gemv4AVX512 is gemv for four vectors over the same rows: outs[v][r] for
+// r < rows. Each (vector, row) value equals the one-vector gemv's.
+func gemv4AVX512(outs *[4][]float32, w []float32, ldw int, xs *[4][]float32, rows, cols int) {
+	op, xp, r4 := check4(outs, len(w), ldw, xs, rows, cols)
+	if r4 > 0 {
+		gemv4F32AVX512(&op, &w[0], ldw, &xp, r4, cols)
+	}
+	for v := range 4 {
+		if r4 < rows {
+			gemvAVX512(outs[v][r4:], w[r4*ldw:], ldw, xs[v], rows-r4, cols)
+		}
+	}
+}
+
+func gemv4BF16AVX512w(outs *[4][]float32, w []uint16, ldw int, xs *[4][]float32, rows, cols int) {
+	op, xp, r4 := check4(outs, len(w), ldw, xs, rows, cols)
+	if r4 > 0 {
+		gemv4BF16AVX512(&op, &w[0], ldw, &xp, r4, cols)
+	}
+	for v := range 4 {
+		if r4 < rows {
+			gemvBF16AVX512w(outs[v][r4:], w[r4*ldw:], ldw, xs[v], rows-r4, cols)
+		}
+	}
+}
+
+// check4 checks a four-vector call's bounds and returns the data pointers
+// and how many rows (a multiple of 4; 0 when cols is not a multiple of 16)
+// the assembly may do.
+func check4(outs *[4][]float32, nw, ldw int, xs *[4][]float32, rows, cols int) (op, xp [4]*float32, r4 int) {
+	for v := range 4 {
+		checkGemv(len(outs[v]), nw, ldw, len(xs[v]), rows, cols)
+		op[v], xp[v] = &outs[v][0], &xs[v][0]
+	}
+	if cols%16 == 0 {
+		r4 = rows &^ 3
+	}
+	return op, xp, r4
 }

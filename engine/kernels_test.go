@@ -165,3 +165,64 @@ func TestBF16Rounding(t *testing.T) {
 		t.Errorf("NaN did not stay NaN: %g", v)
 	}
 }
+
+// TestGemvOrderAcrossSets: a row's value does not depend on which SIMD
+// kernel computed it — the AVX-512 gemv (one vector, four rows at a time)
+// and gemv4 (four vectors) give bit-identical results to the AVX2 gemv's
+// (the lens and batched decode rely on it), for row counts that are and
+// are not multiples of 4, column counts that are and are not multiples of
+// 16, F32 and BF16, with a stride wider than the row.
+func TestGemvOrderAcrossSets(t *testing.T) {
+	var base *kernelSet
+	for _, ks := range append([]*kernelSet{simdKernels}, otherKernels...) {
+		if ks != nil && ks.name == "avx2-fma" {
+			base = ks
+		}
+	}
+	if base == nil {
+		t.Skip("no AVX2 kernel set on this machine/build: nothing to compare")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, ks := range append([]*kernelSet{simdKernels}, otherKernels...) {
+		if ks == base {
+			continue
+		}
+		for _, sh := range []struct{ rows, cols int }{{4, 16}, {7, 32}, {64, 768}, {13, 24}, {1, 48}, {66, 288}} {
+			ld := sh.cols + 16
+			wf := randVec(r, sh.rows*ld)
+			wb := make([]uint16, len(wf))
+			for i, v := range wf {
+				wb[i] = f32ToBF16(v)
+			}
+			var xs, want, got [4][]float32
+			var wantB, gotB [4][]float32
+			for v := range 4 {
+				xs[v] = randVec(r, sh.cols)
+				want[v], got[v] = make([]float32, sh.rows), make([]float32, sh.rows)
+				wantB[v], gotB[v] = make([]float32, sh.rows), make([]float32, sh.rows)
+				base.gemv(want[v], wf, ld, xs[v], sh.rows, sh.cols)
+				base.gemvBF16(wantB[v], wb, ld, xs[v], sh.rows, sh.cols)
+			}
+			check := func(what string, got, want [4][]float32, n int) {
+				t.Helper()
+				for v := range n {
+					for i := range want[v] {
+						if got[v][i] != want[v][i] {
+							t.Fatalf("%s %s %dx%d: vector %d row %d = %v, avx2 gemv gives %v", ks.name, what, sh.rows, sh.cols, v, i, got[v][i], want[v][i])
+						}
+					}
+				}
+			}
+			ks.gemv(got[0], wf, ld, xs[0], sh.rows, sh.cols)
+			ks.gemvBF16(gotB[0], wb, ld, xs[0], sh.rows, sh.cols)
+			check("gemv", got, want, 1)
+			check("gemvBF16", gotB, wantB, 1)
+			if ks.gemv4 != nil {
+				ks.gemv4(&got, wf, ld, &xs, sh.rows, sh.cols)
+				ks.gemv4BF16(&gotB, wb, ld, &xs, sh.rows, sh.cols)
+				check("gemv4", got, want, 4)
+				check("gemv4BF16", gotB, wantB, 4)
+			}
+		}
+	}
+}

@@ -139,28 +139,108 @@ func TestPartParams(t *testing.T) {
 	}
 }
 
-// BenchmarkDecodeLens: one decode step of gpt2-124M's shape without and
-// with the logit lens (12 extra readings through the 50257-row head).
+// TestLensSharesHeadPass: with the lens on, a decode step's head pass also
+// reads every other layer (headRows, vocabulary tiles split across the
+// workers); the model's logits stay bit-identical to a step without the
+// lens, the last layer's reading is those logits, and every layer's
+// reading is bit-identical to the head applied on its own (st.linear) to
+// that layer's normed residual. Shapes with a vocabulary of many tiles, in
+// F32 and BF16, on the kernel set in use.
+func TestLensSharesHeadPass(t *testing.T) {
+	small := map[string]Config{
+		"gpt2":  {Arch: ArchGPT2, Dim: 64, HiddenDim: 256, NLayers: 3, NHeads: 4, NKVHeads: 4, HeadDim: 16, VocabSize: 3001, SeqLen: 32, NormEps: 1e-5, Rope: RopeNone, TiedHead: true},
+		"llama": {Arch: ArchLlama, Dim: 48, HiddenDim: 128, NLayers: 4, NHeads: 4, NKVHeads: 2, HeadDim: 12, VocabSize: 2050, SeqLen: 32, NormEps: 1e-5, RopeTheta: 10000, Rope: RopeHalf},
+	}
+	for name, c := range small {
+		for _, dt := range []DType{F32, BF16} {
+			t.Run(name+"/"+dt.String(), func(t *testing.T) {
+				m32, err := RandomModel(name, c, 3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := m32.WithWeights(dt)
+				var got [][]float32
+				var resid [][]float32
+				h := &Hooks{Lens: &LogitLens{Done: func(li LensInfo) { got, resid = copyRows(li.Logits), copyRows(li.Residual) }}}
+				stA, stB := NewState(c), NewState(c)
+				kvA, _ := NewKVCache(c, c.SeqLen)
+				kvB, _ := NewKVCache(c, c.SeqLen)
+				toks := []int{5, 17, 2000, 3, 999, 42}
+				if _, err := m.Forward(stA, kvA, toks[:3], h); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := m.Forward(stB, kvB, toks[:3], nil); err != nil {
+					t.Fatal(err)
+				}
+				for _, tok := range toks[3:] {
+					with, err := m.Forward(stA, kvA, []int{tok}, h)
+					if err != nil {
+						t.Fatal(err)
+					}
+					without, _ := m.Forward(stB, kvB, []int{tok}, nil)
+					for v := range without {
+						if with[v] != without[v] {
+							t.Fatalf("token %d: logit %d is %v with the lens, %v without", tok, v, with[v], without[v])
+						}
+						if got[c.NLayers-1][v] != with[v] {
+							t.Fatalf("token %d: last layer's reading %v ≠ logit %v at %d", tok, got[c.NLayers-1][v], with[v], v)
+						}
+					}
+					// each layer alone through the final norm and the head
+					st := NewState(c)
+					xb := make([]float32, c.Dim)
+					one := make([]float32, c.VocabSize)
+					for l := range c.NLayers {
+						m.norm(xb, resid[l], m.Weights.FinalNorm, m.Weights.FinalNormBias, 1)
+						st.linear(xb, 1, linJob{one, &m.Weights.Head, nil})
+						for v := range one {
+							if got[l][v] != one[v] {
+								t.Fatalf("token %d layer %d: reading %v ≠ head alone %v at %d", tok, l, got[l][v], one[v], v)
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkDecodeLens: one decode step of gpt2-124M's shape without the
+// logit lens ("plain"), with it ("lens": the other 11 layers read in the
+// head pass the logits need anyway), and with the previous session's way
+// ("lens-separate": the 12 readings as a separate batched product through
+// the prefill GEMM after the step) as a same-run baseline. Run with
+// -count ≥ 5 and compare medians; the variants interleave per count.
 func BenchmarkDecodeLens(b *testing.B) {
 	m, err := RandomModel("gpt2-124M", Shapes["gpt2-124M"], 1)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, lens := range []bool{false, true} {
-		name := "plain"
-		var h *Hooks
-		if lens {
-			name, h = "lens", &Hooks{Lens: &LogitLens{Done: func(LensInfo) {}}}
-		}
-		b.Run(name, func(b *testing.B) {
-			st := NewState(m.Config)
-			kv, _ := NewKVCache(m.Config, 256)
+	c := m.Config
+	for _, mode := range []string{"plain", "lens", "lens-separate"} {
+		b.Run(mode, func(b *testing.B) {
+			var h *Hooks
+			var resid, xb, lg []float32
+			switch mode {
+			case "lens":
+				h = &Hooks{Lens: &LogitLens{Done: func(LensInfo) {}}}
+			case "lens-separate":
+				resid, xb = make([]float32, c.NLayers*c.Dim), make([]float32, c.NLayers*c.Dim)
+				lg = make([]float32, c.NLayers*c.VocabSize)
+				h = &Hooks{LayerDone: func(li LayerInfo) { copy(resid[li.Layer*c.Dim:], li.Hidden[len(li.Hidden)-1]) }}
+			}
+			st := NewState(c)
+			kv, _ := NewKVCache(c, 256)
 			for i := 0; i < b.N; i++ {
 				if kv.Len == kv.Cap {
 					kv.Truncate(0)
 				}
 				if _, err := m.Forward(st, kv, []int{i % 100}, h); err != nil {
 					b.Fatal(err)
+				}
+				if mode == "lens-separate" {
+					m.norm(xb, resid, m.Weights.FinalNorm, m.Weights.FinalNormBias, c.NLayers)
+					st.linear(xb, c.NLayers, linJob{lg, &m.Weights.Head, nil})
 				}
 			}
 		})

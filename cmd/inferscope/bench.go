@@ -42,10 +42,21 @@ type benchResult struct {
 	// BytesPerDecodeToken is what one decode step must read: every weight
 	// matrix once, plus the KV cache at the average position of the run.
 	BytesPerDecodeToken int64 `json:"bytes_per_decode_token"`
-	// BandwidthBoundTokensPerSec is the probe's read bandwidth ÷ bytes per
+	// DecodeMedianTokensPerSec is 1 ÷ the median decode step.
+	DecodeMedianTokensPerSec float64 `json:"decode_median_tokens_per_s"`
+	// ReadBandwidthMedianGBps is the median of the probe runs made just
+	// before and just after this model's decode (4 each), so the bound and
+	// the decode see the same machine load.
+	ReadBandwidthMedianGBps float64 `json:"read_bandwidth_median_GB_per_s,omitempty"`
+	// BandwidthBoundTokensPerSec is that median read bandwidth ÷ bytes per
 	// decode step: the decode rate a memory-bound engine could reach at best.
 	BandwidthBoundTokensPerSec float64 `json:"bandwidth_bound_tokens_per_s"`
+	// DecodeVsBandwidthBound is the median decode rate ÷ the bound (median
+	// against median); DecodeVsBestBandwidthBound the mean decode rate ÷
+	// the best probe run's bound (the stricter figure earlier reports used:
+	// on a loaded machine the best short probe run catches a quiet moment).
 	DecodeVsBandwidthBound     float64 `json:"decode_vs_bandwidth_bound"`
+	DecodeVsBestBandwidthBound float64 `json:"decode_vs_best_bandwidth_bound"`
 	PrefillVsTokenByToken      float64 `json:"prefill_speedup_vs_token_by_token"`
 }
 
@@ -149,7 +160,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if convert {
 			m = m.WithWeights(dt)
 		}
-		r, err := benchModel(m, *promptN, *genN, bw)
+		r, err := benchModel(m, *promptN, *genN, *probe)
 		if err != nil {
 			return err
 		}
@@ -175,7 +186,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return enc.Encode(rep)
 }
 
-func benchModel(m *engine.Model, promptN, genN int, bw float64) (benchResult, error) {
+func benchModel(m *engine.Model, promptN, genN, probeBytes int) (benchResult, error) {
 	c := m.Config
 	if promptN+genN > c.SeqLen {
 		return benchResult{}, fmt.Errorf("%s: prompt %d + gen %d exceeds the context %d", m.Name, promptN, genN, c.SeqLen)
@@ -207,6 +218,10 @@ func benchModel(m *engine.Model, promptN, genN int, bw float64) (benchResult, er
 	r.TTFTms = ms(time.Since(start))
 	r.PrefillTokensPerSec = round(float64(promptN)/prefill.Seconds(), 1)
 	r.PrefillGFLOPs = round(prefillFlops(c, promptN)/prefill.Seconds()/1e9, 1)
+	var probes []float64
+	if probeBytes > 0 {
+		probes = engine.ReadBandwidthRuns(probeBytes, 0, 4)
+	}
 	var steps []float64
 	for i := 0; i < genN; i++ {
 		t0 := time.Now()
@@ -224,14 +239,23 @@ func benchModel(m *engine.Model, promptN, genN int, bw float64) (benchResult, er
 	r.DecodeTokensPerSec = round(float64(genN)/total, 1)
 	sort.Float64s(steps)
 	r.ITLp50ms = round(steps[len(steps)/2]*1000, 3)
+	r.DecodeMedianTokensPerSec = round(1/steps[len(steps)/2], 1)
+	if probeBytes > 0 {
+		probes = append(probes, engine.ReadBandwidthRuns(probeBytes, 0, 4)...)
+	}
 	r.ITLp99ms = round(steps[min(len(steps)-1, len(steps)*99/100)]*1000, 3)
 	// per decode step every weight is read once (a tied head is read twice,
 	// as embedding row and as the LM head; the row is negligible), and the
 	// cache up to the current position
 	r.BytesPerDecodeToken = m.Weights.Bytes() + int64(promptN+genN/2)*c.KVBytesPerToken()
-	if bw > 0 {
-		r.BandwidthBoundTokensPerSec = round(bw/float64(r.BytesPerDecodeToken), 1)
-		r.DecodeVsBandwidthBound = round(r.DecodeTokensPerSec/r.BandwidthBoundTokensPerSec, 3)
+	if len(probes) > 0 {
+		sort.Float64s(probes)
+		med := (probes[(len(probes)-1)/2] + probes[len(probes)/2]) / 2
+		bytes := float64(r.BytesPerDecodeToken)
+		r.ReadBandwidthMedianGBps = round(med/1e9, 2)
+		r.BandwidthBoundTokensPerSec = round(med/bytes, 1)
+		r.DecodeVsBandwidthBound = round(r.DecodeMedianTokensPerSec/(med/bytes), 3)
+		r.DecodeVsBestBandwidthBound = round(r.DecodeTokensPerSec/(probes[len(probes)-1]/bytes), 3)
 	}
 	// token-by-token prefill baseline on the same prompt (≤ 32 tokens to bound the time)
 	n := min(promptN, 32)

@@ -1,0 +1,64 @@
+package engine
+
+// stream_bench_test.go: how close the decode kernels stream weights to the plain read probe.
+
+import (
+	"fmt"
+	"testing"
+	"unsafe"
+)
+
+func unsafeF32(w []uint64) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(&w[0])), 2*len(w))
+}
+func unsafeU16(w []uint64) []uint16 { return unsafe.Slice((*uint16)(unsafe.Pointer(&w[0])), 4*len(w)) }
+
+// BenchmarkStream reads the same 256 MB three ways, alternating in one
+// run: the bandwidth probe's plain 64-bit read (sumWords), the F32 gemv
+// over it as a [rows][768] matrix, and the BF16 gemv over the same bytes
+// as a [rows][1536] matrix, each split across the pool. GB/s is the bytes read.
+func BenchmarkStream(b *testing.B) {
+	const bytes = 256 << 20
+	words := make([]uint64, bytes/8)
+	for i := range words {
+		words[i] = uint64(i) * 0x9e3779b97f4a7c15 & 0x3f003f003f003f00 // small finite floats / bf16s
+	}
+	f := unsafeF32(words)
+	u := unsafeU16(words)
+	const d = 768
+	rowsF, rowsB := len(f)/d, len(u)/(2*d)
+	x := make([]float32, 2*d)
+	for i := range x {
+		x[i] = 0.001 * float32(i%17)
+	}
+	outF, outB := make([]float32, rowsF), make([]float32, rowsB)
+	sums := make([]uint64, 8*maxWorkers())
+	run := map[string]func(){
+		"probe": func() {
+			parallelFor(len(words), 1<<16, func(w, lo, hi int) { sums[8*w] += sumWords(words[lo:hi]) })
+		},
+		"gemv-f32": func() {
+			parallelForAligned(rowsF, 16, 64, func(_, lo, hi int) { gemvF32(outF[lo:hi], f[lo*d:], d, x, hi-lo, d) })
+		},
+		"gemv-bf16": func() {
+			parallelForAligned(rowsB, 16, 64, func(_, lo, hi int) { gemvBF16(outB[lo:hi], u[lo*2*d:], 2*d, x, hi-lo, 2*d) })
+		},
+	}
+	// prefetch: -1 the next group of rows (the default), 0 none beyond the
+	// line being read, >0 that many bytes ahead in the row (AVX-512 kernels)
+	for _, name := range []string{"probe", "gemv-f32", "gemv-bf16"} {
+		for _, pf := range []int{-1, 0, 1024} {
+			if name == "probe" && pf != -1 {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s/pf=%d", name, pf), func(b *testing.B) {
+				defer func(old int) { gemvPrefetch = old }(gemvPrefetch)
+				gemvPrefetch = pf
+				b.SetBytes(bytes)
+				for i := 0; i < b.N; i++ {
+					run[name]()
+				}
+			})
+		}
+	}
+}
