@@ -69,6 +69,9 @@ func openSection(t *testing.T, b *browsertest.Browser, url, slug string, s int) 
 		b.Screenshot(t, "lesson-v2-"+slug+"-"+strconv.Itoa(s))
 		t.Fatalf("%s section %d: %v", slug, s, err)
 	}
+	// a question before the panel keeps it covered until answered: "Show me" uncovers it
+	// (the framework's own test answers every question; these tests check the panels)
+	evalJS[int](t, ctx, fmt.Sprintf(`(() => { const b = [...document.querySelectorAll('%s form.question:not(.exercise) [data-testid="q-skip"]')]; b.forEach(x => x.click()); return b.length; })()`, sel))
 	if errs := evalJS[[]string](t, ctx, fmt.Sprintf(`[...document.querySelectorAll('%s [data-testid="panel-out"] .error')].map(e => e.textContent)`, sel)); len(errs) > 0 {
 		t.Errorf("%s section %d: panel error %v", slug, s, errs)
 	}
