@@ -22,6 +22,11 @@ import (
 // caller that finds the pool busy (another session's region is running)
 // runs its region alone on its own goroutine: sessions never block one
 // another here.
+//
+// SetMaxWorkers caps the workers of every region: a server that shares the
+// cores among visitors holds each region to a visitor's share of them
+// (web/sched.go), so one visitor's stage keeps no more than its share of
+// the cores busy, and another visitor's stage never waits on a worker.
 type pool struct {
 	n    int
 	busy sync.Mutex // held by the caller whose region runs on the pool
@@ -32,6 +37,8 @@ type pool struct {
 	parkMu   sync.Mutex
 	park     *sync.Cond
 	sleepers int
+
+	limit atomic.Int32 // the most workers a region may use (SetMaxWorkers); 0: n
 }
 
 // region is one parallel region: fn(w) for each worker share w.
@@ -156,6 +163,9 @@ func parallelForAligned(n, align, minWork int, fn func(worker, lo, hi int)) {
 	p := getPool()
 	units := (n + align - 1) / align
 	workers := min(p.n, units, max(n/max(minWork, 1), 1))
+	if l := int(p.limit.Load()); l > 0 {
+		workers = min(workers, l)
+	}
 	if workers <= 1 {
 		fn(0, 0, n)
 		return
@@ -178,3 +188,16 @@ func parallelForAligned(n, align, minWork int, fn func(worker, lo, hi int)) {
 // maxWorkers is how many workers a parallel region may use (worker ids are
 // below this).
 func maxWorkers() int { return getPool().n }
+
+// SetMaxWorkers caps how many workers each parallel region may use from
+// now on (for the whole process); n ≤ 0 lifts the cap. With a cap of 1
+// every region runs on its caller's goroutine, as when the pool is busy.
+// Results are bit-identical whatever the cap: how the work is split never
+// depends on how many workers run it (pool_test.go).
+func SetMaxWorkers(n int) {
+	getPool().limit.Store(int32(max(n, 0)))
+}
+
+// Workers is the pool's size: how many workers a parallel region uses at
+// most (one per core when the program started).
+func Workers() int { return getPool().n }

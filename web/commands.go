@@ -343,13 +343,7 @@ func (c *wsConn) engineWork(ctx context.Context, batched bool, f func()) error {
 		f()
 		return nil
 	}
-	release, err := c.s.sched.Acquire(ctx, c.visitor)
-	if err != nil {
-		return err
-	}
-	defer release()
-	f()
-	return nil
+	return c.s.sched.Run(ctx, c.visitor, f)
 }
 
 func (c *wsConn) closed() bool {

@@ -14,19 +14,35 @@ package web
 // slots: the model's batcher admits them fairly by visitor (batching.go,
 // internal/serve).
 //
-// Slots bound engine stages, but a stage's parallel regions keep every
-// engine worker busy, and Go hands a P (a core) to another goroutine only
-// when one blocks or after a 10 ms time slice. With as many Ps as engine
-// workers, every goroutine that carries another visitor's request (the
-// socket reader, the worker, the writer) waits for a slice behind the
-// engine at each hand-off: that, not the queue, was the good client's tail
-// under attack. ReserveRequestProc gives those goroutines a P of their own.
+// Slots bound how many stages run at once, but three things let a busy
+// visitor's stages still slow another visitor's (measured: the good
+// client's 0.2 ms stage running 10–17 ms, "running" as far as Go knew, so
+// waiting for a core):
+//
+//   - A stage's parallel regions keep every engine worker busy. While more
+//     than one visitor is active the queue caps every region at the
+//     engine's workers / active visitors (engine.SetMaxWorkers), so one
+//     slot's stage uses about one slot's share of the cores.
+//   - Go hands a P to another goroutine only when one blocks or after a
+//     10 ms slice; with as many Ps as engine workers, the goroutines that
+//     carry another visitor's request wait behind the engine.
+//     ReserveRequestProc gives them a P of their own.
+//   - The operating system shares the cores among threads, not visitors: a
+//     visitor that always has a stage running keeps a thread busy that the
+//     OS weighs the same as the thread of another visitor's short stage.
+//     A stage of a backlogged visitor (one that wants more than its share:
+//     slots held plus stages waiting exceed it) runs on a thread at a lower
+//     OS priority (sched_prio.go), so another visitor's stage, the socket
+//     goroutines and the batcher run first whenever they are ready; the
+//     backlogged visitor still gets every cycle nobody else wants.
 
 import (
 	"context"
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/inferscope/inferscope/engine"
 )
 
 // activeWindow is how long a visitor counts as active after its last
@@ -43,12 +59,24 @@ type FairQueue struct {
 	ring     []string // visitors with waiters, in round-robin order
 	next     int      // where the next round-robin scan starts
 	now      func() time.Time
+
+	active    int               // active visitors at the last share()
+	capEngine bool              // cap the engine's workers by active visitors
+	lowPrio   func(f func())    // runs a backlogged visitor's work (sched_prio.go)
+	onCap     func(workers int) // engine.SetMaxWorkers; a test's recorder
 }
 
 type visitorQueue struct {
 	running  int
-	waiters  []chan struct{}
+	waiters  []*waiter
 	lastSeen time.Time
+}
+
+// waiter is one Acquire waiting for a slot; ch is closed when it is
+// granted, bulk set before.
+type waiter struct {
+	ch   chan struct{}
+	bulk bool
 }
 
 // engineProcs is GOMAXPROCS when the program started, which the engine's
@@ -66,16 +94,21 @@ func ReserveRequestProc() (restore func()) {
 }
 
 // NewFairQueue makes a queue with slots engine slots (≤ 0: one per engine
-// worker, i.e. per core).
+// worker, i.e. per core). It caps the engine's workers while several
+// visitors are active (engine.SetMaxWorkers, for the whole process: a
+// program has one such queue) and runs backlogged visitors' work at a
+// lower OS priority (Run).
 func NewFairQueue(slots int) *FairQueue {
 	if slots <= 0 {
 		slots = engineProcs
 	}
-	return &FairQueue{slots: slots, visitors: map[string]*visitorQueue{}, now: time.Now}
+	return &FairQueue{slots: slots, visitors: map[string]*visitorQueue{}, now: time.Now,
+		capEngine: true, lowPrio: runLowPriority, onCap: engine.SetMaxWorkers}
 }
 
 // share is how many slots one visitor may hold now: every slot when it is
-// the only active visitor, else slots / active (at least one).
+// the only active visitor, else slots / active (at least one). It also
+// keeps the engine's worker cap in step with the active visitors.
 func (q *FairQueue) share() int {
 	active := 0
 	cut := q.now().Add(-activeWindow)
@@ -86,12 +119,54 @@ func (q *FairQueue) share() int {
 			delete(q.visitors, v)
 		}
 	}
+	if active != q.active {
+		q.active = active
+		if q.capEngine {
+			q.onCap(workerCap(active))
+		}
+	}
 	return max(1, q.slots/max(1, active))
+}
+
+// workerCap is the most engine workers one parallel region may use with
+// active visitors: all of them (0, no cap) for one visitor, else the
+// workers / active (at least one).
+func workerCap(active int) int {
+	if active <= 1 {
+		return 0
+	}
+	return max(1, engine.Workers()/active)
+}
+
+// Run waits for a slot for visitor, runs f holding it and gives it back.
+// f runs at a lower OS priority when the visitor is backlogged (it holds
+// its share of the slots and has more work waiting while others are
+// active; see the file comment). It returns ctx's error, without running
+// f, if ctx ends first. A panic in f is f's caller's, as if f ran here.
+func (q *FairQueue) Run(ctx context.Context, visitor string, f func()) error {
+	release, bulk, err := q.acquire(ctx, visitor)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if bulk && q.lowPrio != nil {
+		q.lowPrio(f)
+	} else {
+		f()
+	}
+	return nil
 }
 
 // Acquire waits for a slot for visitor and returns the function that gives
 // it back (call it exactly once). It returns ctx's error if ctx ends first.
 func (q *FairQueue) Acquire(ctx context.Context, visitor string) (release func(), err error) {
+	release, _, err = q.acquire(ctx, visitor)
+	return release, err
+}
+
+// acquire is Acquire, and reports whether the visitor is backlogged (see
+// Run) when the slot is granted.
+func (q *FairQueue) acquire(ctx context.Context, visitor string) (release func(), bulk bool, err error) {
 	q.mu.Lock()
 	vq := q.visitors[visitor]
 	if vq == nil {
@@ -101,32 +176,33 @@ func (q *FairQueue) Acquire(ctx context.Context, visitor string) (release func()
 	vq.lastSeen = q.now()
 	// Waiters still waiting are all at their share (dispatch grants any
 	// other at once), so a visitor below its share may take a free slot.
+	// (so a grant here is never backlogged: nothing of its visitor waits)
 	if len(vq.waiters) == 0 && q.running < q.slots && vq.running < q.share() {
 		q.running++
 		vq.running++
 		q.mu.Unlock()
-		return q.releaser(visitor), nil
+		return q.releaser(visitor), false, nil
 	}
-	ch := make(chan struct{})
-	vq.waiters = append(vq.waiters, ch)
+	w := &waiter{ch: make(chan struct{})}
+	vq.waiters = append(vq.waiters, w)
 	if len(vq.waiters) == 1 {
 		q.ring = append(q.ring, visitor)
 	}
 	q.dispatch()
 	q.mu.Unlock()
 	select {
-	case <-ch:
-		return q.releaser(visitor), nil
+	case <-w.ch:
+		return q.releaser(visitor), w.bulk, nil
 	case <-ctx.Done():
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		select {
-		case <-ch: // granted meanwhile: hand it on
+		case <-w.ch: // granted meanwhile: hand it on
 			q.releaseLocked(visitor)
 		default:
-			q.removeWaiter(visitor, ch)
+			q.removeWaiter(visitor, w)
 		}
-		return nil, ctx.Err()
+		return nil, false, ctx.Err()
 	}
 }
 
@@ -163,11 +239,14 @@ func (q *FairQueue) dispatch() {
 			if vq.running >= share {
 				continue
 			}
-			ch := vq.waiters[0]
+			w := vq.waiters[0]
 			vq.waiters = vq.waiters[1:]
 			vq.running++
 			q.running++
-			close(ch)
+			// backlogged: other visitors are active and this one wants
+			// more than its share (slots held + stages still waiting)
+			w.bulk = q.active > 1 && vq.running+len(vq.waiters) > share
+			close(w.ch)
 			if len(vq.waiters) == 0 {
 				q.ring = append(q.ring[:k], q.ring[k+1:]...)
 				q.next = k
@@ -188,7 +267,7 @@ func (q *FairQueue) dispatch() {
 	}
 }
 
-func (q *FairQueue) removeWaiter(visitor string, ch chan struct{}) {
+func (q *FairQueue) removeWaiter(visitor string, ch *waiter) {
 	vq := q.visitors[visitor]
 	for i, w := range vq.waiters {
 		if w == ch {

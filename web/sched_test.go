@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/inferscope/inferscope/engine"
 )
 
 func TestFairQueueAloneUsesEverySlot(t *testing.T) {
@@ -129,5 +131,146 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not reached in 5 s")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// fakeQueue is a queue whose engine cap is recorded instead of applied,
+// with a clock the test moves.
+func fakeQueue(slots int) (q *FairQueue, caps *[]int, advance func(time.Duration)) {
+	q = NewFairQueue(slots)
+	var mu sync.Mutex
+	now := time.Unix(1000, 0)
+	q.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	caps = &[]int{}
+	q.onCap = func(n int) { *caps = append(*caps, n) } // called with q.mu held
+	return q, caps, func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+}
+
+type grant struct {
+	release func()
+	bulk    bool
+}
+
+// acquireAsync starts an acquire for visitor and waits until it is queued
+// or granted; the grant arrives on the channel.
+func acquireAsync(t *testing.T, q *FairQueue, visitor string) <-chan grant {
+	t.Helper()
+	out := make(chan grant, 1)
+	q.mu.Lock()
+	before := q.running
+	if vq := q.visitors[visitor]; vq != nil {
+		before += len(vq.waiters)
+	}
+	q.mu.Unlock()
+	go func() {
+		r, bulk, err := q.acquire(context.Background(), visitor)
+		if err != nil {
+			t.Error(err)
+			close(out)
+			return
+		}
+		out <- grant{r, bulk}
+	}()
+	waitFor(t, func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		n := q.running
+		if vq := q.visitors[visitor]; vq != nil {
+			n += len(vq.waiters)
+		}
+		return n > before
+	})
+	return out
+}
+
+// TestFairQueueBacklogIsLowPriority: a grant is backlogged (its work runs
+// at low priority) only while another visitor is active and the visitor
+// wants more than its share; the engine's workers are capped by the
+// active visitors and the cap is lifted when one is left.
+func TestFairQueueBacklogIsLowPriority(t *testing.T) {
+	q, caps, advance := fakeQueue(2)
+	h1, h2 := <-acquireAsync(t, q, "h"), <-acquireAsync(t, q, "h")
+	alone := acquireAsync(t, q, "h") // waits: both slots are h's
+	h1.release()
+	ha := <-alone
+	if h1.bulk || h2.bulk || ha.bulk {
+		t.Fatal("a lone visitor's grant was backlogged")
+	}
+	// h holds both slots (share 2 while alone) and queues two more; g arrives
+	hw1, hw2 := acquireAsync(t, q, "h"), acquireAsync(t, q, "h")
+	gw := acquireAsync(t, q, "g")
+	h2.release() // g is served first: h holds 1, its share with g active
+	g := <-gw
+	if g.bulk {
+		t.Error("g's grant (its first, nothing else waiting) was backlogged")
+	}
+	ha.release() // h's turn: it holds 1 and has 1 more waiting, over its share
+	hb := <-hw1
+	if !hb.bulk {
+		t.Error("h's grant while g is active and h has more waiting was not backlogged")
+	}
+	if want := []int{0, workerCap(2)}; len(*caps) != 2 || (*caps)[0] != want[0] || (*caps)[1] != want[1] {
+		t.Errorf("engine worker caps %v, want %v", *caps, want)
+	}
+	g.release()
+	// g goes quiet: after the active window h is alone again
+	advance(2 * activeWindow)
+	hb.release()
+	hc := <-hw2
+	if hc.bulk {
+		t.Error("h's grant after g left was backlogged")
+	}
+	hc.release()
+	if n := len(*caps); n != 3 || (*caps)[2] != 0 {
+		t.Errorf("engine worker caps %v, want the cap lifted (0) when h is alone", *caps)
+	}
+	if q.running != 0 {
+		t.Errorf("running %d after all released", q.running)
+	}
+}
+
+func TestWorkerCap(t *testing.T) {
+	w := engine.Workers()
+	for _, tc := range []struct{ active, want int }{
+		{0, 0}, {1, 0}, {2, max(1, w/2)}, {w, 1}, {10 * w, 1},
+	} {
+		if got := workerCap(tc.active); got != tc.want {
+			t.Errorf("workerCap(%d) with %d workers = %d, want %d", tc.active, w, got, tc.want)
+		}
+	}
+}
+
+// TestRunUsesLowPriorityForBacklog: Run hands backlogged work to the
+// low-priority runner and runs the rest on the caller; a cancelled wait
+// runs nothing.
+func TestRunUsesLowPriorityForBacklog(t *testing.T) {
+	q, _, _ := fakeQueue(1)
+	var low []string
+	q.lowPrio = func(f func()) { low = append(low, "x"); f() }
+	g, _ := q.Acquire(context.Background(), "g") // g holds the only slot
+	results := make(chan string, 2)
+	for i := 0; i < 2; i++ { // h queues two: over its share while g is active
+		go q.Run(context.Background(), "h", func() { results <- "h" })
+	}
+	waitFor(t, func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.visitors["h"] != nil && len(q.visitors["h"].waiters) == 2
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ran := false
+	if err := q.Run(ctx, "c", func() { ran = true }); err == nil || ran {
+		t.Fatalf("Run with a cancelled context: err %v, ran %v", err, ran)
+	}
+	g()
+	<-results
+	<-results
+	if len(low) != 1 { // the first of h's two was backlogged, the second had nothing behind it
+		t.Errorf("%d of h's stages at low priority, want 1", len(low))
+	}
+	low = nil
+	if err := q.Run(context.Background(), "g", func() {}); err != nil || len(low) != 0 {
+		t.Errorf("g's stage with nothing waiting: err %v, low priority %d", err, len(low))
 	}
 }
