@@ -23,10 +23,13 @@ import (
 // runs its region alone on its own goroutine: sessions never block one
 // another here.
 //
-// SetMaxWorkers caps the workers of every region: a server that shares the
-// cores among visitors holds each region to a visitor's share of them
-// (web/sched.go), so one visitor's stage keeps no more than its share of
-// the cores busy, and another visitor's stage never waits on a worker.
+// A region counts the goroutines computing regions beside it (callers: on
+// the pool or alone) and leaves them their cores: with k others it uses at
+// most n-k workers (at least one, its caller). So a server running several
+// sessions' stages at once keeps about one busy thread per core, and one
+// session's stage never takes the whole machine from another's (or from
+// the goroutines carrying requests); a lone caller, such as a batched pass
+// with nothing beside it, still gets every worker.
 type pool struct {
 	n    int
 	busy sync.Mutex // held by the caller whose region runs on the pool
@@ -38,7 +41,7 @@ type pool struct {
 	park     *sync.Cond
 	sleepers int
 
-	limit atomic.Int32 // the most workers a region may use (SetMaxWorkers); 0: n
+	callers atomic.Int32 // goroutines inside parallelFor now
 }
 
 // region is one parallel region: fn(w) for each worker share w.
@@ -149,9 +152,12 @@ func (p *pool) run(fn func(w int)) bool {
 // parallelFor splits [0,n) into one contiguous chunk per worker, each a
 // multiple of align items (but the last), and runs fn(worker, lo, hi) on
 // each: a static partition, so the same worker gets the same rows every
-// step. With fewer than minWork items per worker, or when the pool is busy
+// step. It uses fewer workers while other goroutines compute regions (see
+// pool). With fewer than minWork items per worker, or when the pool is busy
 // with another session's region, it runs fn(0, 0, n) on the caller's
-// goroutine. Hooks are always called from the caller's goroutine, never here.
+// goroutine. How the work is split into items never depends on how many
+// workers run it, so results are bit-identical either way (pool_test.go).
+// Hooks are always called from the caller's goroutine, never here.
 func parallelFor(n, minWork int, fn func(worker, lo, hi int)) {
 	parallelForAligned(n, 1, minWork, fn)
 }
@@ -161,11 +167,10 @@ func parallelForAligned(n, align, minWork int, fn func(worker, lo, hi int)) {
 		return
 	}
 	p := getPool()
+	others := int(p.callers.Add(1)) - 1 // computing regions beside this one
+	defer p.callers.Add(-1)
 	units := (n + align - 1) / align
-	workers := min(p.n, units, max(n/max(minWork, 1), 1))
-	if l := int(p.limit.Load()); l > 0 {
-		workers = min(workers, l)
-	}
+	workers := min(p.n-others, units, max(n/max(minWork, 1), 1))
 	if workers <= 1 {
 		fn(0, 0, n)
 		return
@@ -188,16 +193,3 @@ func parallelForAligned(n, align, minWork int, fn func(worker, lo, hi int)) {
 // maxWorkers is how many workers a parallel region may use (worker ids are
 // below this).
 func maxWorkers() int { return getPool().n }
-
-// SetMaxWorkers caps how many workers each parallel region may use from
-// now on (for the whole process); n ≤ 0 lifts the cap. With a cap of 1
-// every region runs on its caller's goroutine, as when the pool is busy.
-// Results are bit-identical whatever the cap: how the work is split never
-// depends on how many workers run it (pool_test.go).
-func SetMaxWorkers(n int) {
-	getPool().limit.Store(int32(max(n, 0)))
-}
-
-// Workers is the pool's size: how many workers a parallel region uses at
-// most (one per core when the program started).
-func Workers() int { return getPool().n }

@@ -1,33 +1,32 @@
 package engine
 
-// pool_test.go: a cap on the workers (SetMaxWorkers) changes who runs a
-// region, never what it computes.
+// pool_test.go: a region leaves the cores of other callers' regions to
+// them, and how many workers run a region never changes what it computes.
 
 import (
 	"sync"
 	"testing"
 )
 
-// TestParallelForUnderCap: every item is run exactly once, by worker ids
-// below the cap.
-func TestParallelForUnderCap(t *testing.T) {
-	defer SetMaxWorkers(0)
+// TestParallelForLeavesCoresToOthers: with k other goroutines computing
+// regions, a region uses at most n-k workers (at least its caller), and
+// every item is run exactly once.
+func TestParallelForLeavesCoresToOthers(t *testing.T) {
+	p := getPool()
 	for _, tc := range []struct {
-		name                  string
-		cap, n, align, minWrk int
+		name                     string
+		others, n, align, minWrk int
 	}{
-		{"no cap", 0, 1000, 1, 1},
-		{"cap 1", 1, 1000, 1, 1},
-		{"cap 2 aligned", 2, 1000, 16, 64},
-		{"cap above the pool", maxWorkers() + 3, 777, 16, 1},
+		{"alone", 0, 1000, 1, 1},
+		{"one other", 1, 1000, 1, 1},
+		{"one other, aligned", 1, 1000, 16, 64},
+		{"more others than workers", p.n + 3, 777, 16, 1},
 		{"fewer items than workers", 0, 1, 1, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			SetMaxWorkers(tc.cap)
-			limit := maxWorkers()
-			if tc.cap > 0 {
-				limit = min(limit, tc.cap)
-			}
+			p.callers.Add(int32(tc.others)) // as if they were inside parallelFor
+			defer p.callers.Add(-int32(tc.others))
+			limit := max(1, p.n-tc.others)
 			var mu sync.Mutex
 			seen := make([]int, tc.n)
 			workers := map[int]bool{}
@@ -46,22 +45,22 @@ func TestParallelForUnderCap(t *testing.T) {
 			}
 			for w := range workers {
 				if w < 0 || w >= limit {
-					t.Fatalf("worker id %d with a cap of %d (pool of %d)", w, tc.cap, maxWorkers())
+					t.Fatalf("worker id %d with %d others computing (pool of %d)", w, tc.others, p.n)
 				}
 			}
 		})
 	}
 }
 
-// TestMaxWorkersBitIdentical: prefill, decode steps and a batched decode
-// step give the same logits, bit for bit, with every worker, with one, and
-// when every region runs alone because the pool is busy.
-func TestMaxWorkersBitIdentical(t *testing.T) {
-	defer SetMaxWorkers(0)
+// TestWorkersBitIdentical: prefill, decode steps and a batched decode
+// step give the same logits, bit for bit, with every worker, with one
+// (others computing beside them), and when every region runs alone because
+// the pool is busy.
+func TestWorkersBitIdentical(t *testing.T) {
 	p := getPool()
 	models := batchModels(t)
 	// wide enough that its regions split across workers (the checkpoints
-	// above are too small to, and run alone whatever the cap)
+	// above are too small to, and run alone however many workers there are)
 	wide := Shapes["stories15M"]
 	wide.NLayers, wide.VocabSize = 2, 4096
 	m, err := RandomModel("wide-llama", wide, 5)
@@ -105,18 +104,17 @@ func TestMaxWorkersBitIdentical(t *testing.T) {
 				}
 				return out
 			}
-			SetMaxWorkers(0)
 			g0 := p.gen.Load()
 			want := run()
 			if name == "wide-llama" && p.n > 1 && p.gen.Load() == g0 {
 				t.Fatal("no region ran on the pool's workers: the comparison checks nothing")
 			}
 			for _, v := range []struct {
-				name string
-				cap  int
-				busy bool
-			}{{"cap 1", 1, false}, {"cap 2", 2, false}, {"pool busy", 0, true}} {
-				SetMaxWorkers(v.cap)
+				name   string
+				others int
+				busy   bool
+			}{{"one worker", p.n - 1, false}, {"pool busy", 0, true}} {
+				p.callers.Add(int32(v.others))
 				if v.busy {
 					p.busy.Lock()
 				}
@@ -125,16 +123,16 @@ func TestMaxWorkersBitIdentical(t *testing.T) {
 				if v.busy {
 					p.busy.Unlock()
 				}
-				if v.cap == 1 && p.gen.Load() != g0 {
-					t.Fatal("a region ran on the pool's workers with a cap of 1")
+				p.callers.Add(-int32(v.others))
+				if !v.busy && p.gen.Load() != g0 {
+					t.Fatalf("a region ran on the pool's workers with %d others computing", v.others)
 				}
 				for i := range want {
 					if j, diff := firstDiff(got[i], want[i]); j >= 0 {
-						t.Fatalf("%s: output %d, value %d: %s (with a cap vs without)", v.name, i, j, diff)
+						t.Fatalf("%s: output %d, value %d: %s (vs every worker)", v.name, i, j, diff)
 					}
 				}
 			}
-			SetMaxWorkers(0)
 		})
 	}
 }

@@ -19,10 +19,9 @@ package web
 // client's 0.2 ms stage running 10–17 ms, "running" as far as Go knew, so
 // waiting for a core):
 //
-//   - A stage's parallel regions keep every engine worker busy. While more
-//     than one visitor is active the queue caps every region at the
-//     engine's workers / active visitors (engine.SetMaxWorkers), so one
-//     slot's stage uses about one slot's share of the cores.
+//   - A stage's parallel regions kept every engine worker busy. Now a
+//     region leaves the cores of the regions running beside it to them
+//     (engine/pool.go), so two slots' stages keep about one core each.
 //   - Go hands a P to another goroutine only when one blocks or after a
 //     10 ms slice; with as many Ps as engine workers, the goroutines that
 //     carry another visitor's request wait behind the engine.
@@ -41,8 +40,6 @@ import (
 	"runtime"
 	"sync"
 	"time"
-
-	"github.com/inferscope/inferscope/engine"
 )
 
 // activeWindow is how long a visitor counts as active after its last
@@ -60,10 +57,8 @@ type FairQueue struct {
 	next     int      // where the next round-robin scan starts
 	now      func() time.Time
 
-	active    int               // active visitors at the last share()
-	capEngine bool              // cap the engine's workers by active visitors
-	lowPrio   func(f func())    // runs a backlogged visitor's work (sched_prio.go)
-	onCap     func(workers int) // engine.SetMaxWorkers; a test's recorder
+	active  int            // active visitors at the last share()
+	lowPrio func(f func()) // runs a backlogged visitor's work (sched_prio.go)
 }
 
 type visitorQueue struct {
@@ -94,21 +89,17 @@ func ReserveRequestProc() (restore func()) {
 }
 
 // NewFairQueue makes a queue with slots engine slots (≤ 0: one per engine
-// worker, i.e. per core). It caps the engine's workers while several
-// visitors are active (engine.SetMaxWorkers, for the whole process: a
-// program has one such queue) and runs backlogged visitors' work at a
-// lower OS priority (Run).
+// worker, i.e. per core). Run runs backlogged visitors' work at a lower OS
+// priority.
 func NewFairQueue(slots int) *FairQueue {
 	if slots <= 0 {
 		slots = engineProcs
 	}
-	return &FairQueue{slots: slots, visitors: map[string]*visitorQueue{}, now: time.Now,
-		capEngine: true, lowPrio: runLowPriority, onCap: engine.SetMaxWorkers}
+	return &FairQueue{slots: slots, visitors: map[string]*visitorQueue{}, now: time.Now, lowPrio: runLowPriority}
 }
 
 // share is how many slots one visitor may hold now: every slot when it is
-// the only active visitor, else slots / active (at least one). It also
-// keeps the engine's worker cap in step with the active visitors.
+// the only active visitor, else slots / active (at least one).
 func (q *FairQueue) share() int {
 	active := 0
 	cut := q.now().Add(-activeWindow)
@@ -119,23 +110,8 @@ func (q *FairQueue) share() int {
 			delete(q.visitors, v)
 		}
 	}
-	if active != q.active {
-		q.active = active
-		if q.capEngine {
-			q.onCap(workerCap(active))
-		}
-	}
+	q.active = active
 	return max(1, q.slots/max(1, active))
-}
-
-// workerCap is the most engine workers one parallel region may use with
-// active visitors: all of them (0, no cap) for one visitor, else the
-// workers / active (at least one).
-func workerCap(active int) int {
-	if active <= 1 {
-		return 0
-	}
-	return max(1, engine.Workers()/active)
 }
 
 // Run waits for a slot for visitor, runs f holding it and gives it back.

@@ -5,8 +5,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/inferscope/inferscope/engine"
 )
 
 func TestFairQueueAloneUsesEverySlot(t *testing.T) {
@@ -134,16 +132,13 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-// fakeQueue is a queue whose engine cap is recorded instead of applied,
-// with a clock the test moves.
-func fakeQueue(slots int) (q *FairQueue, caps *[]int, advance func(time.Duration)) {
+// fakeQueue is a queue with a clock the test moves.
+func fakeQueue(slots int) (q *FairQueue, advance func(time.Duration)) {
 	q = NewFairQueue(slots)
 	var mu sync.Mutex
 	now := time.Unix(1000, 0)
 	q.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	caps = &[]int{}
-	q.onCap = func(n int) { *caps = append(*caps, n) } // called with q.mu held
-	return q, caps, func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	return q, func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 }
 
 type grant struct {
@@ -185,10 +180,9 @@ func acquireAsync(t *testing.T, q *FairQueue, visitor string) <-chan grant {
 
 // TestFairQueueBacklogIsLowPriority: a grant is backlogged (its work runs
 // at low priority) only while another visitor is active and the visitor
-// wants more than its share; the engine's workers are capped by the
-// active visitors and the cap is lifted when one is left.
+// wants more than its share.
 func TestFairQueueBacklogIsLowPriority(t *testing.T) {
-	q, caps, advance := fakeQueue(2)
+	q, advance := fakeQueue(2)
 	h1, h2 := <-acquireAsync(t, q, "h"), <-acquireAsync(t, q, "h")
 	alone := acquireAsync(t, q, "h") // waits: both slots are h's
 	h1.release()
@@ -209,9 +203,6 @@ func TestFairQueueBacklogIsLowPriority(t *testing.T) {
 	if !hb.bulk {
 		t.Error("h's grant while g is active and h has more waiting was not backlogged")
 	}
-	if want := []int{0, workerCap(2)}; len(*caps) != 2 || (*caps)[0] != want[0] || (*caps)[1] != want[1] {
-		t.Errorf("engine worker caps %v, want %v", *caps, want)
-	}
 	g.release()
 	// g goes quiet: after the active window h is alone again
 	advance(2 * activeWindow)
@@ -221,22 +212,8 @@ func TestFairQueueBacklogIsLowPriority(t *testing.T) {
 		t.Error("h's grant after g left was backlogged")
 	}
 	hc.release()
-	if n := len(*caps); n != 3 || (*caps)[2] != 0 {
-		t.Errorf("engine worker caps %v, want the cap lifted (0) when h is alone", *caps)
-	}
 	if q.running != 0 {
 		t.Errorf("running %d after all released", q.running)
-	}
-}
-
-func TestWorkerCap(t *testing.T) {
-	w := engine.Workers()
-	for _, tc := range []struct{ active, want int }{
-		{0, 0}, {1, 0}, {2, max(1, w/2)}, {w, 1}, {10 * w, 1},
-	} {
-		if got := workerCap(tc.active); got != tc.want {
-			t.Errorf("workerCap(%d) with %d workers = %d, want %d", tc.active, w, got, tc.want)
-		}
 	}
 }
 
@@ -244,7 +221,7 @@ func TestWorkerCap(t *testing.T) {
 // low-priority runner and runs the rest on the caller; a cancelled wait
 // runs nothing.
 func TestRunUsesLowPriorityForBacklog(t *testing.T) {
-	q, _, _ := fakeQueue(1)
+	q, _ := fakeQueue(1)
 	var low []string
 	q.lowPrio = func(f func()) { low = append(low, "x"); f() }
 	g, _ := q.Acquire(context.Background(), "g") // g holds the only slot
