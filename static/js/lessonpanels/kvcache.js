@@ -54,7 +54,7 @@ register("kvgrid", async (o, out, sec, api) => {
           const y = y0 + p * cell;
           g.fillStyle = IS.cssVar("--fg");
           g.textAlign = "right";
-          g.fillText(labels[p].slice(0, 9), lw - 4, y + Math.min(cell, 11) - 1);
+          g.fillText(labels[p].length > 9 ? labels[p].slice(0, 8) + "…" : labels[p], lw - 4, y + Math.min(cell, 11) - 1);
           row.forEach((x, i) => { g.fillStyle = IS.heat(x, mx, dark); g.fillRect(x0 + i * cell, y, cell - (cell > 4 ? 1 : 0), cell - (cell > 4 ? 1 : 0)); });
         });
       }
