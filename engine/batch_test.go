@@ -28,6 +28,24 @@ func batchModels(t *testing.T) map[string]*Model {
 		t.Fatal(err)
 	}
 	out["odd-gpt2"] = m
+	// [out][in] weights with widths the four-sequence kernel takes (multiples
+	// of 16), biases that are not zero, and a vocabulary that is not a
+	// multiple of 4 rows
+	wide := Config{Arch: ArchGPT2, Dim: 64, HiddenDim: 256, NLayers: 2, NHeads: 4, NKVHeads: 4, HeadDim: 16,
+		VocabSize: 203, SeqLen: 64, NormEps: 1e-5, Rope: RopeNone, TiedHead: true, BOS: 0, EOS: 0}
+	if m, err = RandomModel("gpt2-out-in", wide, 5); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	for l := range m.Weights.Layers {
+		lw := &m.Weights.Layers[l]
+		for _, b := range [][]float32{lw.Bq, lw.Bk, lw.Bv, lw.Bo, lw.BUp, lw.BDown} {
+			for i := range b {
+				b[i] = float32(r.NormFloat64() * 0.1)
+			}
+		}
+	}
+	out["gpt2-out-in"] = m
 	return out
 }
 
