@@ -147,14 +147,26 @@ func (m *Model) ForwardBatch(b *BatchState, seqs []*BatchSeq) error {
 	}
 	m.norm(b.xb, b.x, m.Weights.FinalNorm, m.Weights.FinalNormBias, B)
 	b.linearBatch(b.xb, B, linJob{b.logits, &m.Weights.Head, nil})
+	// The logit lens of every sequence that has one: all their layers'
+	// rows in one pass over the head (headRows), not a pass per sequence.
+	var xs, outs [][]float32
 	for i, s := range run {
 		if len(s.State.logits) < V {
 			s.State.logits = make([]float32, V)
 		}
 		s.Logits = s.State.logits[:V]
 		copy(s.Logits, b.logits[i*V:(i+1)*V])
-		if s.Hooks != nil && s.Hooks.Lens != nil {
-			s.Hooks.Lens.done(m, s.State, s.KV.Len-1)
+		if s.Hooks != nil && s.Hooks.Lens.ready(c) {
+			x, o := s.Hooks.Lens.toRead(m)
+			xs, outs = append(xs, x...), append(outs, o...)
+		}
+	}
+	if len(xs) > 0 {
+		headRows(&m.Weights.Head, xs, outs)
+	}
+	for _, s := range run {
+		if s.Hooks != nil && s.Hooks.Lens.ready(c) {
+			s.Hooks.Lens.finish(c, s.KV.Len-1, s.Logits)
 		}
 	}
 	return nil

@@ -182,6 +182,70 @@ func TestForwardBatchHooksAndErrors(t *testing.T) {
 	}
 }
 
+// TestForwardBatchLensBitIdentical: sequences batched with their logit
+// lens on (read in one head pass for the whole batch) get every layer's
+// reading bit for bit as alone, beside sequences without it.
+func TestForwardBatchLensBitIdentical(t *testing.T) {
+	for name, m := range batchModels(t) {
+		t.Run(name, func(t *testing.T) {
+			seqs := prefilled(t, m, 9, 13)
+			type reading struct{ logits, resid [][]float32 }
+			lensOn := func(i int) bool { return i%3 != 1 }
+			// alone
+			alone := make([]reading, len(seqs))
+			for i, s := range seqs {
+				var h *Hooks
+				if lensOn(i) {
+					h = &Hooks{Lens: &LogitLens{Done: func(li LensInfo) { alone[i] = reading{copyRows(li.Logits), copyRows(li.Residual)} }}}
+				}
+				if _, err := m.Forward(NewState(m.Config), cloneKV(s.kv), []int{s.tok}, h); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// batched, two steps so the lenses' scratch is reused
+			got := make([]reading, len(seqs))
+			batch := make([]*BatchSeq, len(seqs))
+			for i, s := range seqs {
+				batch[i] = &BatchSeq{State: NewState(m.Config), KV: cloneKV(s.kv), Token: s.tok}
+				if lensOn(i) {
+					batch[i].Hooks = &Hooks{Lens: &LogitLens{Done: func(li LensInfo) { got[i] = reading{copyRows(li.Logits), copyRows(li.Residual)} }}}
+				}
+			}
+			bs := NewBatchState(m.Config, len(seqs))
+			for step := 0; step < 2; step++ {
+				if step == 1 { // the readings of step 0 were checked below; run a second step on fresh copies
+					for i, s := range seqs {
+						batch[i].KV = cloneKV(s.kv)
+					}
+				}
+				if err := m.ForwardBatch(bs, batch); err != nil {
+					t.Fatal(err)
+				}
+				for i := range seqs {
+					if !lensOn(i) {
+						if got[i].logits != nil {
+							t.Fatalf("sequence %d has no lens but got a reading", i)
+						}
+						continue
+					}
+					if len(got[i].logits) != m.Config.NLayers {
+						t.Fatalf("sequence %d: %d layers read", i, len(got[i].logits))
+					}
+					for l := range got[i].logits {
+						if k, diff := firstDiff(got[i].logits[l], alone[i].logits[l]); k >= 0 {
+							t.Fatalf("step %d, sequence %d, layer %d: lens score %d is %s", step, i, l, k, diff)
+						}
+						if k, diff := firstDiff(got[i].resid[l], alone[i].resid[l]); k >= 0 {
+							t.Fatalf("step %d, sequence %d, layer %d: residual %d is %s", step, i, l, k, diff)
+						}
+					}
+					got[i] = reading{}
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkDecodeBatch: decode tokens per second alone (one Forward per
 // sequence) and batched, on the gpt2-124M shape.
 func BenchmarkDecodeBatch(b *testing.B) {
@@ -214,6 +278,23 @@ func BenchmarkDecodeBatch(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("batched-%d", n), func(b *testing.B) {
 			seqs := mk()
+			bs := NewBatchState(m.Config, n)
+			for b.Loop() {
+				for _, s := range seqs {
+					if s.KV.Len+1 > s.KV.Cap {
+						s.KV.Len = 8
+					}
+				}
+				m.ForwardBatch(bs, seqs)
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+		// every sequence with the logit lens on, as the lab runs
+		b.Run(fmt.Sprintf("batched-lens-%d", n), func(b *testing.B) {
+			seqs := mk()
+			for _, s := range seqs {
+				s.Hooks = &Hooks{Lens: &LogitLens{Done: func(LensInfo) {}}}
+			}
 			bs := NewBatchState(m.Config, n)
 			for b.Loop() {
 				for _, s := range seqs {
