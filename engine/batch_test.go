@@ -246,6 +246,31 @@ func TestForwardBatchLensBitIdentical(t *testing.T) {
 	}
 }
 
+// labTraceCopy is a LayerDone hook doing what the lab's session does with
+// each layer of a decode step: copy the last position's attention weights,
+// residual and MLP activations, and take two norms.
+func labTraceCopy(c Config) func(LayerInfo) {
+	resid := make([]float32, c.NLayers*c.Dim)
+	mlp := make([]float32, c.NLayers*c.HiddenDim)
+	return func(l LayerInfo) {
+		attn := make([][]float32, len(l.Attn))
+		for h, a := range l.Attn {
+			attn[h] = append([]float32(nil), a...)
+		}
+		T := len(l.Hidden)
+		copy(resid[l.Layer*c.Dim:], l.Hidden[T-1])
+		copy(mlp[l.Layer*c.HiddenDim:], l.MLP[T-1])
+		var n1, n2 float64
+		for _, v := range l.Hidden[T-1] {
+			n1 += float64(v) * float64(v)
+		}
+		for _, v := range l.MLP[T-1] {
+			n2 += float64(v) * float64(v)
+		}
+		_, _ = n1, n2
+	}
+}
+
 // BenchmarkDecodeBatch: decode tokens per second alone (one Forward per
 // sequence) and batched, on the gpt2-124M shape.
 func BenchmarkDecodeBatch(b *testing.B) {
@@ -289,22 +314,28 @@ func BenchmarkDecodeBatch(b *testing.B) {
 			}
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
 		})
-		// every sequence with the logit lens on, as the lab runs
-		b.Run(fmt.Sprintf("batched-lens-%d", n), func(b *testing.B) {
-			seqs := mk()
-			for _, s := range seqs {
-				s.Hooks = &Hooks{Lens: &LogitLens{Done: func(LensInfo) {}}}
-			}
-			bs := NewBatchState(m.Config, n)
-			for b.Loop() {
+		// every sequence with per-layer traces copied (trace), and with the
+		// logit lens on too (lab), as the lab's sessions run
+		for _, kind := range []string{"trace", "lab"} {
+			b.Run(fmt.Sprintf("batched-%s-%d", kind, n), func(b *testing.B) {
+				seqs := mk()
 				for _, s := range seqs {
-					if s.KV.Len+1 > s.KV.Cap {
-						s.KV.Len = 8
+					s.Hooks = &Hooks{LayerDone: labTraceCopy(m.Config)}
+					if kind == "lab" {
+						s.Hooks.Lens = &LogitLens{Done: func(LensInfo) {}}
 					}
 				}
-				m.ForwardBatch(bs, seqs)
-			}
-			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
-		})
+				bs := NewBatchState(m.Config, n)
+				for b.Loop() {
+					for _, s := range seqs {
+						if s.KV.Len+1 > s.KV.Cap {
+							s.KV.Len = 8
+						}
+					}
+					m.ForwardBatch(bs, seqs)
+				}
+				b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
+			})
+		}
 	}
 }
