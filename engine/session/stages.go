@@ -156,15 +156,15 @@ func (s *Session) logitsInfo(d *Distribution, topN int) *LogitsInfo {
 	info := &LogitsInfo{Pos: s.logitPos, Vocab: len(s.logits), Params: d.Params, AfterTopK: d.AfterK, AfterTopP: d.AfterP,
 		Kept: d.Kept, KeptMass: d.KeptMass, Entropy1: d.Entropy1, EntropyT: d.EntropyT, Full: s.logits,
 		FromPrefill: s.logitPos == s.nPrompt-1}
-	info.Min, info.Max = s.logits[0], s.logits[0]
 	var sum float64
 	for _, v := range s.logits {
-		info.Min, info.Max = min(info.Min, v), max(info.Max, v)
 		sum += float64(v)
 	}
 	info.Mean = float32(sum / float64(len(s.logits)))
 	info.Histogram = NewHistogram(s.logits, 40)
+	info.Min, info.Max = info.Histogram.Lo, info.Histogram.Hi
 	n := min(topN, len(d.Sorted))
+	info.Top = make([]TokenProb, 0, n)
 	for r := 0; r < n; r++ {
 		info.Top = append(info.Top, s.tokenProb(d, d.Sorted[r], r))
 	}
@@ -229,7 +229,9 @@ func (s *Session) sampleInfo(d *Distribution, step, forced int) *SampleInfo {
 	}
 	var cum float64
 	// the first 64 kept candidates, extended to include the chosen one
-	for i := 0; i < d.Kept && i < max(64, rank+1); i++ {
+	n := min(d.Kept, max(64, rank+1))
+	info.CDF = make([]CDFPoint, 0, n)
+	for i := 0; i < n; i++ {
 		cum += d.Sorted[i].ProbKept
 		id := d.Sorted[i].ID
 		info.CDF = append(info.CDF, CDFPoint{ID: id, Piece: s.m.Tokenizer.Piece(id), Text: string(s.m.Tokenizer.TokenBytes(id)), Cum: float32(cum)})
