@@ -251,6 +251,14 @@ func (f *follower) writer() {
 				return
 			}
 			f.h.s.metrics.bytesSent.Add(n)
+			if f.h.trace != nil {
+				now := time.Now().UnixNano()
+				for _, m := range batch {
+					if m.tr != nil {
+						m.tr.wrote(now)
+					}
+				}
+			}
 			if closing {
 				f.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "room ended"), time.Now().Add(time.Second))
 				f.close()

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/inferscope/inferscope/engine/session"
@@ -38,6 +39,28 @@ type fanMsg struct {
 	data  []byte // the message as sent; nil: nothing to write
 	frame []byte // data as one unmasked text frame (header + data), nil with plainWrites
 	close bool   // after writing (or instead, when data is nil), close the connection
+	tr    *fanTrace // nil unless the hub traces (benchmarks)
+}
+
+// fanTrace times one message a view fanned out (roomHub.trace): when the
+// view had queued it for every follower and when the last follower's
+// writer had written it to the socket, in Unix nanoseconds.
+type fanTrace struct {
+	Replica string
+	Seq     int64 // the room stream's seq
+	Type    string
+	Queued  int64
+	Written atomic.Int64
+}
+
+// wrote records that one more follower's writer wrote the message at t.
+func (t *fanTrace) wrote(now int64) {
+	for {
+		w := t.Written.Load()
+		if w >= now || t.Written.CompareAndSwap(w, now) {
+			return
+		}
+	}
 }
 
 // msgLocked encodes one message with the view's next seq. v.mu is held,
@@ -369,8 +392,15 @@ func (v *roomView) fanLocked(typ string, payload []byte, all, close bool) {
 		if m == nil {
 			m = v.msgLocked(typ, payload)
 			m.close = close
+			if v.h.trace != nil {
+				m.tr = &fanTrace{Replica: v.h.replica, Seq: v.seq, Type: typ}
+			}
 		}
 		f.queue(m)
+	}
+	if m != nil && m.tr != nil {
+		m.tr.Queued = time.Now().UnixNano()
+		v.h.trace(m.tr)
 	}
 }
 
