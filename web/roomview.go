@@ -36,9 +36,9 @@ func (e *errRoom) Error() string { return e.msg }
 // follower's seq is this replica's message counter for the room (strictly
 // increasing, with gaps where other followers got messages of their own).
 type fanMsg struct {
-	data  []byte // the message as sent; nil: nothing to write
-	frame []byte // data as one unmasked text frame (header + data), nil with plainWrites
-	close bool   // after writing (or instead, when data is nil), close the connection
+	data  []byte    // the message as sent; nil: nothing to write
+	frame []byte    // data as one unmasked text frame (header + data), nil with plainWrites
+	close bool      // after writing (or instead, when data is nil), close the connection
 	tr    *fanTrace // nil unless the hub traces (benchmarks)
 }
 
