@@ -415,6 +415,7 @@ func BenchmarkRoomFanout(b *testing.B) {
 								name := map[bool]string{false: "prepared", true: "plain"}[plain]
 								x := fanoutRun(b, servers, tss, followers, sc, plain)
 								x.srvCPUPer = float64((x.cpu - base.cpu).Microseconds()) / float64(followers*x.events)
+								x.allocsPer = (float64(x.mallocs) - float64(base.mallocs)) / float64(followers*x.events)
 								res[name] = append(res[name], x)
 								b.Logf("%s %s round %d %s: %s", mode, sc.name, r+1, name, x.line(followers))
 							}
@@ -469,28 +470,31 @@ type fanoutResult struct {
 	clientProcs, clientGC int
 	heap, rss             int64 // the server's heap and stacks, and resident memory, for the followers
 	gc                    uint32
+	mallocs               uint64 // the server's heap allocations during the run
+	allocsPer             float64
 	gcPause               time.Duration
 	srvCPUPer             float64
 	load                  string
 }
 
 func (x fanoutResult) line(followers int) string {
-	return fmt.Sprintf("%d events of %d B in %.2f s; to the last follower %s (queued %s, written %s, first read p50 %.1f ms); server cpu %v = %.2f µs/follower/event, %d GCs (%v paused); client process (GOMAXPROCS %d) cpu %v = %.2f µs/follower/event, %d GCs; heap %.1f KiB/follower, RSS %.1f KiB/follower; load %s",
+	return fmt.Sprintf("%d events of %d B in %.2f s; to the last follower %s (queued %s, written %s, first read p50 %.1f ms); server cpu %v = %.2f µs/follower/event, %.2f allocations/follower/event, %d GCs (%v paused); client process (GOMAXPROCS %d) cpu %v = %.2f µs/follower/event, %d GCs; heap %.1f KiB/follower, RSS %.1f KiB/follower; load %s",
 		x.events, x.bytes/int64(max(1, x.events)), x.wall.Seconds(), percentiles(x.last), percentiles(x.queued), percentiles(x.written), percentiles(x.first).p50,
-		x.cpu, x.srvCPUPer, x.gc, x.gcPause, x.clientProcs, x.clientCPU, float64(x.clientCPU.Microseconds())/float64(followers*max(1, x.events)), x.clientGC,
+		x.cpu, x.srvCPUPer, x.allocsPer, x.gc, x.gcPause, x.clientProcs, x.clientCPU, float64(x.clientCPU.Microseconds())/float64(followers*max(1, x.events)), x.clientGC,
 		float64(x.heap)/float64(followers)/1024, float64(x.rss)/float64(followers)/1024, x.load)
 }
 
 type fanoutSummary struct {
 	lat, queued, written    pcts
 	srvCPU, cliCPU, heapKiB float64
+	allocs                  float64
 	rssKiB                  float64
 	events                  int
 }
 
 func (s fanoutSummary) String() string {
-	return fmt.Sprintf("last follower %s (queued %s, written %s); server %.2f µs/follower/event, heap %.1f KiB/follower, RSS %.1f KiB/follower; clients %.2f µs/follower/event",
-		s.lat, s.queued, s.written, s.srvCPU, s.heapKiB, s.rssKiB, s.cliCPU)
+	return fmt.Sprintf("last follower %s (queued %s, written %s); server %.2f µs/follower/event, %.2f allocations/follower/event, heap %.1f KiB/follower, RSS %.1f KiB/follower; clients %.2f µs/follower/event",
+		s.lat, s.queued, s.written, s.srvCPU, s.allocs, s.heapKiB, s.rssKiB, s.cliCPU)
 }
 
 func summarize(rs []fanoutResult, followers int) fanoutSummary {
@@ -509,6 +513,7 @@ func summarize(rs []fanoutResult, followers int) fanoutSummary {
 	return fanoutSummary{
 		lat: percentiles(last), queued: percentiles(queued), written: percentiles(written),
 		srvCPU:  med(func(r fanoutResult) float64 { return r.srvCPUPer }),
+		allocs:  med(func(r fanoutResult) float64 { return r.allocsPer }),
 		cliCPU:  med(func(r fanoutResult) float64 { return float64(r.clientCPU.Microseconds()) / float64(followers*r.events) }),
 		heapKiB: med(func(r fanoutResult) float64 { return float64(r.heap) / float64(followers) / 1024 }),
 		rssKiB:  med(func(r fanoutResult) float64 { return float64(r.rss) / float64(followers) / 1024 }),
@@ -662,7 +667,7 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 	mu.Lock()
 	defer mu.Unlock()
 	r := fanoutResult{events: len(pub), wall: wall, cpu: cpu, clientCPU: clientCPU, clientProcs: rep.GOMAXPROCS, clientGC: int(rep.NumGC), bytes: rep.Bytes,
-		heap: int64(heap1) - int64(heap0), rss: rss1 - rss0, gc: ms1.NumGC - ms0.NumGC, gcPause: time.Duration(ms1.PauseTotalNs - ms0.PauseTotalNs), load: loadAvg()}
+		heap: int64(heap1) - int64(heap0), rss: rss1 - rss0, gc: ms1.NumGC - ms0.NumGC, mallocs: ms1.Mallocs - ms0.Mallocs, gcPause: time.Duration(ms1.PauseTotalNs - ms0.PauseTotalNs), load: loadAvg()}
 	if followers == 0 {
 		return r
 	}
