@@ -323,11 +323,16 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func heapInUse() uint64 {
+// liveMem is the live heap (objects reachable after a collection) and
+// the memory of goroutine stacks. Freed stacks stay cached in the runtime,
+// so a second set of followers reuses the first's: only the first round of
+// a process measures stacks fresh.
+func liveMem() (heap, stacks int64) {
 	runtime.GC()
+	runtime.GC() // and what sync.Pools held (their victim caches)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapInuse + ms.StackInuse
+	return int64(ms.HeapAlloc), int64(ms.StackInuse)
 }
 
 // rss is the process's resident memory in bytes (/proc/self/statm).
@@ -426,9 +431,10 @@ func BenchmarkRoomFanout(b *testing.B) {
 						b.ReportMetric(p.lat.max, "max-ms")
 						b.ReportMetric(p.srvCPU, "server-cpu-µs/follower/event")
 						b.ReportMetric(p.heapKiB, "server-heap-KiB/follower")
+						b.ReportMetric(max(p.stacksKiB, q.stacksKiB), "server-stacks-KiB/follower")
 						b.ReportMetric(q.lat.p99/p.lat.p99, "plain/prepared-p99")
 						b.ReportMetric(q.srvCPU/p.srvCPU, "plain/prepared-cpu")
-						b.Logf("%s %s, %d rounds (latency: all rounds' events pooled; the rest: medians of rounds)\n  prepared: %s\n  plain:    %s\n  0 followers: %d events, server cpu %v",
+						b.Logf("%s %s, %d rounds (latency: all rounds' events pooled; stacks: the first round, before the runtime caches freed stacks; the rest: medians of rounds)\n  prepared: %s\n  plain:    %s\n  0 followers: %d events, server cpu %v",
 							mode, sc.name, rounds, p, q, base.events, base.cpu)
 					}
 				})
@@ -468,7 +474,7 @@ type fanoutResult struct {
 	wall, cpu             time.Duration // the server process's CPU during the run
 	clientCPU             time.Duration // the client process's CPU, whole life
 	clientProcs, clientGC int
-	heap, rss             int64 // the server's heap and stacks, and resident memory, for the followers
+	heap, stacks, rss     int64 // the server's live heap, goroutine stacks and resident memory for the followers
 	gc                    uint32
 	mallocs               uint64 // the server's heap allocations during the run
 	allocsPer             float64
@@ -478,23 +484,23 @@ type fanoutResult struct {
 }
 
 func (x fanoutResult) line(followers int) string {
-	return fmt.Sprintf("%d events of %d B in %.2f s; to the last follower %s (queued %s, written %s, first read p50 %.1f ms); server cpu %v = %.2f µs/follower/event, %.2f allocations/follower/event, %d GCs (%v paused); client process (GOMAXPROCS %d) cpu %v = %.2f µs/follower/event, %d GCs; heap %.1f KiB/follower, RSS %.1f KiB/follower; load %s",
+	return fmt.Sprintf("%d events of %d B in %.2f s; to the last follower %s (queued %s, written %s, first read p50 %.1f ms); server cpu %v = %.2f µs/follower/event, %.2f allocations/follower/event, %d GCs (%v paused); client process (GOMAXPROCS %d) cpu %v = %.2f µs/follower/event, %d GCs; heap %.1f KiB/follower, stacks %.1f KiB/follower, RSS %.1f KiB/follower; load %s",
 		x.events, x.bytes/int64(max(1, x.events)), x.wall.Seconds(), percentiles(x.last), percentiles(x.queued), percentiles(x.written), percentiles(x.first).p50,
 		x.cpu, x.srvCPUPer, x.allocsPer, x.gc, x.gcPause, x.clientProcs, x.clientCPU, float64(x.clientCPU.Microseconds())/float64(followers*max(1, x.events)), x.clientGC,
-		float64(x.heap)/float64(followers)/1024, float64(x.rss)/float64(followers)/1024, x.load)
+		float64(x.heap)/float64(followers)/1024, float64(x.stacks)/float64(followers)/1024, float64(x.rss)/float64(followers)/1024, x.load)
 }
 
 type fanoutSummary struct {
 	lat, queued, written    pcts
 	srvCPU, cliCPU, heapKiB float64
+	stacksKiB               float64
 	allocs                  float64
-	rssKiB                  float64
 	events                  int
 }
 
 func (s fanoutSummary) String() string {
-	return fmt.Sprintf("last follower %s (queued %s, written %s); server %.2f µs/follower/event, %.2f allocations/follower/event, heap %.1f KiB/follower, RSS %.1f KiB/follower; clients %.2f µs/follower/event",
-		s.lat, s.queued, s.written, s.srvCPU, s.allocs, s.heapKiB, s.rssKiB, s.cliCPU)
+	return fmt.Sprintf("last follower %s (queued %s, written %s); server %.2f µs/follower/event, %.2f allocations/follower/event, heap %.1f KiB/follower + stacks %.1f KiB/follower; clients %.2f µs/follower/event",
+		s.lat, s.queued, s.written, s.srvCPU, s.allocs, s.heapKiB, s.stacksKiB, s.cliCPU)
 }
 
 func summarize(rs []fanoutResult, followers int) fanoutSummary {
@@ -516,8 +522,15 @@ func summarize(rs []fanoutResult, followers int) fanoutSummary {
 		allocs:  med(func(r fanoutResult) float64 { return r.allocsPer }),
 		cliCPU:  med(func(r fanoutResult) float64 { return float64(r.clientCPU.Microseconds()) / float64(followers*r.events) }),
 		heapKiB: med(func(r fanoutResult) float64 { return float64(r.heap) / float64(followers) / 1024 }),
-		rssKiB:  med(func(r fanoutResult) float64 { return float64(r.rss) / float64(followers) / 1024 }),
-		events:  len(last),
+		// stacks: the largest, the round that did not reuse cached stacks
+		stacksKiB: slices.Max(func() []float64 {
+			v := []float64{}
+			for _, r := range rs {
+				v = append(v, float64(r.stacks)/float64(followers)/1024)
+			}
+			return v
+		}()),
+		events: len(last),
 	}
 }
 
@@ -581,17 +594,21 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 	json.Unmarshal(read(p, MsgRoomOpened), &op)
 	defer p.WriteJSON(map[string]any{"type": "room_close", "payload": map[string]any{"code": op.Payload.Code, "key": op.Payload.Key}})
 
-	// the last round's followers must be gone, or their memory counts against this one's
+	// the last round's followers, views and presenter must be gone, or
+	// their memory counts against this one's
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		n := int64(0)
+		busy := servers[0].metrics.sessions.Load() != 1
 		for _, s := range servers {
-			n += s.rooms.followers.Load()
+			s.rooms.mu.Lock()
+			busy = busy || s.rooms.followers.Load() != 0 || len(s.rooms.views) != 0 || (s != servers[0] && s.metrics.sessions.Load() != 0)
+			s.rooms.mu.Unlock()
 		}
-		if n == 0 {
+		if !busy {
 			break
 		}
 	}
-	heap0, rss0 := heapInUse(), rss()
+	heap0, stacks0 := liveMem()
+	rss0 := rss()
 	var cmd *exec.Cmd
 	var out *bufio.Reader
 	if followers > 0 {
@@ -619,7 +636,8 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 			b.Fatalf("client process: %q %v", line, err)
 		}
 	}
-	heap1, rss1 := heapInUse(), rss()
+	heap1, stacks1 := liveMem()
+	rss1 := rss()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	start := map[string]any{"prompt": "The President said", "max_new_tokens": sc.tokens, "sampling": map[string]any{"temperature": 1, "seed": 1}}
@@ -667,7 +685,7 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 	mu.Lock()
 	defer mu.Unlock()
 	r := fanoutResult{events: len(pub), wall: wall, cpu: cpu, clientCPU: clientCPU, clientProcs: rep.GOMAXPROCS, clientGC: int(rep.NumGC), bytes: rep.Bytes,
-		heap: int64(heap1) - int64(heap0), rss: rss1 - rss0, gc: ms1.NumGC - ms0.NumGC, mallocs: ms1.Mallocs - ms0.Mallocs, gcPause: time.Duration(ms1.PauseTotalNs - ms0.PauseTotalNs), load: loadAvg()}
+		heap: heap1 - heap0, stacks: stacks1 - stacks0, rss: rss1 - rss0, gc: ms1.NumGC - ms0.NumGC, mallocs: ms1.Mallocs - ms0.Mallocs, gcPause: time.Duration(ms1.PauseTotalNs - ms0.PauseTotalNs), load: loadAvg()}
 	if followers == 0 {
 		return r
 	}
