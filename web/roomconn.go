@@ -220,7 +220,7 @@ func (f *follower) writer() {
 	defer ping.Stop()
 	const maxBatch = 64
 	batch := make([]*fanMsg, 0, maxBatch)
-	frames := make([][]byte, 0, maxBatch)
+	frames := make([][]byte, 0, 3*maxBatch) // up to 3 parts a message
 	nc := f.ws.NetConn()
 	for {
 		select {
@@ -241,10 +241,9 @@ func (f *follower) writer() {
 			for _, m := range batch {
 				closing = closing || m.close
 				switch {
-				case m.data == nil:
 				case m.frame != nil:
-					frames = append(frames, m.frame)
-				default: // plain writes: gorilla frames and copies each message
+					frames = append(frames, m.frame...)
+				case m.data != nil: // plain writes: gorilla frames and copies each message
 					if len(frames) > 0 && !f.writeFrames(nc, frames) {
 						return
 					}
@@ -255,7 +254,7 @@ func (f *follower) writer() {
 						return
 					}
 				}
-				n += int64(len(m.data))
+				n += int64(m.size)
 			}
 			if len(frames) > 0 && !f.writeFrames(nc, frames) {
 				return
