@@ -79,6 +79,10 @@ func TestMain(m *testing.M) {
 type clientSpec struct {
 	URLs      []string `json:"urls"` // ws://host/ws/room?code=…, followers round-robin
 	Followers int      `json:"followers"`
+	// Gorilla reads each message whole with gorilla's ReadMessage (a new
+	// buffer per message), as the benchmark's clients did before: the
+	// client-bound figure, for comparison
+	Gorilla bool `json:"gorilla,omitempty"`
 }
 
 // clientReport is the client process's answer: for each event (in order),
@@ -104,6 +108,15 @@ type rawFollower struct {
 	head []byte
 	size int // the last message's length
 	hdr  [8]byte
+	ws   *websocket.Conn // set: read with gorilla instead (clientSpec.Gorilla)
+}
+
+func dialGorilla(ws string) (*rawFollower, error) {
+	c, _, err := websocket.DefaultDialer.Dial(ws, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &rawFollower{c: c.NetConn(), ws: c}, nil
 }
 
 // dialRaw opens a websocket by hand (RFC 6455 §4.1): the upgrade request,
@@ -137,6 +150,11 @@ func dialRaw(ws string) (*rawFollower, error) {
 // next reads one whole message and returns its first bytes (valid until
 // the next call). Pings are answered; a close frame is io.EOF.
 func (r *rawFollower) next() ([]byte, error) {
+	if r.ws != nil {
+		_, msg, err := r.ws.ReadMessage()
+		r.size = len(msg)
+		return msg[:min(len(msg), 192)], err
+	}
 	r.head, r.size = r.head[:0], 0
 	inMsg := false
 	for {
@@ -223,7 +241,11 @@ func roomClientsMain(specJSON string) int {
 	}
 	conns := make([]*rawFollower, spec.Followers)
 	for i := range conns {
-		c, err := dialRaw(spec.URLs[i%len(spec.URLs)])
+		dial := dialRaw
+		if spec.Gorilla {
+			dial = dialGorilla
+		}
+		c, err := dial(spec.URLs[i%len(spec.URLs)])
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -413,35 +435,45 @@ func BenchmarkRoomFanout(b *testing.B) {
 			for _, sc := range scenarios {
 				b.Run(sc.name, func(b *testing.B) {
 					for i := 0; i < b.N; i++ {
-						base := fanoutRun(b, servers, tss, 0, sc, false)
+						base := fanoutRun(b, servers, tss, 0, sc, fanoutVariant{})
 						res := map[string][]fanoutResult{}
 						for r := range rounds {
-							for _, plain := range []bool{false, true} { // interleaved A/B
-								name := map[bool]string{false: "prepared", true: "plain"}[plain]
-								x := fanoutRun(b, servers, tss, followers, sc, plain)
+							for _, v := range fanoutVariants { // interleaved
+								x := fanoutRun(b, servers, tss, followers, sc, v)
 								x.srvCPUPer = float64((x.cpu - base.cpu).Microseconds()) / float64(followers*x.events)
 								x.allocsPer = (float64(x.mallocs) - float64(base.mallocs)) / float64(followers*x.events)
-								res[name] = append(res[name], x)
-								b.Logf("%s %s round %d %s: %s", mode, sc.name, r+1, name, x.line(followers))
+								res[v.name] = append(res[v.name], x)
+								b.Logf("%s %s round %d %s: %s", mode, sc.name, r+1, v.name, x.line(followers))
 							}
 						}
 						p, q := summarize(res["prepared"], followers), summarize(res["plain"], followers)
+						g := summarize(res["prepared, gorilla clients"], followers)
 						b.ReportMetric(p.lat.p50, "p50-ms")
 						b.ReportMetric(p.lat.p99, "p99-ms")
 						b.ReportMetric(p.lat.max, "max-ms")
 						b.ReportMetric(p.srvCPU, "server-cpu-µs/follower/event")
 						b.ReportMetric(p.heapKiB, "server-heap-KiB/follower")
-						b.ReportMetric(max(p.stacksKiB, q.stacksKiB), "server-stacks-KiB/follower")
+						b.ReportMetric(max(p.stacksKiB, q.stacksKiB, g.stacksKiB), "server-stacks-KiB/follower")
 						b.ReportMetric(q.lat.p99/p.lat.p99, "plain/prepared-p99")
 						b.ReportMetric(q.srvCPU/p.srvCPU, "plain/prepared-cpu")
-						b.Logf("%s %s, %d rounds (latency: all rounds' events pooled; stacks: the first round, before the runtime caches freed stacks; the rest: medians of rounds)\n  prepared: %s\n  plain:    %s\n  0 followers: %d events, server cpu %v",
-							mode, sc.name, rounds, p, q, base.events, base.cpu)
+						b.ReportMetric(g.lat.p99/p.lat.p99, "gorilla-clients/raw-clients-p99")
+						b.Logf("%s %s, %d rounds (latency: all rounds' events pooled; stacks: the first round, before the runtime caches freed stacks; the rest: medians of rounds)\n  prepared:                  %s\n  plain:                     %s\n  prepared, gorilla clients: %s\n  0 followers: %d events, server cpu %v",
+							mode, sc.name, rounds, p, q, g, base.events, base.cpu)
 					}
 				})
 			}
 		})
 	}
 }
+
+// fanoutVariant is one arm of the interleaved comparison.
+type fanoutVariant struct {
+	name    string
+	plain   bool // the server's followers write with gorilla's WriteMessage
+	gorilla bool // the client process reads with gorilla's ReadMessage
+}
+
+var fanoutVariants = []fanoutVariant{{"prepared", false, false}, {"plain", true, false}, {"prepared, gorilla clients", false, true}}
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
 
@@ -537,14 +569,14 @@ func summarize(rs []fanoutResult, followers int) fanoutSummary {
 // fanoutRun opens a room on servers[0], starts the client process with
 // followers round-robin across the servers, drives the run as sc says,
 // and checks every follower got every event in order.
-func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, followers int, sc fanoutScenario, plain bool) fanoutResult {
+func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, followers int, sc fanoutScenario, v fanoutVariant) fanoutResult {
 	b.Helper()
 	var mu sync.Mutex
 	pub := map[int64]int64{} // stream seq → when published
 	var traces []*fanTrace
 	owner := servers[0].rooms
 	for _, s := range servers {
-		s.rooms.plainWrites = plain
+		s.rooms.plainWrites = v.plain
 		s.rooms.trace = func(t *fanTrace) {
 			if t.Type == MsgEvent {
 				mu.Lock()
@@ -612,7 +644,7 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 	var cmd *exec.Cmd
 	var out *bufio.Reader
 	if followers > 0 {
-		spec := clientSpec{Followers: followers}
+		spec := clientSpec{Followers: followers, Gorilla: v.gorilla}
 		for _, ts := range tss {
 			spec.URLs = append(spec.URLs, wsURL(ts, "/ws/room?code="+op.Payload.Code))
 		}
