@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -94,5 +95,40 @@ func TestRoomFramesReadBack(t *testing.T) {
 		if m.frame != nil || string(m.data) != want[i] || m.size != len(want[i]) {
 			t.Errorf("%s, plain: frame %v, data %.80q, want %.80q", cs.name, m.frame != nil, m.data, want[i])
 		}
+	}
+}
+
+// TestRoomLateJoinSharesSnapshot: a late joiner's snapshot (the run so far
+// in one resumed message) is built once and shared; each joiner costs only
+// its own small envelope, not a copy of the run.
+func TestRoomLateJoinSharesSnapshot(t *testing.T) {
+	v := &roomView{h: &roomHub{}, started: []byte(`{"model":"m","next":"logits"}`)}
+	ev := []byte(`{"seq":0,"stage":"append","text":"` + strings.Repeat("x", 8000) + `"}`)
+	for range 100 {
+		v.events = append(v.events, ev)
+	}
+	f := &follower{v: v, send: make(chan *fanMsg, 8), done: make(chan struct{})}
+	drain := func() (n int) {
+		for len(f.send) > 0 {
+			m := <-f.send
+			n += m.size
+		}
+		return n
+	}
+	v.sendSnapshotLocked(f) // builds the snapshot
+	size := drain()
+	if size < 100*len(ev) {
+		t.Fatalf("the snapshot is %d bytes, want the 100 events (%d bytes)", size, 100*len(ev))
+	}
+	const joiners = 50
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range joiners {
+		v.sendSnapshotLocked(f)
+		drain()
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / joiners; per > 16<<10 {
+		t.Errorf("each late joiner allocated %d bytes for a %d-byte snapshot: want its own envelope only (under 16 KiB)", per, size)
 	}
 }
