@@ -443,7 +443,7 @@ func BenchmarkRoomFanout(b *testing.B) {
 								x.srvCPUPer = float64((x.cpu - base.cpu).Microseconds()) / float64(followers*x.events)
 								x.allocsPer = (float64(x.mallocs) - float64(base.mallocs)) / float64(followers*x.events)
 								res[v.name] = append(res[v.name], x)
-								b.Logf("%s %s round %d %s: %s", mode, sc.name, r+1, v.name, x.line(followers))
+								benchLog("%s %s round %d %s: %s", mode, sc.name, r+1, v.name, x.line(followers))
 							}
 						}
 						p, q := summarize(res["prepared"], followers), summarize(res["plain"], followers)
@@ -457,7 +457,7 @@ func BenchmarkRoomFanout(b *testing.B) {
 						b.ReportMetric(q.lat.p99/p.lat.p99, "plain/prepared-p99")
 						b.ReportMetric(q.srvCPU/p.srvCPU, "plain/prepared-cpu")
 						b.ReportMetric(g.lat.p99/p.lat.p99, "gorilla-clients/raw-clients-p99")
-						b.Logf("%s %s, %d rounds (latency: all rounds' events pooled; stacks: the first round, before the runtime caches freed stacks; the rest: medians of rounds)\n  prepared:                  %s\n  plain:                     %s\n  prepared, gorilla clients: %s\n  0 followers: %d events, server cpu %v",
+						benchLog("%s %s, %d rounds (latency: all rounds' events pooled; stacks: the first round, before the runtime caches freed stacks; the rest: medians of rounds)\n  prepared:                  %s\n  plain:                     %s\n  prepared, gorilla clients: %s\n  0 followers: %d events, server cpu %v",
 							mode, sc.name, rounds, p, q, g, base.events, base.cpu)
 					}
 				})
@@ -465,6 +465,10 @@ func BenchmarkRoomFanout(b *testing.B) {
 		})
 	}
 }
+
+// benchLog prints a line of the report as it comes (go test keeps only the
+// first lines of a benchmark's log).
+func benchLog(format string, args ...any) { fmt.Printf(format+"\n", args...) }
 
 // fanoutVariant is one arm of the interleaved comparison.
 type fanoutVariant struct {
