@@ -17,8 +17,10 @@ package web
 // Each scenario alternates the prepared-frame writer (one encoded frame per
 // message shared by all followers, queued frames batched into one writev)
 // with the plain writer (each follower's writer frames and copies the
-// message itself with gorilla's WriteMessage), so the ratio comes from one
-// run on one machine load. Latency is per event, from the room publishing
+// message itself with gorilla's WriteMessage) and with the prepared writer
+// read by the old clients (gorilla's ReadMessage, a new buffer per
+// message: the client-bound figure), so the ratios come from one run on
+// one machine load. Latency is per event, from the room publishing
 // it (the presenter's connection has just encoded it) to the last follower
 // in the client process having read it whole, split by the server's trace
 // (roomHub.trace) into "queued" (every follower's queue on every replica
