@@ -1,0 +1,150 @@
+package web
+
+// thin.go: a streamed run's heavy detail, thinned in time. With a run's
+// detail_ms = N the server sends every event, but the heavy fields (every
+// layer's attention and norms, the logit lens, the top list beyond
+// ThinTopN, the histogram, the CDF) for at most one token per N ms; the
+// other tokens' logits, sample and append events arrive without them and
+// carry "thin": true. Before the run's stop event one detail message
+// carries the latest full events that were sent thin, so the page ends on
+// the exact, complete state. Step, step_token and force always send every
+// event in full, and so does a run presented to a room (its followers and
+// late joiners rebuild the run from the presenter's events).
+
+import (
+	"time"
+
+	"github.com/inferscope/inferscope/engine/session"
+)
+
+// MaxDetailMs bounds a run's detail_ms.
+const MaxDetailMs = 60000
+
+// ThinTopN is how many candidates a thin logits event keeps (the
+// generated text's tooltip lists the first 8).
+const ThinTopN = 8
+
+// thinner decides, token by token, which events of a run go out in full.
+type thinner struct {
+	every time.Duration
+	last  time.Time // when the last full token began
+	full  bool      // the current token goes out in full
+	// pend holds, per stage (logits, sample, append), the latest event
+	// sent thin since that stage's last full one.
+	pend [3]*session.Event
+}
+
+func newThinner(ms int) *thinner {
+	if ms <= 0 {
+		return nil
+	}
+	return &thinner{every: time.Duration(ms) * time.Millisecond, full: true}
+}
+
+func thinSlot(st session.Stage) int {
+	switch st {
+	case session.StageLogits:
+		return 0
+	case session.StageSample:
+		return 1
+	case session.StageAppend:
+		return 2
+	}
+	return -1
+}
+
+// pass returns the event to send for ev: ev itself, or a thin copy. A
+// token's logits event decides for the token: in full when at least the
+// interval passed since the last full token began (and the run's first).
+// With full set (the connection presents to a room) every event goes out
+// in full.
+func (t *thinner) pass(ev *session.Event, full bool) *session.Event {
+	if t == nil || ev == nil {
+		return ev
+	}
+	k := thinSlot(ev.Stage)
+	if k < 0 || ev.Logits != nil && ev.Logits.Recomputed {
+		return ev
+	}
+	if full {
+		t.full, t.last = true, time.Time{}
+	} else if k == 0 {
+		now := time.Now()
+		t.full = t.last.IsZero() || now.Sub(t.last) >= t.every
+		if t.full {
+			t.last = now
+		}
+	}
+	if t.full {
+		t.pend[k] = nil
+		return ev
+	}
+	t.pend[k] = ev
+	return thinEvent(ev)
+}
+
+// take returns the pending full events in the order they happened and
+// forgets them.
+func (t *thinner) take() []*session.Event {
+	if t == nil {
+		return nil
+	}
+	var out []*session.Event
+	for k, ev := range t.pend {
+		if ev != nil {
+			out = append(out, ev)
+		}
+		t.pend[k] = nil
+	}
+	for i := 1; i < len(out); i++ { // at most three: insertion sort by seq
+		for j := i; j > 0 && out[j].Seq < out[j-1].Seq; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// thinEvent is a copy of ev without its heavy fields, marked thin. The
+// light ones stay: stage, token, text, the chosen token's probabilities,
+// positions, cache and memory, timings, the first ThinTopN candidates.
+func thinEvent(ev *session.Event) *session.Event {
+	t := *ev
+	t.Thin = true
+	if ev.Logits != nil {
+		l := *ev.Logits
+		l.Top = l.Top[:min(len(l.Top), ThinTopN)]
+		l.Histogram = session.Histogram{Lo: l.Histogram.Lo, Hi: l.Histogram.Hi}
+		l.Lens = nil
+		t.Logits = &l
+	}
+	if ev.Sample != nil {
+		s := *ev.Sample
+		s.CDF, s.CDFTail = nil, nil
+		t.Sample = &s
+	}
+	if ev.Append != nil {
+		a := *ev.Append
+		a.LayerTraces, a.Lens = nil, nil
+		t.Append = &a
+	}
+	return &t
+}
+
+// detailMsg encodes the run's pending full events as one detail message;
+// false when none are pending (or they could not be encoded: the client
+// was told why).
+func (c *wsConn) detailMsg(id int64, t *thinner) (outMsg, bool) {
+	evs := t.take()
+	if len(evs) == 0 {
+		return outMsg{}, false
+	}
+	m, err := c.encode(id, MsgDetail, map[string]any{"events": evs})
+	return m, err == nil
+}
+
+// sendDetail sends the run's pending full events (nothing when none are
+// pending); false when the connection is going away.
+func (c *wsConn) sendDetail(id int64, t *thinner) bool {
+	m, ok := c.detailMsg(id, t)
+	return !ok || c.enqueue(m)
+}
