@@ -30,7 +30,8 @@ type thinner struct {
 	last  time.Time // when the last full token began
 	full  bool      // the current token goes out in full
 	// pend holds, per stage (logits, sample, append), the latest event
-	// sent thin since that stage's last full one.
+	// sent thin since that stage's last full one (for append: the last
+	// that ran a forward pass).
 	pend [3]*session.Event
 }
 
@@ -75,12 +76,30 @@ func (t *thinner) pass(ev *session.Event, full bool) *session.Event {
 			t.last = now
 		}
 	}
+	if !heavy(ev) {
+		// nothing to leave out (an append that ran no forward pass): it
+		// goes as it is and keeps the last pass pending
+		return ev
+	}
 	if t.full {
 		t.pend[k] = nil
 		return ev
 	}
 	t.pend[k] = ev
 	return thinEvent(ev)
+}
+
+// heavy says whether ev has fields a thin copy leaves out.
+func heavy(ev *session.Event) bool {
+	switch {
+	case ev.Logits != nil:
+		return len(ev.Logits.Top) > ThinTopN || len(ev.Logits.Histogram.Counts) > 0 || ev.Logits.Lens != nil
+	case ev.Sample != nil:
+		return ev.Sample.CDF != nil || ev.Sample.CDFTail != nil
+	case ev.Append != nil:
+		return ev.Append.LayerTraces != nil || ev.Append.Lens != nil
+	}
+	return false
 }
 
 // take returns the pending full events in the order they happened and

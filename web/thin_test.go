@@ -7,6 +7,7 @@ package web_test
 import (
 	"encoding/json"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -162,15 +163,24 @@ func TestRunDetailMs(t *testing.T) {
 	if thinCount < 3*(n-2) {
 		t.Fatalf("%d thin events of %d, want all but the first token's", thinCount, len(thin))
 	}
-	// the detail message: the last logits, sample and append, in full
-	if len(detail) != 3 {
-		t.Fatalf("detail carries %d events, want the last logits, sample and append", len(detail))
+	// the detail message: the last logits, the last sample and the last
+	// append that ran a forward pass, in full, in order
+	var want []runEvent
+	for _, stage := range []string{"logits", "sample", "append"} {
+		for i := len(full) - 1; i >= 0; i-- {
+			if e := full[i]; e.Stage == stage && (stage != "append" || e.Append.LayerTraces != nil) {
+				want = append(want, e)
+				break
+			}
+		}
 	}
-	last := len(full) - 1 // the stop
+	sort.Slice(want, func(i, j int) bool { return want[i].Seq < want[j].Seq })
+	if len(detail) != len(want) {
+		t.Fatalf("detail carries %d events, want %d (the last logits, sample and forward pass)", len(detail), len(want))
+	}
 	for i, d := range detail {
-		want := full[last-3+i]
-		if d.Thin || !reflect.DeepEqual(d, want) {
-			t.Fatalf("detail event %d (%s seq %d) is not the full run's %s seq %d", i, d.Stage, d.Seq, want.Stage, want.Seq)
+		if d.Thin || !reflect.DeepEqual(d, want[i]) {
+			t.Fatalf("detail event %d (%s seq %d) is not the full run's %s seq %d", i, d.Stage, d.Seq, want[i].Stage, want[i].Seq)
 		}
 	}
 	if thinBytes*2 > fullBytes {
