@@ -108,11 +108,24 @@ func order(sites []benchSite, i int) []int {
 	return []int{1, 0}
 }
 
+// benchLog is b.Logf, also appended to the file INFERSCOPE_BENCH_LOG
+// names (go test keeps only the first lines of a benchmark's log).
+func benchLog(b *testing.B, format string, args ...any) {
+	b.Helper()
+	b.Logf(format, args...)
+	if p := os.Getenv("INFERSCOPE_BENCH_LOG"); p != "" {
+		if f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintf(f, "%s (N=%d): %s\n", b.Name(), b.N, fmt.Sprintf(format, args...))
+			f.Close()
+		}
+	}
+}
+
 // reportLoad logs the machine's load average: browser benchmarks on a
 // busy machine are noisy, so ratios within one run are what count.
 func reportLoad(b *testing.B) {
 	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
-		b.Logf("load average: %s", strings.TrimSpace(string(la)))
+		benchLog(b, "load average: %s", strings.TrimSpace(string(la)))
 	}
 }
 
@@ -201,7 +214,7 @@ func BenchmarkBrowserStepRoundTrip(b *testing.B) {
 	b.StopTimer()
 	for k, s := range sites {
 		if v, err := chromedp.Run(st[k].ctx, chromedp.Evaluate[map[string]float64](`window.labStats || {}`)); err == nil {
-			b.Logf("%s: ms per panel over the page's life: %v", s.name, v)
+			benchLog(b, "%s: ms per panel over the page's life: %v", s.name, v)
 		}
 		b.ReportMetric(percentile(st[k].lat, 0.5), s.metric("p50-ms"))
 		b.ReportMetric(percentile(st[k].lat, 0.95), s.metric("p95-ms"))
@@ -381,7 +394,7 @@ func BenchmarkBrowserRun(b *testing.B) {
 				if v, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](`window.labStats || {}`)); err == nil {
 					per = v
 				}
-				b.Logf("%s: events %v, ms per panel over the page's life: %v", s.name, r[9], per)
+				benchLog(b, "%s: events %v, ms per panel over the page's life: %v", s.name, r[9], per)
 			}
 		}
 	}
@@ -391,7 +404,7 @@ func BenchmarkBrowserRun(b *testing.B) {
 	b.ReportMetric(percentile(wsThinMs, 0.5), "ws-thin-ms")
 	b.ReportMetric(percentile(wsKiB, 0.5), "ws-full-KiB")
 	b.ReportMetric(percentile(wsThinKiB, 0.5), "ws-thin-KiB")
-	b.Logf("ws-ms %v\nws-thin-ms %v\ntrace-ms %v", wsMs, wsThinMs, engMs)
+	benchLog(b, "ws-ms %v\nws-thin-ms %v\ntrace-ms %v", wsMs, wsThinMs, engMs)
 	b.ReportMetric(float64(tokens), "tokens")
 	for _, s := range sites {
 		for _, nm := range names {
@@ -402,7 +415,7 @@ func BenchmarkBrowserRun(b *testing.B) {
 			b.ReportMetric(percentile(res[s.name][nm], p), s.metric(nm))
 		}
 		b.ReportMetric(percentile(res[s.name]["longest-task-ms"], 0.5), s.metric("longest-task-p50-ms"))
-		b.Logf("%s: page-ms %v\nlongest-task-ms %v", s.name, res[s.name]["page-ms"], res[s.name]["longest-task-ms"])
+		benchLog(b, "%s: page-ms %v\nlongest-task-ms %v", s.name, res[s.name]["page-ms"], res[s.name]["longest-task-ms"])
 	}
 	reportLoad(b)
 }
@@ -628,7 +641,7 @@ func BenchmarkBrowserRunTrace(b *testing.B) {
 		for _, kind := range kinds {
 			b.ReportMetric(percentile(res[s.name][kind], 0.5), s.metric("long-"+kind))
 		}
-		b.Logf("%s: longest task per run %v", s.name, res[s.name]["longest-task-ms"])
+		benchLog(b, "%s: longest task per run %v", s.name, res[s.name]["longest-task-ms"])
 	}
 	reportLoad(b)
 }
@@ -741,7 +754,7 @@ func attributeTasks(b *testing.B, site string, evs []traceEvent) (float64, map[s
 		for _, p := range top[:min(8, len(top))] {
 			parts = append(parts, fmt.Sprintf("%s %.1f", p.k, p.v))
 		}
-		b.Logf("%s: task of %.1f ms at +%.0f ms: %s", site, t.Dur/1000, (t.Ts-xs[0].Ts)/1000, strings.Join(parts, "; "))
+		benchLog(b, "%s: task of %.1f ms at +%.0f ms: %s", site, t.Dur/1000, (t.Ts-xs[0].Ts)/1000, strings.Join(parts, "; "))
 	}
 	return longest, byKind
 }

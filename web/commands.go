@@ -263,8 +263,8 @@ func (c *wsConn) step(cmd Command) {
 	// one stage per engine slot, so other visitors' steps interleave
 	for !c.runner.Done() {
 		var ev *session.Event
-		var msg, detail outMsg
-		var hasDetail bool
+		var msg, group, detail outMsg
+		var hasMsg, hasGroup, hasDetail bool
 		var encErr, err error
 		// a visitor past its byte budget waits for it to refill (bytebudget.go);
 		// a batched decode step is admitted by the batcher, fairly by
@@ -282,13 +282,23 @@ func (c *wsConn) step(cmd Command) {
 				ev = evs[0]
 				c.s.metrics.observeStep(ev, time.Since(start))
 				c.live.observe(ev)
+				// a room's followers and late joiners rebuild the run from
+				// the presenter's events: those go out in full
+				out := th.pass(ev, c.presenting.Load() != nil)
+				if out.Thin {
+					// thin events travel in groups (thin.go)
+					if th.hold(out) {
+						msg, hasMsg = c.groupMsg(cmd.ID, th)
+					}
+					return
+				}
+				group, hasGroup = c.groupMsg(cmd.ID, th)
 				if ev.Stage == session.StageStop {
 					// a thinned run's latest full events go just before its stop
 					detail, hasDetail = c.detailMsg(cmd.ID, th)
 				}
-				// a room's followers and late joiners rebuild the run from
-				// the presenter's events: those go out in full
-				msg, encErr = c.encode(cmd.ID, MsgEvent, th.pass(ev, c.presenting.Load() != nil))
+				msg, encErr = c.encode(cmd.ID, MsgEvent, out)
+				hasMsg = encErr == nil
 			})
 		}
 		if slotErr != nil {
@@ -317,10 +327,10 @@ func (c *wsConn) step(cmd Command) {
 			}
 			return
 		}
-		if hasDetail && !c.enqueue(detail) {
+		if hasGroup && !c.enqueue(group) || hasDetail && !c.enqueue(detail) {
 			return
 		}
-		if ev == nil || !c.enqueue(msg) || c.closed() {
+		if ev == nil || hasMsg && !c.enqueue(msg) || c.closed() {
 			return
 		}
 		if !c.track(cmd.ID) {

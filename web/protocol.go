@@ -57,6 +57,7 @@ const (
 	MsgInspection = "inspection" // an inspect's answer: session.Inspection
 	MsgResampled  = "resampled"  // a resample's answer: session.Resampled
 	MsgDetail     = "detail"     // {events}: a thinned run's latest full events, before its stop (thin.go)
+	MsgEvents     = "events"     // {events}: consecutive thin events of a thinned run, in order (thin.go)
 )
 
 // Command is a decoded client message.

@@ -5,9 +5,10 @@ package web
 // layer's attention and norms, the logit lens, the top list beyond
 // ThinTopN, the histogram, the CDF) for at most one token per N ms; the
 // other tokens' logits, sample and append events arrive without them and
-// carry "thin": true. Before the run's stop event one detail message
-// carries the latest full events that were sent thin, so the page ends on
-// the exact, complete state. Step, step_token and force always send every
+// carry "thin": true, gathered into one events message per GroupEvery
+// (at token ends). Before the run's stop event one detail message carries
+// the latest full events that were sent thin, so the page ends on the
+// exact, complete state. Step, step_token and force always send every
 // event in full, and so does a run presented to a room (its followers and
 // late joiners rebuild the run from the presenter's events).
 
@@ -24,8 +25,16 @@ const MaxDetailMs = 60000
 // generated text's tooltip lists the first 8).
 const ThinTopN = 8
 
+// GroupEvery is how long a thinned run gathers consecutive thin events
+// into one events message: a browser pays a task per websocket message,
+// and the page draws at most once per frame anyway.
+const GroupEvery = 16 * time.Millisecond
+
 // thinner decides, token by token, which events of a run go out in full.
 type thinner struct {
+	// group gathers thin events since groupAt, for one events message
+	group   []*session.Event
+	groupAt time.Time
 	every time.Duration
 	last  time.Time // when the last full token began
 	full  bool      // the current token goes out in full
@@ -149,6 +158,30 @@ func thinEvent(ev *session.Event) *session.Event {
 	return &t
 }
 
+// hold adds a thin event to the group and says whether the group should
+// go now: at the end of a token (an append) once GroupEvery has passed
+// since its first event.
+func (t *thinner) hold(ev *session.Event) bool {
+	if len(t.group) == 0 {
+		t.groupAt = time.Now()
+	}
+	t.group = append(t.group, ev)
+	return ev.Stage == session.StageAppend && time.Since(t.groupAt) >= GroupEvery
+}
+
+// groupMsg encodes the gathered thin events as one events message and
+// empties the group; false when there are none (or they could not be
+// encoded: the client was told why).
+func (c *wsConn) groupMsg(id int64, t *thinner) (outMsg, bool) {
+	if t == nil || len(t.group) == 0 {
+		return outMsg{}, false
+	}
+	evs := t.group
+	t.group = nil
+	m, err := c.encode(id, MsgEvents, map[string]any{"events": evs})
+	return m, err == nil
+}
+
 // detailMsg encodes the run's pending full events as one detail message;
 // false when none are pending (or they could not be encoded: the client
 // was told why).
@@ -161,9 +194,13 @@ func (c *wsConn) detailMsg(id int64, t *thinner) (outMsg, bool) {
 	return m, err == nil
 }
 
-// sendDetail sends the run's pending full events (nothing when none are
-// pending); false when the connection is going away.
+// sendDetail sends the run's gathered thin events and then its pending
+// full events (nothing when there are none); false when the connection is
+// going away.
 func (c *wsConn) sendDetail(id int64, t *thinner) bool {
+	if m, ok := c.groupMsg(id, t); ok && !c.enqueue(m) {
+		return false
+	}
 	m, ok := c.detailMsg(id, t)
 	return !ok || c.enqueue(m)
 }

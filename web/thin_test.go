@@ -51,9 +51,20 @@ type runEvent struct {
 }
 
 // thinRun starts the lab's greedy run and runs it with payload; it returns
-// the events by seq, the detail message's events (nil when none) and the
-// bytes of event and detail messages.
+// the events by seq (events messages unpacked), the detail message's
+// events (nil when none) and the bytes of event, events and detail
+// messages.
 func thinRun(t *testing.T, w *wsClient, n int, payload any) (evs []runEvent, detail []runEvent, bytes int) {
+	groups := 0
+	defer func() {
+		thin := 0
+		for _, e := range evs {
+			if e.Thin {
+				thin++
+			}
+		}
+		t.Logf("%d events, %d of them thin in %d events messages", len(evs), thin, groups)
+	}()
 	t.Helper()
 	w.send("start", map[string]any{"prompt": "The President said", "max_new_tokens": n, "stop_at_eos": false,
 		"sampling": map[string]any{"temperature": 0, "top_p": 1}, "all_attention": true, "lens": true})
@@ -76,10 +87,31 @@ func thinRun(t *testing.T, w *wsClient, n int, payload any) (evs []runEvent, det
 			}
 			detail = d.Events
 			bytes += m.size
+		case web.MsgEvents:
+			var d struct {
+				Events []runEvent `json:"events"`
+			}
+			if err := json.Unmarshal(m.Payload, &d); err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Events) == 0 {
+				t.Fatal("an empty events message")
+			}
+			for _, e := range d.Events {
+				if !e.Thin {
+					t.Fatalf("a full %s event in an events message", e.Stage)
+				}
+			}
+			evs = append(evs, d.Events...)
+			bytes += m.size
+			groups++
 		case web.MsgEvent:
 			var e runEvent
 			if err := json.Unmarshal(m.Payload, &e); err != nil {
 				t.Fatal(err)
+			}
+			if e.Thin {
+				t.Fatalf("a thin %s event on its own", e.Stage)
 			}
 			evs = append(evs, e)
 			bytes += m.size
@@ -223,7 +255,7 @@ func TestRunDetailMsBadValues(t *testing.T) {
 	var e evPayload
 	for e.Stage != "stop" {
 		m := w.read()
-		if m.Type == web.MsgDetail {
+		if m.Type == web.MsgDetail || m.Type == web.MsgEvents {
 			continue
 		}
 		if m.Type != web.MsgEvent {
@@ -249,7 +281,7 @@ func TestRunDetailMsCancel(t *testing.T) {
 		m := w.read()
 		var e runEvent
 		json.Unmarshal(m.Payload, &e)
-		thin = thin || e.Thin
+		thin = thin || e.Thin || m.Type == web.MsgEvents
 	}
 	w.send("cancel", nil)
 	var detail []runEvent
@@ -261,6 +293,10 @@ func TestRunDetailMsCancel(t *testing.T) {
 			}
 			json.Unmarshal(m.Payload, &d)
 			detail = d.Events
+			continue
+		}
+		if m.Type == web.MsgEvents {
+			thin = true
 			continue
 		}
 		var e runEvent

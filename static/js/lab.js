@@ -310,6 +310,11 @@ function onMessage(msg) {
     case "event":
       onEvent(p);
       break;
+    case "events":
+      // a streamed run's thin events, gathered by the server (one message
+      // per ~16 ms instead of one per stage)
+      for (const ev of p.events || []) onEvent(ev);
+      break;
     case "detail":
       applyDetail(p.events || []);
       break;
