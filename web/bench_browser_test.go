@@ -552,12 +552,14 @@ const traceRunJS = `new Promise(res => {
 // task of 50 ms or more: its self time by trace event name (script,
 // garbage collection, style, layout, paint, …), logged. It reports the
 // longest task (the maximum and the median run's), and per run (median)
-// how many tasks took 50 ms or more and their self time summed by kind.
+// how many tasks took 50 ms or more and their self time summed by kind
+// (long-KIND), and the main thread's time by kind over all its tasks
+// (long-all-KIND).
 func BenchmarkBrowserRunTrace(b *testing.B) {
 	sites, _ := benchSites(b)
 	reportLoad(b)
 	br := browsertest.New(b)
-	kinds := []string{"tasks", "script", "gc", "style-layout", "paint", "parse", "other"}
+	kinds := []string{"tasks", "script", "gc", "style-layout", "paint", "parse", "other", "all-script", "all-gc", "all-style-layout", "all-paint", "all-parse", "all-other"}
 	res := map[string]map[string][]float64{}
 	for i := 0; i < b.N; i++ {
 		for _, k := range order(sites, i) {
@@ -694,10 +696,10 @@ func attributeTasks(b *testing.B, site string, evs []traceEvent) (float64, map[s
 		}
 		end = t.Ts + t.Dur
 		longest = max(longest, t.Dur/1000)
-		if t.Dur < 50000 {
-			continue
+		long := t.Dur >= 50000
+		if long {
+			byKind["tasks"]++
 		}
-		byKind["tasks"]++
 		// self time of every event nested in the task
 		self := map[string]float64{}
 		type open struct {
@@ -739,7 +741,13 @@ func attributeTasks(b *testing.B, site string, evs []traceEvent) (float64, map[s
 			}
 			s := max(0, e.Dur-child[j]) / 1000
 			self[name] += s
-			byKind[taskKind(e.Name)] += s
+			byKind["all-"+taskKind(e.Name)] += s
+			if long {
+				byKind[taskKind(e.Name)] += s
+			}
+		}
+		if !long {
+			continue
 		}
 		type kv struct {
 			k string
