@@ -144,15 +144,6 @@ import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
         out.appendChild(IS.el("p", { class: s.weights_unchanged ? "ok" : "error", "data-testid": "lesson-checksum", text: s.weights_unchanged ? "unchanged ✓" : "changed ✗" }));
         r.close();
       });
-    },
-    "context-limit": function (o, out, sec, api) {
-      var r = new api.Run();
-      // the end-of-text token would end the run early: this demo ignores it
-      return r.start(payload(o, { stop_at_eos: false })).then(function () { return r.runAll(); }).then(function (evs) {
-        var s = pick(evs, "stop")[0].stop, last = pick(evs, "append").pop().append;
-        out.appendChild(IS.el("p", { "data-testid": "lesson-stop", "data-reason": s.reason, text: "Stopped: " + IS.stopReason(s.reason, s.generated) + " (cache " + last.cache_len + " of " + last.cache_cap + " positions)." }));
-        r.close();
-      });
     }
   };
   function cutView(o, out, api, sec) {
