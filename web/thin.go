@@ -35,9 +35,9 @@ type thinner struct {
 	// group gathers thin events since groupAt, for one events message
 	group   []*session.Event
 	groupAt time.Time
-	every time.Duration
-	last  time.Time // when the last full token began
-	full  bool      // the current token goes out in full
+	every   time.Duration
+	last    time.Time // when the last full token began
+	full    bool      // the current token goes out in full
 	// pend holds, per stage (logits, sample, append), the latest event
 	// sent thin since that stage's last full one (for append: the last
 	// that ran a forward pass).
