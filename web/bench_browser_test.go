@@ -689,6 +689,23 @@ func attributeTasks(b *testing.B, site string, evs []traceEvent) (float64, map[s
 		return xs[i].Dur > xs[j].Dur
 	})
 	byKind := map[string]float64{}
+	total := map[string]float64{} // self time by name over all tasks
+	defer func() {
+		type kv struct {
+			k string
+			v float64
+		}
+		var top []kv
+		for k, v := range total {
+			top = append(top, kv{k, v})
+		}
+		sort.Slice(top, func(a, c int) bool { return top[a].v > top[c].v })
+		var parts []string
+		for _, p := range top[:min(16, len(top))] {
+			parts = append(parts, fmt.Sprintf("%s %.1f", p.k, p.v))
+		}
+		benchLog(b, "%s: main thread over the run, self ms by name: %s", site, strings.Join(parts, "; "))
+	}()
 	longest, end := 0.0, 0.0
 	for i, t := range xs {
 		if t.Name != "RunTask" && t.Name != "ThreadControllerImpl::RunTask" || t.Ts < end {
@@ -741,6 +758,7 @@ func attributeTasks(b *testing.B, site string, evs []traceEvent) (float64, map[s
 			}
 			s := max(0, e.Dur-child[j]) / 1000
 			self[name] += s
+			total[name] += s
 			byKind["all-"+taskKind(e.Name)] += s
 			if long {
 				byKind[taskKind(e.Name)] += s

@@ -415,6 +415,12 @@ export class ModelView {
   drawCells(W, H) {
     const c = this.cellCanvas, dpr = window.devicePixelRatio || 1, cells = this.cells, dark = isDark();
     const pw = Math.ceil(W * dpr), ph = Math.ceil(H * dpr);
+    // an unchanged picture is not painted again: a repainted canvas is
+    // copied whole to the compositor (most events of a streamed run change
+    // no cell)
+    const last = this.cellsDrawn;
+    if (last && last.pw === pw && last.ph === ph && last.dark === dark && last.cells.length === cells.length && last.cells.every((v, i) => v === cells[i])) return;
+    this.cellsDrawn = { pw, ph, dark, cells: cells.slice() };
     if (c.width !== pw || c.height !== ph) { c.width = pw; c.height = ph; c.style.width = W + "px"; c.style.height = H + "px"; }
     const g = c.getContext("2d");
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
