@@ -288,11 +288,13 @@ func (c *wsConn) step(cmd Command) {
 				if out.Thin {
 					// thin events travel in groups (thin.go)
 					if th.hold(out) {
-						msg, hasMsg = c.groupMsg(cmd.ID, th)
+						msg, hasMsg, encErr = c.groupMsg(cmd.ID, th)
 					}
 					return
 				}
-				group, hasGroup = c.groupMsg(cmd.ID, th)
+				if group, hasGroup, encErr = c.groupMsg(cmd.ID, th); encErr != nil {
+					return
+				}
 				if ev.Stage == session.StageStop {
 					// a thinned run's latest full events go just before its stop
 					detail, hasDetail = c.detailMsg(cmd.ID, th)

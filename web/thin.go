@@ -170,16 +170,16 @@ func (t *thinner) hold(ev *session.Event) bool {
 }
 
 // groupMsg encodes the gathered thin events as one events message and
-// empties the group; false when there are none (or they could not be
-// encoded: the client was told why).
-func (c *wsConn) groupMsg(id int64, t *thinner) (outMsg, bool) {
+// empties the group; false when there are none. An error means they could
+// not be encoded (the client was told why).
+func (c *wsConn) groupMsg(id int64, t *thinner) (outMsg, bool, error) {
 	if t == nil || len(t.group) == 0 {
-		return outMsg{}, false
+		return outMsg{}, false, nil
 	}
 	evs := t.group
 	t.group = nil
 	m, err := c.encode(id, MsgEvents, map[string]any{"events": evs})
-	return m, err == nil
+	return m, err == nil, err
 }
 
 // detailMsg encodes the run's pending full events as one detail message;
@@ -198,7 +198,7 @@ func (c *wsConn) detailMsg(id int64, t *thinner) (outMsg, bool) {
 // full events (nothing when there are none); false when the connection is
 // going away.
 func (c *wsConn) sendDetail(id int64, t *thinner) bool {
-	if m, ok := c.groupMsg(id, t); ok && !c.enqueue(m) {
+	if m, ok, _ := c.groupMsg(id, t); ok && !c.enqueue(m) {
 		return false
 	}
 	m, ok := c.detailMsg(id, t)
