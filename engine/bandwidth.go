@@ -1,6 +1,7 @@
 package engine
 
-// bandwidth.go: a memory read-bandwidth probe (the bound decode speed is compared with).
+// bandwidth.go: a memory read-bandwidth probe (the bound decode speed is compared with): vector loads
+// of whole cache lines on every thread, independent of the matmul kernels.
 
 import (
 	"runtime"
@@ -12,8 +13,10 @@ import (
 // MeasureReadBandwidth estimates how fast this machine streams memory with
 // `threads` goroutines (0 = GOMAXPROCS), in bytes/second. It is independent
 // of the engine's kernels: each goroutine sums the 64-bit words of its share
-// of a buffer much larger than the caches (a plain streaming read), and the
-// best of several runs is kept.
+// of a buffer much larger than the caches with the widest vector loads the
+// CPU has (ReadProbe names them; plain Go where there is no assembly), so
+// the loop does nothing but load and add, and the best of several runs is
+// kept.
 func MeasureReadBandwidth(bytes, threads int) float64 {
 	return slices.Max(ReadBandwidthRuns(bytes, threads, 7))
 }
@@ -36,17 +39,41 @@ func ReadBandwidthRuns(bytes, threads, runs int) []float64 {
 		var wg sync.WaitGroup
 		start := time.Now()
 		for w := 0; w < threads; w++ {
-			lo, hi := n*w/threads, n*(w+1)/threads
+			// shares start on a 64-byte line (8 words), as the buffer does
+			lo, hi := n*w/threads&^7, n*(w+1)/threads&^7
+			if w == threads-1 {
+				hi = n
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				sums[w*8] += sumWords(buf[lo:hi])
+				sums[w*8] += readSum(buf[lo:hi])
 			}()
 		}
 		wg.Wait()
 		out = append(out, float64(8*n)/time.Since(start).Seconds())
 	}
 	return out
+}
+
+// readSumVec is the vector read loop (bandwidth_amd64.s); nil where there
+// is none. It takes a multiple of 32 words.
+var (
+	readSumVec    func(p *uint64, n int) uint64
+	readProbeName = "go"
+)
+
+// ReadProbe names the probe's read loop: "avx512", "avx2" or "go".
+func ReadProbe() string { return readProbeName }
+
+// readSum is Σ s (wrapping), with the vector loop where there is one.
+func readSum(s []uint64) uint64 {
+	var t uint64
+	if n := len(s) &^ 31; readSumVec != nil && n > 0 {
+		t = readSumVec(&s[0], n)
+		s = s[n:]
+	}
+	return t + sumWords(s)
 }
 
 // sumWords adds up s with eight independent accumulators, so the loop is
