@@ -66,8 +66,7 @@ import (
 var files embed.FS
 
 // PanelKinds are the live views a section can embed.
-var PanelKinds = []string{"tokens", "chat", "embed", "prefill", "logits", "decode", "kv", "checksum", "timing",
-	"temperature", "topk", "topp", "greedy-vs-sampled", "seeds", "budget", "context-limit", "cache-off",
+var PanelKinds = []string{"tokens", "chat", "logits", "checksum", "context-limit",
 	// static/js/lessonpanels/ (aftersend.js, kvcache.js)
 	"bytes", "same-row", "prefill-steps", "modelview", "loop", "stops", "busy", "stage-timing", "knows",
 	"kvgrid", "kvgrow", "memory-budget", "cache-compare"}

@@ -309,6 +309,10 @@ func TestBrowserLessonKVCacheV2(t *testing.T) {
 	if r := evalJS[string](t, ctx, `document.querySelector('[data-testid="lesson-stop"]').dataset.reason`); r != session.StopContextFull {
 		t.Errorf("context limit: reason %q", r)
 	}
+	// the chart climbs to the context line and the run stops there
+	if got := evalJS[[]string](t, ctx, `(() => { const s = document.querySelector('#section-4'); return [s.querySelector('[data-testid="lesson-stop"]').textContent, String(!!s.querySelector('[data-testid="ctx-chart"] [data-testid="ctx-cap"]')), s.querySelector('[data-testid="ctx-tail"]').textContent]; })()`); !strings.Contains(got[0], fmt.Sprintf("cache %d of %d positions", card.Context, card.Context)) || got[1] != "true" || len(got[2]) < 10 {
+		t.Errorf("context limit: stop line %q, context line drawn %s, text's end %q; want the cache full at %d positions", got[0], got[1], got[2], card.Context)
+	}
 	openSection(t, b, ts.URL, "kv-cache", 5)
 	if !evalJS[bool](t, ctx, `document.querySelector('#section-5 [data-testid="cache-same"]').dataset.same === "true"`) {
 		t.Error("cache on/off: the texts differ")
@@ -323,7 +327,7 @@ func TestBrowserLessonsV2Layout(t *testing.T) {
 	ts, _ := batchedLessonServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
-	shots := map[string][]int{"after-send": {3, 7, 8, 10, 11, 14, 15}, "kv-cache": {1, 3, 5}}
+	shots := map[string][]int{"after-send": {3, 7, 8, 10, 11, 14, 15}, "kv-cache": {1, 2, 3, 4, 5}}
 	for _, slug := range []string{"after-send", "kv-cache"} {
 		b.SetViewport(t, 390, 844, true)
 		openSection(t, b, ts.URL, slug, 1)

@@ -94,9 +94,6 @@ import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
     P.tokenChips(box, t);
     return box;
   }
-  function strip(label, vec) { return P.strip(label, vec); }
-  function text(evs) { var s = pick(evs, "stop")[0]; return s ? s.stop.text : ""; }
-  function sleep(ms) { return new Promise(function (r) { setTimeout(r, ms); }); }
 
   // Each view runs the engine and draws what the section talks about.
   var views = {
@@ -114,32 +111,6 @@ import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
       });
     },
     chat: function (o, out, sec, api) { return views.tokens(o, out, sec, api); },
-    embed: function (o, out, sec, api) {
-      var r = new api.Run();
-      return r.start(payload(o)).then(function () { return r.stepTo("embed"); }).then(function (evs) {
-        var e = evs[1].embed, p = e.positions[e.positions.length - 1];
-        out.appendChild(IS.el("p", { text: "Last position " + p.pos + ": token " + p.id + " “" + IS.tokenLabel({ piece: p.piece, text: evs[0].tokenize.tokens[p.pos].text, special: evs[0].tokenize.tokens[p.pos].special }) + "” → a vector of " + e.dim + " numbers (length " + IS.fmt(p.token_norm, 3) + ")." }));
-        out.appendChild(strip("token vector", p.token_vec));
-        if (p.pos_vec) out.appendChild(strip("position vector", p.pos_vec));
-        else out.appendChild(IS.el("p", { class: "muted small", text: e.method }));
-        out.appendChild(strip("what enters layer 0", p.sum));
-        r.close();
-      });
-    },
-    prefill: function (o, out, sec, api) {
-      var r = new api.Run();
-      return r.start(payload(o)).then(function () { return r.stepTo("prefill"); }).then(function (evs) {
-        var p = evs[2].prefill;
-        var pos = IS.el("div", { class: "positions" });
-        for (var i = 0; i < p.positions; i++) pos.appendChild(IS.el("span", { class: "pos pass", text: String(i) }));
-        out.appendChild(pos);
-        out.appendChild(table(["layer", "size of the last position's vector after the layer"], p.layers.map(function (l) { return [l.layer, IS.fmt(l.residual_norm[l.residual_norm.length - 1], 3)]; })));
-        out.appendChild(IS.el("p", { text: p.positions + " positions × " + p.layers.length + " layers in one pass: " + IS.fmt(p.duration_ms, 3) + " ms (" + IS.fmt(p.tokens_per_s, 0) + " tokens/s)." }));
-        api.setLive(sec, "prefill.positions", p.positions);
-        api.setLive(sec, "prefill.ms", IS.fmt(p.duration_ms, 3));
-        r.close();
-      });
-    },
     logits: function (o, out, sec, api) {
       var r = new api.Run(), lg;
       return r.start(payload(o)).then(function () { return r.stepTo("logits"); }).then(function (evs) {
@@ -163,42 +134,6 @@ import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
         r.close();
       });
     },
-    decode: function (o, out, sec, api) {
-      var r = new api.Run(), n = parseInt(o.tokens || "8", 10), log = IS.el("ol", { class: "decode-log" }), gen = IS.el("p", { class: "gen mono" });
-      out.appendChild(gen);
-      out.appendChild(log);
-      var lastLogits = null, lastSample = null, k = 0;
-      function loop() {
-        return r.step().then(function (ev) {
-          if (ev.logits) lastLogits = ev.logits;
-          if (ev.sample) lastSample = ev.sample;
-          if (ev.append) {
-            k++;
-            gen.appendChild(IS.el("span", { class: "gen-tok", text: ev.append.text }));
-            log.appendChild(IS.el("li", { text: "calculate: logits at position " + lastLogits.pos + " (top “" + IS.tokenLabel(lastLogits.top[0]) + "”, " +
-              IS.fmt(lastLogits.top[0].logit, 2) + ") → select: “" + IS.tokenLabel(lastSample.chosen) + "” (rank " + (lastSample.chosen.rank + 1) + ", p after the cut " + IS.fmt(lastSample.chosen.prob_kept, 3) +
-              ") → append: the sequence has " + (ev.append.pos + 1) + " tokens, the cache " + ev.append.cache_len + " positions → " + (ev.next === "stop" ? "stop" : "repeat") }));
-            return sleep(150).then(function () { return ev.next === "stop" ? null : loop(); });
-          }
-          if (ev.stop) { log.appendChild(IS.el("li", { text: "stop: " + IS.stopReason(ev.stop.reason, ev.stop.generated) })); return null; }
-          return loop();
-        });
-      }
-      return r.start(payload(o, { max_new_tokens: n })).then(function (m) {
-        gen.appendChild(IS.el("span", { class: "gen-prompt", text: o.prompt }));
-        return r.stepTo("prefill");
-      }).then(loop).then(function () { r.close(); });
-    },
-    kv: function (o, out, sec, api) {
-      var r = new api.Run();
-      return r.start(payload(o)).then(function () { return r.runAll(); }).then(function (evs) {
-        var rows = pick(evs, "append").map(function (e) { var a = e.append; return [a.step + 1, IS.tokenLabel({ piece: a.piece, text: a.text }), a.cache_len + " / " + a.cache_cap, IS.bytes(a.bytes_used)]; });
-        var pre = pick(evs, "prefill")[0].prefill;
-        rows.unshift(["prefill", "(prompt)", pre.positions, IS.bytes(pre.positions * pick(evs, "append")[0].append.bytes_per_token)]);
-        out.appendChild(table(["step", "token", "cache positions", "cache bytes used"], rows));
-        r.close();
-      });
-    },
     checksum: function (o, out, sec, api) {
       var r = new api.Run();
       return r.start(payload(o)).then(function () { return r.runAll(); }).then(function (evs) {
@@ -208,104 +143,6 @@ import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
         out.appendChild(IS.el("p", { class: "mono small", text: "after:  " + s.checksum_after }));
         out.appendChild(IS.el("p", { class: s.weights_unchanged ? "ok" : "error", "data-testid": "lesson-checksum", text: s.weights_unchanged ? "unchanged ✓" : "changed ✗" }));
         r.close();
-      });
-    },
-    timing: function (o, out, sec, api) {
-      var prompts = [o.prompt, o.compare], rows = [];
-      function one(i) {
-        if (i >= prompts.length) return Promise.resolve();
-        var r = new api.Run();
-        return r.start(payload(Object.assign({}, o, { prompt: prompts[i] }))).then(function () { return r.runAll(); }).then(function (evs) {
-          var t = pick(evs, "stop")[0].stop.timings, n = pick(evs, "tokenize")[0].tokenize.count;
-          rows.push([i === 0 ? "short" : "long", n, IS.fmt(t.prefill_ms, 3), IS.fmt(t.prefill_tokens_per_s, 0), IS.fmt(t.ttft_ms, 3), IS.fmt(t.itl_p50_ms, 3), IS.fmt(t.output_tokens_per_s, 0)]);
-          r.close();
-          return one(i + 1);
-        });
-      }
-      return one(0).then(function () {
-        out.appendChild(table(["prompt", "prompt tokens", "prefill ms", "prefill tokens/s", "time to first token ms", "inter-token latency ms (median)", "output tokens/s"], rows));
-      });
-    },
-    temperature: function (o, out, sec, api) {
-      var temps = (o.temperatures || "0.5, 1, 1.5").split(",").map(function (x) { return parseFloat(x); }), cols = [];
-      function one(i) {
-        if (i >= temps.length) return Promise.resolve();
-        var r = new api.Run();
-        return r.start(payload(Object.assign({}, o, { temperature: String(temps[i]), top_p: "1" }))).then(function () { return r.stepTo("logits"); }).then(function (evs) {
-          cols.push(evs[3].logits);
-          r.close();
-          return one(i + 1);
-        });
-      }
-      return one(0).then(function () {
-        var base = cols[0].top.slice(0, 6);
-        out.appendChild(table(["token", "logit"].concat(temps.map(function (t) { return "p at T=" + t; })), base.map(function (t, i) {
-          return [IS.tokenLabel(t), IS.fmt(t.logit, 3)].concat(cols.map(function (c) { return IS.fmt(c.top[i].prob_t, 4); })); })));
-        out.appendChild(IS.el("p", { class: "small", text: "Entropy: " + cols.map(function (c, i) { return "T=" + temps[i] + " " + IS.fmt(c.entropy_t, 3) + " nats"; }).join(" · ") }));
-        api.setLive(sec, "temperature.entropy_low", IS.fmt(cols[0].entropy_t, 3));
-        api.setLive(sec, "temperature.entropy_high", IS.fmt(cols[cols.length - 1].entropy_t, 3));
-      });
-    },
-    topk: function (o, out, sec, api) { return cutView(o, out, api, sec); },
-    topp: function (o, out, sec, api) { return cutView(o, out, api, sec); },
-    "greedy-vs-sampled": function (o, out, sec, api) {
-      var a = new api.Run(), b = new api.Run(), ta;
-      return a.start(payload(Object.assign({}, o, { temperature: "0" }))).then(function () { return a.runAll(); }).then(function (evs) {
-        ta = text(evs); a.close();
-        return b.start(payload(o));
-      }).then(function () { return b.runAll(); }).then(function (evs) {
-        out.appendChild(table(["decoding", "continuation of " + JSON.stringify(o.prompt)], [["greedy", ta], ["sampled (T=" + o.temperature + ", top-p " + o.top_p + ")", text(evs)]]));
-        b.close();
-      });
-    },
-    seeds: function (o, out, sec, api) {
-      var seeds = (o.seeds || "7, 7, 8").split(",").map(function (x) { return x.trim(); }), rows = [];
-      function one(i) {
-        if (i >= seeds.length) return Promise.resolve();
-        var r = new api.Run();
-        return r.start(payload(Object.assign({}, o, { seed: seeds[i] }))).then(function () { return r.runAll(); }).then(function (evs) {
-          rows.push([seeds[i], text(evs)]); r.close(); return one(i + 1);
-        });
-      }
-      return one(0).then(function () {
-        rows.forEach(function (row, i) { row.push(i > 0 && row[1] === rows[0][1] ? "same as the first run" : i > 0 ? "different" : ""); });
-        out.appendChild(table(["seed", "continuation", ""], rows));
-      });
-    },
-    budget: function (o, out, sec, api) {
-      var r = new api.Run();
-      return r.start(payload(o)).then(function () { return r.runAll(); }).then(function (evs) {
-        var a = pick(evs, "append"), mem = a[a.length - 1].append.memory;
-        out.appendChild(table(["part", "bytes"], [["weights (shared by all requests)", IS.bytes(mem.weights)], ["KV cache allocated for this request", IS.bytes(mem.kv_allocated)],
-          ["KV cache used so far", IS.bytes(mem.kv_used)], ["scratch buffers", IS.bytes(mem.scratch)], ["total for one request", IS.bytes(mem.total)]]));
-        var rows = [1, 8, 64].map(function (n) { return [n, IS.bytes(mem.weights + n * (mem.kv_allocated + mem.scratch))]; });
-        out.appendChild(table(["concurrent requests like this one", "memory"], rows));
-        r.close();
-      });
-    },
-    "context-limit": function (o, out, sec, api) {
-      var r = new api.Run();
-      // the end-of-text token would end the run early: this demo ignores it
-      return r.start(payload(o, { stop_at_eos: false })).then(function () { return r.runAll(); }).then(function (evs) {
-        var s = pick(evs, "stop")[0].stop, last = pick(evs, "append").pop().append;
-        out.appendChild(IS.el("p", { "data-testid": "lesson-stop", "data-reason": s.reason, text: "Stopped: " + IS.stopReason(s.reason, s.generated) + " (cache " + last.cache_len + " of " + last.cache_cap + " positions)." }));
-        r.close();
-      });
-    },
-    "cache-off": function (o, out, sec, api) {
-      var res = [];
-      function one(noCache) {
-        var r = new api.Run();
-        return r.start(payload(o, { no_cache: noCache })).then(function () { return r.runAll(); }).then(function (evs) {
-          var s = pick(evs, "stop")[0].stop; res.push(s); r.close();
-        });
-      }
-      return one(false).then(function () { return one(true); }).then(function () {
-        var avg = function (a) { var t = 0; a.forEach(function (x) { t += x; }); return a.length ? t / a.length : 0; };
-        out.appendChild(table(["KV cache", "mean inter-token latency ms", "last token ms", "output tokens/s", "text"], res.map(function (s, i) {
-          var itl = s.timings.itl_ms || [];
-          return [i === 0 ? "on" : "off", IS.fmt(avg(itl), 3), IS.fmt(itl[itl.length - 1], 3), IS.fmt(s.timings.output_tokens_per_s, 0), s.text.slice(0, 60) + "…"]; })));
-        out.appendChild(IS.el("p", { text: res[0].text === res[1].text ? "Same text with the cache on and off ✓" : "The texts differ ✗" }));
       });
     }
   };

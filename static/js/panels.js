@@ -149,7 +149,7 @@ export function candidatesTable(table, l, opts = {}) {
 export function probChart(box, l) {
   const rows = l.top.map((t) => ({ label: tokenLabel(t), values: [t.prob_kept, t.prob_t, t.prob], rank: t.rank + 1, id: t.id, cls: t.kept ? "kept" : "cut",
     title: "rank " + (t.rank + 1) + " " + JSON.stringify(t.text) + " (id " + t.id + "): " + P1 + " " + fmt(t.prob, 4) + ", " + PT + " " + fmt(t.prob_t, 4) + ", " + PK + " " + fmt(t.prob_kept, 4) }));
-  const cut = l.kept < l.top.length ? { after: l.kept, label: "cut-off: ranks 1–" + l.kept + " kept" } : { after: l.top.length, label: "" };
+  const cut = l.kept < l.top.length ? { after: l.kept, label: l.kept === 1 ? "cut-off: only rank 1 kept" : "cut-off: ranks 1–" + l.kept + " kept" } : { after: l.top.length, label: "" };
   const svg = hbars(box, { rows, series: [{ name: PK, cls: "s-accent" }, { name: PT, cls: "s-light" }, { name: P1, cls: "s-muted" }],
     cut, xTitle: "probability (value printed: " + PK + ")", fmt: (v, r) => r.cls === "cut" ? "cut" : fmt(v, 3), tickFmt: (t) => fmt(t, 2),
     aria: "Top " + l.top.length + " candidates with three probabilities each; " + l.kept + " kept" });

@@ -54,7 +54,7 @@ register("kvgrid", async (o, out, sec, api) => {
           const y = y0 + p * cell;
           g.fillStyle = IS.cssVar("--fg");
           g.textAlign = "right";
-          g.fillText(labels[p].slice(0, 9), lw - 4, y + Math.min(cell, 11) - 1);
+          g.fillText(labels[p].length > 9 ? labels[p].slice(0, 8) + "…" : labels[p], lw - 4, y + Math.min(cell, 11) - 1);
           row.forEach((x, i) => { g.fillStyle = IS.heat(x, mx, dark); g.fillRect(x0 + i * cell, y, cell - (cell > 4 ? 1 : 0), cell - (cell > 4 ? 1 : 0)); });
         });
       }
@@ -233,4 +233,56 @@ register("cache-compare", async (o, out, sec, api) => {
   api.setLive(sec, "cache.ratio", IS.fmt(mOff / mOn, 1));
   api.setLive(sec, "cache.same", same ? "the same" : "different");
   api.setLive(sec, "cache.choices", ["the same", "different"]);
+});
+
+// ---------- the context limit ----------
+
+// context-limit: a run that cannot stop any other way (the end token is
+// ignored, the output limit is above the room left) streams its tokens; the
+// chart shows the cache's positions climbing to the context and the run
+// stopping there, and the text's end shows it stopped mid-sentence.
+register("context-limit", async (o, out, sec, api) => {
+  const root = mount(out), r = new api.Run(), pts = [];
+  const chart = el("div", { class: "chart", "data-testid": "ctx-chart" });
+  const stopLine = el("p", { class: "lp-detail", "data-testid": "lesson-stop", "aria-live": "polite" });
+  const tail = el("p", { class: "gen mono small", "data-testid": "ctx-tail" });
+  root.append(chart, stopLine, tail);
+  try {
+    const cap = (await r.start(api.payload(o, { stop_at_eos: false }))).payload.model.context;
+    let text = "", timer = 0;
+    const draw = () => {
+      timer = 0;
+      if (!root.alive()) return;
+      line(chart, { points: pts, step: true, dots: false, height: 180, xTitle: "generated tokens", yTitle: "positions in the cache", xMin: 0, xInt: true,
+        yMax: cap * 1.1, yFmt: (t) => IS.fmt(t, 0), hline: { y: cap, label: "context: " + cap + " positions", testid: "ctx-cap" },
+        aria: "Positions in the KV cache against generated tokens, up to the context of " + cap });
+    };
+    r.client.send("run");
+    for (;;) {
+      const m = await r.next();
+      if (!root.alive()) return;
+      if (m.type === "error") throw new Error(IS.errorText(m.payload));
+      if (m.type !== "event") continue;
+      const ev = m.payload;
+      if (ev.prefill) pts.push({ x: 0, y: ev.prefill.positions });
+      if (ev.append) {
+        pts.push({ x: ev.append.step + 1, y: ev.append.cache_len });
+        text += ev.append.text;
+        stopLine.textContent = "Running: " + ev.append.cache_len + " of " + cap + " positions used.";
+        if (!timer) timer = setTimeout(draw, 100); // at most ten drawings a second
+      }
+      if (ev.stop) {
+        clearTimeout(timer);
+        draw();
+        const s = ev.stop, used = pts[pts.length - 1].y;
+        stopLine.dataset.reason = s.reason;
+        stopLine.textContent = "Stopped: " + IS.stopReason(s.reason, s.generated) + " (cache " + used + " of " + cap + " positions).";
+        tail.textContent = "…" + Array.from(s.text || text).slice(-80).join("");
+        api.setLive(sec, "context.cap", cap);
+        api.setLive(sec, "context.generated", s.generated);
+        api.setLive(sec, "context.reason", IS.stopReason(s.reason, s.generated));
+        break;
+      }
+    }
+  } finally { r.close(); }
 });
