@@ -35,7 +35,6 @@ var errUsage = errors.New("usage")
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	releaseStartupPages()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 

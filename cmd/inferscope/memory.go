@@ -1,7 +1,6 @@
 package main
 
-// memory.go: the CLI's resident memory: a heap kept near its live data for one-shot model commands,
-// and the executable's start-up pages handed back (memory_linux.go).
+// memory.go: the CLI's resident memory: a heap kept near its live data for one-shot model commands.
 
 import (
 	"os"
