@@ -1040,7 +1040,7 @@ const room = initRoom({
     pendingStart = null;
     pending = "resume"; // busy until the private copy is rebuilt
     resuming = true;
-    mark("buttons");
+    setButtons(); // busy at once (not at the next frame), so no click lands before the copy is rebuilt
     formFromStart(start);
     reconnect();
   },
