@@ -16,8 +16,8 @@ import (
 )
 
 func init() {
-	register(&command{name: "generate", summary: "generate text from a prompt (prints prompt + continuation)", run: runGenerate})
-	register(&command{name: "trace", summary: "print every stage event of a run as JSON lines", run: runTrace})
+	register(&command{name: "generate", summary: "generate text from a prompt (prints prompt + continuation)", run: runGenerate, lean: true})
+	register(&command{name: "trace", summary: "print every stage event of a run as JSON lines", run: runTrace, lean: true})
 }
 
 // sessionFlags are the flags generate and trace share.
