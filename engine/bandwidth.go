@@ -1,6 +1,7 @@
 package engine
 
-// bandwidth.go: a memory read-bandwidth probe (the bound decode speed is compared with).
+// bandwidth.go: a memory read-bandwidth probe (the bound decode speed is compared with): vector loads
+// of whole cache lines on every thread, independent of the matmul kernels.
 
 import (
 	"runtime"
@@ -12,8 +13,10 @@ import (
 // MeasureReadBandwidth estimates how fast this machine streams memory with
 // `threads` goroutines (0 = GOMAXPROCS), in bytes/second. It is independent
 // of the engine's kernels: each goroutine sums the 64-bit words of its share
-// of a buffer much larger than the caches (a plain streaming read), and the
-// best of several runs is kept.
+// of a buffer much larger than the caches with the widest vector loads the
+// CPU has (ReadProbe names them; plain Go where there is no assembly), so
+// the loop does nothing but load and add, and the best of several runs is
+// kept.
 func MeasureReadBandwidth(bytes, threads int) float64 {
 	return slices.Max(ReadBandwidthRuns(bytes, threads, 7))
 }
@@ -22,31 +25,81 @@ func MeasureReadBandwidth(bytes, threads int) float64 {
 // bytes/second (runs ≥ 1), so a caller can take the median (on a loaded
 // machine the best run catches a quiet moment that a long decode cannot).
 func ReadBandwidthRuns(bytes, threads, runs int) []float64 {
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
+	p := NewBandwidthProbe(bytes)
+	var out []float64
+	for run := 0; run < max(runs, 1); run++ {
+		out = append(out, p.Run(threads))
 	}
-	n := bytes / 8
-	buf := make([]uint64, n)
+	return out
+}
+
+// BandwidthProbe is the probe's buffer, kept between runs so that a caller
+// can interleave single runs with the work it compares them with.
+type BandwidthProbe struct {
+	buf  []uint64
+	sums []uint64 // per thread, one cache line apart
+}
+
+// NewBandwidthProbe allocates and touches a buffer of bytes (rounded down
+// to 8; at least 8), so no run pays a page fault.
+func NewBandwidthProbe(bytes int) *BandwidthProbe {
+	buf := make([]uint64, max(bytes/8, 1))
 	for i := range buf {
 		buf[i] = uint64(i)
 	}
-	var out []float64
-	sums := make([]uint64, threads*8) // one cache line apart
-	for run := 0; run < max(runs, 1); run++ {
-		var wg sync.WaitGroup
-		start := time.Now()
-		for w := 0; w < threads; w++ {
-			lo, hi := n*w/threads, n*(w+1)/threads
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				sums[w*8] += sumWords(buf[lo:hi])
-			}()
-		}
-		wg.Wait()
-		out = append(out, float64(8*n)/time.Since(start).Seconds())
+	return &BandwidthProbe{buf: buf}
+}
+
+// Bytes is what one run reads.
+func (p *BandwidthProbe) Bytes() int { return 8 * len(p.buf) }
+
+// Run streams the whole buffer once on `threads` goroutines (0 =
+// GOMAXPROCS), each reading its own contiguous share, and returns
+// bytes/second.
+func (p *BandwidthProbe) Run(threads int) float64 {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
 	}
-	return out
+	if len(p.sums) < 8*threads {
+		p.sums = make([]uint64, 8*threads)
+	}
+	n := len(p.buf)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < threads; w++ {
+		// shares start on a 64-byte line (8 words), as the buffer does
+		lo, hi := n*w/threads&^7, n*(w+1)/threads&^7
+		if w == threads-1 {
+			hi = n
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.sums[w*8] += readSum(p.buf[lo:hi])
+		}()
+	}
+	wg.Wait()
+	return float64(8*n) / time.Since(start).Seconds()
+}
+
+// readSumVec is the vector read loop (bandwidth_amd64.s); nil where there
+// is none. It takes a multiple of 32 words.
+var (
+	readSumVec    func(p *uint64, n int) uint64
+	readProbeName = "go"
+)
+
+// ReadProbe names the probe's read loop: "avx512", "avx2" or "go".
+func ReadProbe() string { return readProbeName }
+
+// readSum is Σ s (wrapping), with the vector loop where there is one.
+func readSum(s []uint64) uint64 {
+	var t uint64
+	if n := len(s) &^ 31; readSumVec != nil && n > 0 {
+		t = readSumVec(&s[0], n)
+		s = s[n:]
+	}
+	return t + sumWords(s)
 }
 
 // sumWords adds up s with eight independent accumulators, so the loop is

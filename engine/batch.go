@@ -147,14 +147,26 @@ func (m *Model) ForwardBatch(b *BatchState, seqs []*BatchSeq) error {
 	}
 	m.norm(b.xb, b.x, m.Weights.FinalNorm, m.Weights.FinalNormBias, B)
 	b.linearBatch(b.xb, B, linJob{b.logits, &m.Weights.Head, nil})
+	// The logit lens of every sequence that has one: all their layers'
+	// rows in one pass over the head (headRows), not a pass per sequence.
+	var xs, outs [][]float32
 	for i, s := range run {
 		if len(s.State.logits) < V {
 			s.State.logits = make([]float32, V)
 		}
 		s.Logits = s.State.logits[:V]
 		copy(s.Logits, b.logits[i*V:(i+1)*V])
-		if s.Hooks != nil && s.Hooks.Lens != nil {
-			s.Hooks.Lens.done(m, s.State, s.KV.Len-1)
+		if s.Hooks != nil && s.Hooks.Lens.ready(c) {
+			x, o := s.Hooks.Lens.toRead(m)
+			xs, outs = append(xs, x...), append(outs, o...)
+		}
+	}
+	if len(xs) > 0 {
+		headRows(&m.Weights.Head, xs, outs)
+	}
+	for _, s := range run {
+		if s.Hooks != nil && s.Hooks.Lens.ready(c) {
+			s.Hooks.Lens.finish(c, s.KV.Len-1, s.Logits)
 		}
 	}
 	return nil
@@ -272,15 +284,53 @@ func (b *BatchState) linearBatch(x []float32, B int, jobs ...linJob) {
 			}
 			blk := batchBlock(j.w)
 			rows := j.w.Rows
+			four := gemv4For(j.w)
 			for a := lo; a < hi; a += blk {
 				e := min(a+blk, hi)
-				for s := 0; s < B; s++ {
+				s := 0
+				for ; four && s+4 <= B; s += 4 {
+					gemv4Range(j, x, in, s, a, e)
+				}
+				for ; s < B; s++ {
 					js := linJob{out: j.out[s*rows : (s+1)*rows], w: j.w, bias: j.bias}
 					gemvRange(js, x[s*in:(s+1)*in], a, e)
 				}
 			}
 		})
 	})
+}
+
+// gemv4For reports whether the kernel set can run w for four sequences in
+// one pass over its rows (gemv4: each weight loaded once for the four, and
+// each value the one-vector gemv's, so a row is the same as alone); the
+// column count a multiple of 16, as the four-vector kernel takes it.
+func gemv4For(w *Mat) bool {
+	k := kern
+	return !w.InOut && w.Cols%16 == 0 && ((w.DType == F32 && k.gemv4 != nil) || (w.DType == BF16 && k.gemv4BF16 != nil))
+}
+
+// gemv4Range is gemvRange for sequences s..s+3 of x [B][in] at once:
+// outputs [lo, hi) of each one's rows in j.out [B][rows], then the bias, as
+// gemvRange adds it.
+func gemv4Range(j linJob, x []float32, in, s, lo, hi int) {
+	w, rows := j.w, j.w.Rows
+	var o4, x4 [4][]float32
+	for v := range 4 {
+		o4[v] = j.out[(s+v)*rows+lo : (s+v)*rows+hi]
+		x4[v] = x[(s+v)*in : (s+v+1)*in]
+	}
+	if w.DType == F32 {
+		kern.gemv4(&o4, w.F32[lo*w.Ld+w.Off:], w.Ld, &x4, hi-lo, w.Cols)
+	} else {
+		kern.gemv4BF16(&o4, w.BF16[lo*w.Ld+w.Off:], w.Ld, &x4, hi-lo, w.Cols)
+	}
+	if j.bias != nil {
+		for _, out := range o4 {
+			for i, b := range j.bias[lo:hi] {
+				out[i] += b
+			}
+		}
+	}
 }
 
 // batchBlock is how many outputs of w a worker computes for every sequence

@@ -28,6 +28,24 @@ func batchModels(t *testing.T) map[string]*Model {
 		t.Fatal(err)
 	}
 	out["odd-gpt2"] = m
+	// [out][in] weights with widths the four-sequence kernel takes (multiples
+	// of 16), biases that are not zero, and a vocabulary that is not a
+	// multiple of 4 rows
+	wide := Config{Arch: ArchGPT2, Dim: 64, HiddenDim: 256, NLayers: 2, NHeads: 4, NKVHeads: 4, HeadDim: 16,
+		VocabSize: 203, SeqLen: 64, NormEps: 1e-5, Rope: RopeNone, TiedHead: true, BOS: 0, EOS: 0}
+	if m, err = RandomModel("gpt2-out-in", wide, 5); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	for l := range m.Weights.Layers {
+		lw := &m.Weights.Layers[l]
+		for _, b := range [][]float32{lw.Bq, lw.Bk, lw.Bv, lw.Bo, lw.BUp, lw.BDown} {
+			for i := range b {
+				b[i] = float32(r.NormFloat64() * 0.1)
+			}
+		}
+	}
+	out["gpt2-out-in"] = m
 	return out
 }
 
@@ -164,6 +182,95 @@ func TestForwardBatchHooksAndErrors(t *testing.T) {
 	}
 }
 
+// TestForwardBatchLensBitIdentical: sequences batched with their logit
+// lens on (read in one head pass for the whole batch) get every layer's
+// reading bit for bit as alone, beside sequences without it.
+func TestForwardBatchLensBitIdentical(t *testing.T) {
+	for name, m := range batchModels(t) {
+		t.Run(name, func(t *testing.T) {
+			seqs := prefilled(t, m, 9, 13)
+			type reading struct{ logits, resid [][]float32 }
+			lensOn := func(i int) bool { return i%3 != 1 }
+			// alone
+			alone := make([]reading, len(seqs))
+			for i, s := range seqs {
+				var h *Hooks
+				if lensOn(i) {
+					h = &Hooks{Lens: &LogitLens{Done: func(li LensInfo) { alone[i] = reading{copyRows(li.Logits), copyRows(li.Residual)} }}}
+				}
+				if _, err := m.Forward(NewState(m.Config), cloneKV(s.kv), []int{s.tok}, h); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// batched, two steps so the lenses' scratch is reused
+			got := make([]reading, len(seqs))
+			batch := make([]*BatchSeq, len(seqs))
+			for i, s := range seqs {
+				batch[i] = &BatchSeq{State: NewState(m.Config), KV: cloneKV(s.kv), Token: s.tok}
+				if lensOn(i) {
+					batch[i].Hooks = &Hooks{Lens: &LogitLens{Done: func(li LensInfo) { got[i] = reading{copyRows(li.Logits), copyRows(li.Residual)} }}}
+				}
+			}
+			bs := NewBatchState(m.Config, len(seqs))
+			for step := 0; step < 2; step++ {
+				if step == 1 { // the readings of step 0 were checked below; run a second step on fresh copies
+					for i, s := range seqs {
+						batch[i].KV = cloneKV(s.kv)
+					}
+				}
+				if err := m.ForwardBatch(bs, batch); err != nil {
+					t.Fatal(err)
+				}
+				for i := range seqs {
+					if !lensOn(i) {
+						if got[i].logits != nil {
+							t.Fatalf("sequence %d has no lens but got a reading", i)
+						}
+						continue
+					}
+					if len(got[i].logits) != m.Config.NLayers {
+						t.Fatalf("sequence %d: %d layers read", i, len(got[i].logits))
+					}
+					for l := range got[i].logits {
+						if k, diff := firstDiff(got[i].logits[l], alone[i].logits[l]); k >= 0 {
+							t.Fatalf("step %d, sequence %d, layer %d: lens score %d is %s", step, i, l, k, diff)
+						}
+						if k, diff := firstDiff(got[i].resid[l], alone[i].resid[l]); k >= 0 {
+							t.Fatalf("step %d, sequence %d, layer %d: residual %d is %s", step, i, l, k, diff)
+						}
+					}
+					got[i] = reading{}
+				}
+			}
+		})
+	}
+}
+
+// labTraceCopy is a LayerDone hook doing what the lab's session does with
+// each layer of a decode step: copy the last position's attention weights,
+// residual and MLP activations, and take two norms.
+func labTraceCopy(c Config) func(LayerInfo) {
+	resid := make([]float32, c.NLayers*c.Dim)
+	mlp := make([]float32, c.NLayers*c.HiddenDim)
+	return func(l LayerInfo) {
+		attn := make([][]float32, len(l.Attn))
+		for h, a := range l.Attn {
+			attn[h] = append([]float32(nil), a...)
+		}
+		T := len(l.Hidden)
+		copy(resid[l.Layer*c.Dim:], l.Hidden[T-1])
+		copy(mlp[l.Layer*c.HiddenDim:], l.MLP[T-1])
+		var n1, n2 float64
+		for _, v := range l.Hidden[T-1] {
+			n1 += float64(v) * float64(v)
+		}
+		for _, v := range l.MLP[T-1] {
+			n2 += float64(v) * float64(v)
+		}
+		_, _ = n1, n2
+	}
+}
+
 // BenchmarkDecodeBatch: decode tokens per second alone (one Forward per
 // sequence) and batched, on the gpt2-124M shape.
 func BenchmarkDecodeBatch(b *testing.B) {
@@ -207,5 +314,28 @@ func BenchmarkDecodeBatch(b *testing.B) {
 			}
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
 		})
+		// every sequence with per-layer traces copied (trace), and with the
+		// logit lens on too (lab), as the lab's sessions run
+		for _, kind := range []string{"trace", "lab"} {
+			b.Run(fmt.Sprintf("batched-%s-%d", kind, n), func(b *testing.B) {
+				seqs := mk()
+				for _, s := range seqs {
+					s.Hooks = &Hooks{LayerDone: labTraceCopy(m.Config)}
+					if kind == "lab" {
+						s.Hooks.Lens = &LogitLens{Done: func(LensInfo) {}}
+					}
+				}
+				bs := NewBatchState(m.Config, n)
+				for b.Loop() {
+					for _, s := range seqs {
+						if s.KV.Len+1 > s.KV.Cap {
+							s.KV.Len = 8
+						}
+					}
+					m.ForwardBatch(bs, seqs)
+				}
+				b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
+			})
+		}
 	}
 }

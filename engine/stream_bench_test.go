@@ -13,8 +13,9 @@ func unsafeF32(w []uint64) []float32 {
 }
 func unsafeU16(w []uint64) []uint16 { return unsafe.Slice((*uint16)(unsafe.Pointer(&w[0])), 4*len(w)) }
 
-// BenchmarkStream reads the same 256 MB three ways, alternating in one
-// run: the bandwidth probe's plain 64-bit read (sumWords), the F32 gemv
+// BenchmarkStream reads the same 256 MB four ways, alternating in one
+// run: the bandwidth probe's vector read (readSum), the same read in plain
+// Go (sumWords, the probe where there is no assembly), the F32 gemv
 // over it as a [rows][768] matrix, and the BF16 gemv over the same bytes
 // as a [rows][1536] matrix, each split across the pool. GB/s is the bytes read.
 func BenchmarkStream(b *testing.B) {
@@ -35,6 +36,9 @@ func BenchmarkStream(b *testing.B) {
 	sums := make([]uint64, 8*maxWorkers())
 	run := map[string]func(){
 		"probe": func() {
+			parallelFor(len(words), 1<<16, func(w, lo, hi int) { sums[8*w] += readSum(words[lo:hi]) })
+		},
+		"probe-go": func() {
 			parallelFor(len(words), 1<<16, func(w, lo, hi int) { sums[8*w] += sumWords(words[lo:hi]) })
 		},
 		"gemv-f32": func() {
@@ -46,9 +50,9 @@ func BenchmarkStream(b *testing.B) {
 	}
 	// prefetch: -1 the next group of rows (the default), 0 none beyond the
 	// line being read, >0 that many bytes ahead in the row (AVX-512 kernels)
-	for _, name := range []string{"probe", "gemv-f32", "gemv-bf16"} {
+	for _, name := range []string{"probe", "probe-go", "gemv-f32", "gemv-bf16"} {
 		for _, pf := range []int{-1, 0, 1024} {
-			if name == "probe" && pf != -1 {
+			if (name == "probe" || name == "probe-go") && pf != -1 {
 				continue
 			}
 			b.Run(fmt.Sprintf("%s/pf=%d", name, pf), func(b *testing.B) {

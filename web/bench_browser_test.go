@@ -11,6 +11,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,11 +20,13 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
 	"github.com/gorilla/websocket"
 
@@ -105,11 +108,24 @@ func order(sites []benchSite, i int) []int {
 	return []int{1, 0}
 }
 
+// benchLog is b.Logf, also appended to the file INFERSCOPE_BENCH_LOG
+// names (go test keeps only the first lines of a benchmark's log).
+func benchLog(b *testing.B, format string, args ...any) {
+	b.Helper()
+	b.Logf(format, args...)
+	if p := os.Getenv("INFERSCOPE_BENCH_LOG"); p != "" {
+		if f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintf(f, "%s (N=%d): %s\n", b.Name(), b.N, fmt.Sprintf(format, args...))
+			f.Close()
+		}
+	}
+}
+
 // reportLoad logs the machine's load average: browser benchmarks on a
 // busy machine are noisy, so ratios within one run are what count.
 func reportLoad(b *testing.B) {
 	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
-		b.Logf("load average: %s", strings.TrimSpace(string(la)))
+		benchLog(b, "load average: %s", strings.TrimSpace(string(la)))
 	}
 }
 
@@ -141,6 +157,7 @@ func BenchmarkBrowserStepRoundTrip(b *testing.B) {
 		ctx    context.Context
 		tokens int
 		lat    []float64
+		parts  [][]float64
 	}
 	st := make([]*state, len(sites))
 	reset := func(ctx context.Context, url string) {
@@ -168,12 +185,18 @@ func BenchmarkBrowserStepRoundTrip(b *testing.B) {
 					reset(ss.ctx, s.url)
 					ss.tokens = 0
 				}
-				ms, err := chromedp.Run(ss.ctx, chromedp.Evaluate[float64](`new Promise(res => {
+				// [click→drawn, →last event arrived, →its handler done,
+				// →the last frame's drawing began, →it ended] in ms
+				r, err := chromedp.Run(ss.ctx, chromedp.Evaluate[[]float64](`new Promise(res => {
 					const count = () => `+tokenCountJS+`;
 					const n = count();
+					const ws = window.ISClients[0].ws, onmsg = ws.onmessage, ls = window.labStats || {};
+					let arrive = 0, handled = 0;
 					const t0 = performance.now();
+					ws.onmessage = (e) => { arrive = performance.now() - t0; onmsg(e); handled = performance.now() - t0; };
 					const obs = new MutationObserver(() => {
-						if (count() > n && `+pageIdleJS+`) { obs.disconnect(); requestAnimationFrame(() => res(performance.now() - t0)); }
+						if (count() > n && `+pageIdleJS+`) { obs.disconnect(); ws.onmessage = onmsg;
+							requestAnimationFrame(() => res([performance.now() - t0, arrive, handled, (ls.flushStart || t0) - t0, (ls.flushEnd || t0) - t0])); }
 					});
 					obs.observe(document.body, {subtree: true, childList: true, attributes: true});
 					document.getElementById("btn-token").click();
@@ -182,7 +205,8 @@ func BenchmarkBrowserStepRoundTrip(b *testing.B) {
 					b.Fatal(err)
 				}
 				ss.tokens++
-				ss.lat = append(ss.lat, ms)
+				ss.lat = append(ss.lat, r[0])
+				ss.parts = append(ss.parts, r[1:])
 			}
 		}
 		done += blk
@@ -190,11 +214,21 @@ func BenchmarkBrowserStepRoundTrip(b *testing.B) {
 	b.StopTimer()
 	for k, s := range sites {
 		if v, err := chromedp.Run(st[k].ctx, chromedp.Evaluate[map[string]float64](`window.labStats || {}`)); err == nil {
-			b.Logf("%s: ms per panel over the page's life: %v", s.name, v)
+			benchLog(b, "%s: ms per panel over the page's life: %v", s.name, v)
 		}
 		b.ReportMetric(percentile(st[k].lat, 0.5), s.metric("p50-ms"))
 		b.ReportMetric(percentile(st[k].lat, 0.95), s.metric("p95-ms"))
 		b.ReportMetric(percentile(st[k].lat, 0.99), s.metric("p99-ms"))
+		// where the median token's time went: the last event arrived, the
+		// handler done, the frame that drew it began and ended (ms after
+		// the click); the rest to "drawn" is style, layout and paint
+		for j, nm := range []string{"arrive", "handled", "frame-start", "frame-end"} {
+			var v []float64
+			for _, p := range st[k].parts {
+				v = append(v, p[j])
+			}
+			b.ReportMetric(percentile(v, 0.5), s.metric(nm+"-p50-ms"))
+		}
 	}
 	reportLoad(b)
 }
@@ -222,9 +256,11 @@ func traceRun(b *testing.B, m *engine.Model, cfg session.Config) (time.Duration,
 }
 
 // wsRun does the page's 250-token run over the websocket from Go, with
-// the lab's start settings, reading every event as it arrives: the server
-// and transport's part of the page's time, without a browser.
-func wsRun(b *testing.B, url string) time.Duration {
+// the lab's start settings and the run command run (the page's sends
+// detail_ms), reading every message as it arrives: the server and
+// transport's part of the page's time, without a browser. It returns the
+// time from the run command to the stop event and the bytes received.
+func wsRun(b *testing.B, url, run string) (time.Duration, int) {
 	c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(url, "http")+"/ws", nil)
 	if err != nil {
 		b.Fatal(err)
@@ -235,10 +271,14 @@ func wsRun(b *testing.B, url string) time.Duration {
 		b.Fatal(err)
 	}
 	var t0 time.Time
+	bytes := 0
 	for {
 		_, data, err := c.ReadMessage()
 		if err != nil {
 			b.Fatal(err)
+		}
+		if !t0.IsZero() {
+			bytes += len(data)
 		}
 		var msg struct {
 			Type    string
@@ -252,11 +292,11 @@ func wsRun(b *testing.B, url string) time.Duration {
 			b.Fatalf("ws run: %s", data)
 		case msg.Type == "started":
 			t0 = time.Now()
-			if err := c.WriteMessage(websocket.TextMessage, []byte(`{"type":"run","id":2}`)); err != nil {
+			if err := c.WriteMessage(websocket.TextMessage, []byte(run)); err != nil {
 				b.Fatal(err)
 			}
 		case msg.Type == "event" && msg.Payload.Stage == "stop":
-			return time.Since(t0)
+			return time.Since(t0), bytes
 		}
 	}
 }
@@ -289,7 +329,8 @@ const runJS = `new Promise(res => {
 // BenchmarkBrowserRun measures a 250-token greedy "Run to end" in the
 // browser (click to the stop shown) against the engine's own run of the
 // same settings in the same process (ws-ms: the same run read from Go
-// over the websocket; trace-ms: what ` + "`inferscope trace`" + `
+// over the websocket, every event in full; ws-thin-ms: with this page's
+// detail_ms; trace-ms: what ` + "`inferscope trace`" + `
 // does; trace-lab-ms: with the lab's extras, logit lens and prefill's
 // full attention), and the longest main-thread task the page ran
 // meanwhile (PerformanceObserver "longtask"; 0 when none ≥ 50 ms; the
@@ -307,14 +348,24 @@ func BenchmarkBrowserRun(b *testing.B) {
 	lab.Lens, lab.AllAttention = true, true
 	names := []string{"page-ms", "page/trace", "longest-task-ms", "arrive-ms", "handler-ms", "draw-ms", "frames", "ws-KiB", "longtasks-ms"}
 	res := map[string]map[string][]float64{}
-	var engMs, labMs, wsMs []float64
+	var engMs, labMs, wsMs, wsThinMs, wsKiB, wsThinKiB []float64
 	tokens := 0
 	for i := 0; i < b.N; i++ {
 		eng, n := traceRun(b, m, cfg)
 		engMs = append(engMs, float64(eng.Microseconds())/1000)
 		le, _ := traceRun(b, m, lab)
 		labMs = append(labMs, float64(le.Microseconds())/1000)
-		wsMs = append(wsMs, float64(wsRun(b, sites[0].url).Microseconds())/1000)
+		// the server alone, as the base page asks (every event in full) and
+		// as this page asks (detail at most every 250 ms), alternating
+		for _, thin := range []bool{i%2 == 0, i%2 != 0} {
+			if thin {
+				d, n := wsRun(b, sites[0].url, `{"type":"run","id":2,"payload":{"detail_ms":250}}`)
+				wsThinMs, wsThinKiB = append(wsThinMs, float64(d.Microseconds())/1000), append(wsThinKiB, float64(n)/1024)
+			} else {
+				d, n := wsRun(b, sites[0].url, `{"type":"run","id":2}`)
+				wsMs, wsKiB = append(wsMs, float64(d.Microseconds())/1000), append(wsKiB, float64(n)/1024)
+			}
+		}
 		tokens = n
 		for _, k := range order(sites, i) {
 			s := sites[k]
@@ -343,13 +394,17 @@ func BenchmarkBrowserRun(b *testing.B) {
 				if v, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](`window.labStats || {}`)); err == nil {
 					per = v
 				}
-				b.Logf("%s: events %v, ms per panel over the page's life: %v", s.name, r[9], per)
+				benchLog(b, "%s: events %v, ms per panel over the page's life: %v", s.name, r[9], per)
 			}
 		}
 	}
 	b.ReportMetric(percentile(engMs, 0.5), "trace-ms")
 	b.ReportMetric(percentile(labMs, 0.5), "trace-lab-ms")
 	b.ReportMetric(percentile(wsMs, 0.5), "ws-ms")
+	b.ReportMetric(percentile(wsThinMs, 0.5), "ws-thin-ms")
+	b.ReportMetric(percentile(wsKiB, 0.5), "ws-full-KiB")
+	b.ReportMetric(percentile(wsThinKiB, 0.5), "ws-thin-KiB")
+	benchLog(b, "ws-ms %v\nws-thin-ms %v\ntrace-ms %v", wsMs, wsThinMs, engMs)
 	b.ReportMetric(float64(tokens), "tokens")
 	for _, s := range sites {
 		for _, nm := range names {
@@ -360,6 +415,7 @@ func BenchmarkBrowserRun(b *testing.B) {
 			b.ReportMetric(percentile(res[s.name][nm], p), s.metric(nm))
 		}
 		b.ReportMetric(percentile(res[s.name]["longest-task-ms"], 0.5), s.metric("longest-task-p50-ms"))
+		benchLog(b, "%s: page-ms %v\nlongest-task-ms %v", s.name, res[s.name]["page-ms"], res[s.name]["longest-task-ms"])
 	}
 	reportLoad(b)
 }
@@ -467,4 +523,264 @@ func BenchmarkPageWeight(b *testing.B) {
 		b.ReportMetric(float64(wire)/1024, "KiB-wire")
 		b.ReportMetric(float64(raw)/1024, "KiB-raw")
 	}
+}
+
+// traceEvent is one Chromium trace event (the JSON trace format).
+type traceEvent struct {
+	Name string          `json:"name"`
+	Cat  string          `json:"cat"`
+	Ph   string          `json:"ph"`
+	Ts   float64         `json:"ts"`
+	Dur  float64         `json:"dur"`
+	Pid  int             `json:"pid"`
+	Tid  int             `json:"tid"`
+	Args json.RawMessage `json:"args"`
+}
+
+// traceRunJS clicks "Run to end" and resolves once the stop is drawn.
+const traceRunJS = `new Promise(res => {
+	const obs = new MutationObserver(() => {
+		const st = document.getElementById("stop-text");
+		if (st.dataset.reason && ` + pageIdleJS + `) { obs.disconnect(); requestAnimationFrame(() => setTimeout(() => res(true), 0)); }
+	});
+	obs.observe(document.body, {subtree: true, childList: true, attributes: true});
+	document.getElementById("btn-run").click();
+})`
+
+// BenchmarkBrowserRunTrace records a Chromium trace (Tracing.start) of the
+// lab's 250-token greedy run, per site, and attributes each main-thread
+// task of 50 ms or more: its self time by trace event name (script,
+// garbage collection, style, layout, paint, …), logged. It reports the
+// longest task (the maximum and the median run's), and per run (median)
+// how many tasks took 50 ms or more and their self time summed by kind
+// (long-KIND), and the main thread's time by kind over all its tasks
+// (long-all-KIND).
+func BenchmarkBrowserRunTrace(b *testing.B) {
+	sites, _ := benchSites(b)
+	reportLoad(b)
+	br := browsertest.New(b)
+	kinds := []string{"tasks", "script", "gc", "style-layout", "paint", "parse", "other", "all-script", "all-gc", "all-style-layout", "all-paint", "all-parse", "all-other"}
+	res := map[string]map[string][]float64{}
+	for i := 0; i < b.N; i++ {
+		for _, k := range order(sites, i) {
+			s := sites[k]
+			// a tab per run, closed after it (each holds a session)
+			ctx, closeTab := chromedp.NewContext(br.Ctx)
+			defer closeTab()
+			if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/lab?prompt=The%20President%20said&n=250&t=0&p=1"), front); err != nil {
+				b.Fatal(err)
+			}
+			if err := waitJS(ctx, `!document.getElementById("btn-run").disabled`); err != nil {
+				b.Fatal(err)
+			}
+			var mu sync.Mutex
+			var raw []json.RawMessage
+			complete := make(chan struct{}, 1)
+			if err := chromedp.Listen(ctx, func(ev any) {
+				switch e := ev.(type) {
+				case *tracing.EventDataCollected:
+					mu.Lock()
+					for _, v := range e.Value {
+						raw = append(raw, json.RawMessage(v))
+					}
+					mu.Unlock()
+				case *tracing.EventTracingComplete:
+					select {
+					case complete <- struct{}{}:
+					default:
+					}
+				}
+			}); err != nil {
+				b.Fatal(err)
+			}
+			cats := []string{"devtools.timeline", "disabled-by-default-devtools.timeline", "v8", "v8.execute", "blink", "toplevel", "disabled-by-default-v8.gc", "__metadata"}
+			err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := cdp.Call(ctx, tg, tracing.Start, tracing.StartParams{TransferMode: tracing.StartTransferModeReportEvents, TraceConfig: &tracing.TraceConfig{IncludedCategories: cats}})
+				return err
+			}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](traceRunJS, chromedp.EvalAwaitPromise)); err != nil {
+				b.Fatal(err)
+			}
+			err = chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := cdp.Call(ctx, tg, tracing.End, cdp.Empty{})
+				return err
+			}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			select {
+			case <-complete:
+			case <-time.After(60 * time.Second):
+				b.Fatal("no Tracing.tracingComplete")
+			}
+			mu.Lock()
+			evs := make([]traceEvent, 0, len(raw))
+			for _, r := range raw {
+				var e traceEvent
+				if json.Unmarshal(r, &e) == nil {
+					evs = append(evs, e)
+				}
+			}
+			mu.Unlock()
+			longest, byKind := attributeTasks(b, s.name, evs)
+			closeTab()
+			if res[s.name] == nil {
+				res[s.name] = map[string][]float64{}
+			}
+			res[s.name]["longest-task-ms"] = append(res[s.name]["longest-task-ms"], longest)
+			for _, kind := range kinds {
+				res[s.name][kind] = append(res[s.name][kind], byKind[kind])
+			}
+		}
+	}
+	// medians over the runs, and the longest task of all
+	for _, s := range sites {
+		b.ReportMetric(percentile(res[s.name]["longest-task-ms"], 1), s.metric("longest-task-max-ms"))
+		b.ReportMetric(percentile(res[s.name]["longest-task-ms"], 0.5), s.metric("longest-task-p50-ms"))
+		for _, kind := range kinds {
+			b.ReportMetric(percentile(res[s.name][kind], 0.5), s.metric("long-"+kind))
+		}
+		benchLog(b, "%s: longest task per run %v", s.name, res[s.name]["longest-task-ms"])
+	}
+	reportLoad(b)
+}
+
+// taskKind sorts trace event names into script, gc, style-layout, paint,
+// parse (HTML/JSON) and other.
+func taskKind(name string) string {
+	switch {
+	case strings.Contains(name, "GC") || strings.Contains(name, "Scavenge") || strings.Contains(name, "Mark") || strings.Contains(name, "Sweep"):
+		return "gc"
+	case name == "Layout" || name == "UpdateLayoutTree" || name == "RecalculateStyles" || name == "ScheduleStyleRecalculation" || strings.Contains(name, "Layout") || strings.Contains(name, "Style"):
+		return "style-layout"
+	case strings.Contains(name, "Paint") || name == "Layerize" || name == "PrePaint" || strings.Contains(name, "Composit") || name == "UpdateLayer":
+		return "paint"
+	case name == "ParseHTML" || strings.Contains(name, "Parse") || strings.Contains(name, "Compile"):
+		return "parse"
+	case name == "FunctionCall" || name == "EvaluateScript" || strings.HasPrefix(name, "v8.") || name == "V8.Execute" || name == "TimerFire" || name == "FireAnimationFrame" || name == "EventDispatch":
+		return "script"
+	}
+	return "other"
+}
+
+// attributeTasks finds the renderer main thread's tasks of 50 ms or more
+// and logs each one's self time by event name; it returns the longest task
+// and the tasks' self time summed by kind.
+func attributeTasks(b *testing.B, site string, evs []traceEvent) (float64, map[string]float64) {
+	main := map[[2]int]bool{}
+	for _, e := range evs {
+		if e.Ph == "M" && e.Name == "thread_name" && strings.Contains(string(e.Args), "CrRendererMain") {
+			main[[2]int{e.Pid, e.Tid}] = true
+		}
+	}
+	var xs []traceEvent
+	for _, e := range evs {
+		if e.Ph == "X" && main[[2]int{e.Pid, e.Tid}] {
+			xs = append(xs, e)
+		}
+	}
+	sort.Slice(xs, func(i, j int) bool {
+		if xs[i].Ts != xs[j].Ts {
+			return xs[i].Ts < xs[j].Ts
+		}
+		return xs[i].Dur > xs[j].Dur
+	})
+	byKind := map[string]float64{}
+	total := map[string]float64{} // self time by name over all tasks
+	defer func() {
+		type kv struct {
+			k string
+			v float64
+		}
+		var top []kv
+		for k, v := range total {
+			top = append(top, kv{k, v})
+		}
+		sort.Slice(top, func(a, c int) bool { return top[a].v > top[c].v })
+		var parts []string
+		for _, p := range top[:min(16, len(top))] {
+			parts = append(parts, fmt.Sprintf("%s %.1f", p.k, p.v))
+		}
+		benchLog(b, "%s: main thread over the run, self ms by name: %s", site, strings.Join(parts, "; "))
+	}()
+	longest, end := 0.0, 0.0
+	for i, t := range xs {
+		if t.Name != "RunTask" && t.Name != "ThreadControllerImpl::RunTask" || t.Ts < end {
+			continue // not a task, or one nested in the task before
+		}
+		end = t.Ts + t.Dur
+		longest = max(longest, t.Dur/1000)
+		long := t.Dur >= 50000
+		if long {
+			byKind["tasks"]++
+		}
+		// self time of every event nested in the task
+		self := map[string]float64{}
+		type open struct {
+			name string
+			end  float64
+		}
+		stack := []open{{t.Name, t.Ts + t.Dur}}
+		child := map[int]float64{}
+		idx := []int{i}
+		for j := i + 1; j < len(xs) && xs[j].Ts < t.Ts+t.Dur; j++ {
+			e := xs[j]
+			for len(stack) > 1 && e.Ts >= stack[len(stack)-1].end {
+				stack, idx = stack[:len(stack)-1], idx[:len(idx)-1]
+			}
+			child[idx[len(idx)-1]] += e.Dur
+			stack, idx = append(stack, open{e.Name, e.Ts + e.Dur}), append(idx, j)
+		}
+		for j := i; j < len(xs) && xs[j].Ts < t.Ts+t.Dur; j++ {
+			e := xs[j]
+			name := e.Name
+			if name == "FunctionCall" {
+				var a struct {
+					Data struct {
+						FunctionName string `json:"functionName"`
+						URL          string `json:"url"`
+					} `json:"data"`
+				}
+				json.Unmarshal(e.Args, &a)
+				name = "FunctionCall " + a.Data.FunctionName + " " + filepath.Base(a.Data.URL)
+			}
+			if name == "EventDispatch" {
+				var a struct {
+					Data struct {
+						Type string `json:"type"`
+					} `json:"data"`
+				}
+				json.Unmarshal(e.Args, &a)
+				name = "EventDispatch " + a.Data.Type
+			}
+			s := max(0, e.Dur-child[j]) / 1000
+			self[name] += s
+			total[name] += s
+			byKind["all-"+taskKind(e.Name)] += s
+			if long {
+				byKind[taskKind(e.Name)] += s
+			}
+		}
+		if !long {
+			continue
+		}
+		type kv struct {
+			k string
+			v float64
+		}
+		var top []kv
+		for k, v := range self {
+			top = append(top, kv{k, v})
+		}
+		sort.Slice(top, func(a, c int) bool { return top[a].v > top[c].v })
+		var parts []string
+		for _, p := range top[:min(8, len(top))] {
+			parts = append(parts, fmt.Sprintf("%s %.1f", p.k, p.v))
+		}
+		benchLog(b, "%s: task of %.1f ms at +%.0f ms: %s", site, t.Dur/1000, (t.Ts-xs[0].Ts)/1000, strings.Join(parts, "; "))
+	}
+	return longest, byKind
 }

@@ -248,7 +248,14 @@ func (c *wsConn) step(cmd Command) {
 		cancel()
 	}()
 	until := untilFor(cmd.Type)
+	var th *thinner // a run's detail_ms (thin.go)
+	if cmd.Type == CmdRun {
+		th = newThinner(cmd.DetailMs)
+	}
 	defer func() {
+		if !c.closed() {
+			c.sendDetail(cmd.ID, th) // a run that ended without its stop event (an error)
+		}
 		if c.runner.Done() {
 			c.runDone() // batching.go: no pass waits for a stopped run
 		}
@@ -256,7 +263,8 @@ func (c *wsConn) step(cmd Command) {
 	// one stage per engine slot, so other visitors' steps interleave
 	for !c.runner.Done() {
 		var ev *session.Event
-		var msg outMsg
+		var msg, group, detail outMsg
+		var hasMsg, hasGroup, hasDetail bool
 		var encErr, err error
 		// a visitor past its byte budget waits for it to refill (bytebudget.go);
 		// a batched decode step is admitted by the batcher, fairly by
@@ -274,7 +282,25 @@ func (c *wsConn) step(cmd Command) {
 				ev = evs[0]
 				c.s.metrics.observeStep(ev, time.Since(start))
 				c.live.observe(ev)
-				msg, encErr = c.encode(cmd.ID, MsgEvent, ev)
+				// a room's followers and late joiners rebuild the run from
+				// the presenter's events: those go out in full
+				out := th.pass(ev, c.presenting.Load() != nil)
+				if out.Thin {
+					// thin events travel in groups (thin.go)
+					if th.hold(out) {
+						msg, hasMsg, encErr = c.groupMsg(cmd.ID, th)
+					}
+					return
+				}
+				if group, hasGroup, encErr = c.groupMsg(cmd.ID, th); encErr != nil {
+					return
+				}
+				if ev.Stage == session.StageStop {
+					// a thinned run's latest full events go just before its stop
+					detail, hasDetail = c.detailMsg(cmd.ID, th)
+				}
+				msg, encErr = c.encode(cmd.ID, MsgEvent, out)
+				hasMsg = encErr == nil
 			})
 		}
 		if slotErr != nil {
@@ -283,6 +309,9 @@ func (c *wsConn) step(cmd Command) {
 			}
 			// cancelled while waiting for a slot: the stop event costs no engine work
 			evs, _ := c.runner.Advance(ctx, session.UntilStage, nil)
+			if len(evs) > 0 && !c.sendDetail(cmd.ID, th) {
+				return
+			}
 			for _, ev := range evs {
 				c.reply(cmd.ID, MsgEvent, ev)
 			}
@@ -295,15 +324,20 @@ func (c *wsConn) step(cmd Command) {
 		if encErr != nil {
 			// the client was told why; end the run so it is not left waiting
 			if ev, err := c.runner.Cancel(); err == nil {
+				c.sendDetail(cmd.ID, th)
 				c.reply(cmd.ID, MsgEvent, ev)
 			}
 			return
 		}
-		if ev == nil || !c.enqueue(msg) || c.closed() {
+		if hasGroup && !c.enqueue(group) || hasDetail && !c.enqueue(detail) {
+			return
+		}
+		if ev == nil || hasMsg && !c.enqueue(msg) || c.closed() {
 			return
 		}
 		if !c.track(cmd.ID) {
 			if ev, err := c.runner.Cancel(); err == nil {
+				c.sendDetail(cmd.ID, th)
 				c.reply(cmd.ID, MsgEvent, ev)
 			}
 			return

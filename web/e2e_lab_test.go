@@ -206,6 +206,41 @@ func TestBrowserLab(t *testing.T) {
 	if txt := evalJS[string](t, ctx, `document.querySelector('[data-testid="ttft-text"]').textContent`); !strings.Contains(txt, "Time to first token") {
 		t.Errorf("timing %q", txt)
 	}
+	// "Run to end" streams with detail_ms: most events arrive thin, and the
+	// panels end on the last token's full numbers (the detail message)
+	var lastLogits *session.LogitsInfo
+	var lastSample *session.SampleInfo
+	var lastPass *session.AppendInfo
+	for _, e := range want {
+		if e.Logits != nil {
+			lastLogits = e.Logits
+		}
+		if e.Sample != nil {
+			lastSample = e.Sample
+		}
+		if e.Append != nil && e.Append.Forwarded {
+			lastPass = e.Append
+		}
+	}
+	var wantTop []int
+	for _, c := range lastLogits.Top {
+		wantTop = append(wantTop, c.ID)
+	}
+	if got := evalJS[[]int](t, ctx, `[...document.querySelectorAll('[data-testid="cand-row"]')].map(r => +r.dataset.id)`); fmt.Sprint(got) != fmt.Sprint(wantTop) {
+		t.Errorf("after the run the candidates are %v, the engine's last step %v", got, wantTop)
+	}
+	if got := evalJS[string](t, ctx, `document.querySelector('[data-stat="position"]').textContent`); !strings.HasSuffix(got, fmt.Sprint(lastLogits.Pos)) {
+		t.Errorf("after the run the logits panel shows %q, the engine's last logits are at position %d", got, lastLogits.Pos)
+	}
+	if got := evalJS[int](t, ctx, `+document.getElementById("sample-text").dataset.chosen`); got != lastSample.Chosen.ID {
+		t.Errorf("after the run the sample panel shows token %d, the engine's last draw %d", got, lastSample.Chosen.ID)
+	}
+	if got := evalJS[string](t, ctx, `document.getElementById("pass-explain").textContent`); !strings.HasPrefix(got, fmt.Sprintf("Decode step %d: only the new position %d ", lastPass.Step+1, lastPass.Pos)) {
+		t.Errorf("after the run the pass reads %q, the engine's last forward pass is step %d at position %d", got, lastPass.Step+1, lastPass.Pos)
+	}
+	if got := evalJS[int](t, ctx, `+document.querySelector('[data-testid="lens-table"]').dataset.pos`); got != lastPass.Pos {
+		t.Errorf("after the run the logit lens is at position %d, the engine's last pass at %d", got, lastPass.Pos)
+	}
 	b.Screenshot(t, "lab")
 
 	// rewind one token, then force the second candidate

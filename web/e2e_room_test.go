@@ -105,7 +105,11 @@ func TestBrowserRoom(t *testing.T) {
 
 	// student 1 tries it: a private run at the presenter's step, then forces the rank-3 candidate
 	must(s1, "try it myself", click("#btn-try"))
-	wait(s1, `document.body.dataset.room === 'branched' && `+ready)
+	// the private copy is ready when its step button is enabled: data-busy
+	// turns "1" only at the next frame after the branch message, so "ready"
+	// alone can still read the following page's state, and a click then
+	// lands on a disabled button (the flake where Step did not advance)
+	wait(s1, `document.body.dataset.room === 'branched' && `+ready+` && !document.getElementById('btn-step').disabled`)
 	wait(s1, pageState+` === `+jsString(want))
 	wait(pres, `document.getElementById('room-counts').dataset.branched === '1'`)
 	must(s1, "step to logits", click("#btn-step"))

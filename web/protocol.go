@@ -27,7 +27,7 @@ const (
 	CmdStart     = "start"      // StartPayload: new run (replaces the current one)
 	CmdStep      = "step"       // one stage
 	CmdStepToken = "step_token" // stages through the next append
-	CmdRun       = "run"        // to the end, streaming every event
+	CmdRun       = "run"        // to the end, streaming every event; {detail_ms?}: thin the heavy detail (thin.go)
 	CmdCancel    = "cancel"     // stop a run in progress
 	CmdRewind    = "rewind"     // {n}
 	CmdForce     = "force"      // {id}
@@ -56,6 +56,8 @@ const (
 	MsgResumed    = "resumed"    // a resume's answer: started's fields plus the events to redraw
 	MsgInspection = "inspection" // an inspect's answer: session.Inspection
 	MsgResampled  = "resampled"  // a resample's answer: session.Resampled
+	MsgDetail     = "detail"     // {events}: a thinned run's latest full events, before its stop (thin.go)
+	MsgEvents     = "events"     // {events}: consecutive thin events of a thinned run, in order (thin.go)
 )
 
 // Command is a decoded client message.
@@ -72,6 +74,9 @@ type Command struct {
 	Inspect *session.InspectRequest `json:"-"`
 	// Resample is a resample's settings (session.Session.Resample).
 	Resample *ResamplePayload `json:"-"`
+	// DetailMs is a run's detail_ms: 0 sends every event in full, N > 0
+	// at most one token's heavy detail per N ms (thin.go).
+	DetailMs int `json:"-"`
 }
 
 // StartPayload sets up a run.
@@ -305,6 +310,19 @@ func DecodeCommand(b []byte) (Command, error) {
 			return c, protoErr("bad_payload", "inspect payload: %s", describeJSONError(err))
 		}
 		c.Inspect = &p
+	case CmdRun:
+		var p struct {
+			DetailMs *int `json:"detail_ms"`
+		}
+		if err := strictUnmarshal(payload, &p); err != nil {
+			return c, protoErr("bad_payload", "run payload: %s (allowed: {} or {\"detail_ms\": 0 to %d})", describeJSONError(err), MaxDetailMs)
+		}
+		if p.DetailMs != nil {
+			if *p.DetailMs < 0 || *p.DetailMs > MaxDetailMs {
+				return c, protoErr("bad_payload", "run payload: detail_ms %d is out of range: allowed 0 (every event in full) to %d milliseconds", *p.DetailMs, MaxDetailMs)
+			}
+			c.DetailMs = *p.DetailMs
+		}
 	case CmdResample:
 		var p ResamplePayload
 		if err := strictUnmarshal(payload, &p); err != nil {

@@ -30,6 +30,14 @@ func TestDecodeCommand(t *testing.T) {
 		{"resample empty", `{"type":"resample"}`, "", ""},
 		{"resample wrong type", `{"type":"resample","payload":{"top_p":"most"}}`, "bad_payload", `resample payload: field "top_p" has a string, want a number`},
 		{"resample unknown field", `{"type":"resample","payload":{"temp":1}}`, "bad_payload", `unknown field "temp"`},
+		{"run", `{"type":"run"}`, "", ""},
+		{"run detail_ms", `{"type":"run","payload":{"detail_ms":250}}`, "", ""},
+		{"run detail_ms 0", `{"type":"run","payload":{"detail_ms":0}}`, "", ""},
+		{"run detail_ms negative", `{"type":"run","payload":{"detail_ms":-5}}`, "bad_payload", "detail_ms -5 is out of range: allowed 0 (every event in full) to 60000 milliseconds"},
+		{"run detail_ms too big", `{"type":"run","payload":{"detail_ms":60001}}`, "bad_payload", "detail_ms 60001 is out of range"},
+		{"run detail_ms fraction", `{"type":"run","payload":{"detail_ms":2.5}}`, "bad_payload", `run payload: field "detail_ms" has a number 2.5, want an integer (allowed: {} or {"detail_ms": 0 to 60000})`},
+		{"run detail_ms string", `{"type":"run","payload":{"detail_ms":"fast"}}`, "bad_payload", `field "detail_ms" has a string, want an integer`},
+		{"run unknown field", `{"type":"run","payload":{"detail":1}}`, "bad_payload", `unknown field "detail"`},
 		{"resample negative seed", `{"type":"resample","payload":{"seed":-1}}`, "bad_payload", `field "seed" has a number`},
 	}
 	for _, tt := range tests {
@@ -51,7 +59,7 @@ func TestDecodeCommand(t *testing.T) {
 
 func FuzzDecodeCommand(f *testing.F) {
 	for _, s := range []string{`{"type":"step"}`, `{"type":"start","payload":{"prompt":"x","sampling":{"top_p":0.9}}}`, `{"type":"rewind","payload":{"n":2}}`, `{}`, `null`,
-		`{"type":"resample","payload":{"temperature":0.7,"top_k":3,"min_p":0.1,"top_n":5}}`, `{"type":"resample","payload":null}`} {
+		`{"type":"resample","payload":{"temperature":0.7,"top_k":3,"min_p":0.1,"top_n":5}}`, `{"type":"resample","payload":null}`, `{"type":"run","payload":{"detail_ms":250}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

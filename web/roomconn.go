@@ -21,6 +21,9 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
+// followerWriteBufs lends gorilla write buffers to followers' plain writes.
+var followerWriteBufs sync.Pool
+
 type follower struct {
 	v        *roomView
 	ws       *websocket.Conn
@@ -31,6 +34,8 @@ type follower struct {
 	branched bool // guarded by v.mu
 	lim      Limits
 	h        *roomHub
+	deadline time.Time   // the write deadline last set (writer only)
+	out      net.Buffers // the frames being written (writer only)
 }
 
 // queue hands m to the writer without waiting; a follower whose queue is
@@ -72,7 +77,10 @@ func (s *Server) handleRoomWS(c echo.Context) error {
 	if !s.checkOrigin(c.Request()) {
 		return echo.NewHTTPError(http.StatusForbidden, "websocket origin "+c.Request().Header.Get("Origin")+" is not allowed")
 	}
-	up := websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 16 << 10, CheckOrigin: s.checkOrigin}
+	// a follower's writer sends prepared frames straight to the socket, so
+	// gorilla's write buffer is needed only for plain writes (the
+	// benchmark's baseline): borrowed from a pool, not held per follower
+	up := websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 16 << 10, WriteBufferPool: &followerWriteBufs, CheckOrigin: s.checkOrigin}
 	ws, err := up.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
 		return nil
@@ -202,16 +210,17 @@ func (f *follower) reader() {
 // writer sends the queued messages. Each is a frame encoded once for
 // every follower (no encoding or copy per follower), and the frames queued
 // by the time the writer wakes go out in one write (writev), so a burst of
-// events costs a follower one system call, not one per event. Only this
-// goroutine writes to the connection (pings and the close frame too), so
-// writing frames to the connection directly cannot interleave with
-// gorilla's own writes.
+// events costs a follower one system call, not one per event; the writer
+// allocates nothing per message. Only this goroutine writes to the
+// connection (pings and the close frame too), so writing frames to the
+// connection directly cannot interleave with gorilla's own writes, and no
+// lock is held while writing.
 func (f *follower) writer() {
 	ping := time.NewTicker(f.lim.PongWait * 9 / 10)
 	defer ping.Stop()
 	const maxBatch = 64
 	batch := make([]*fanMsg, 0, maxBatch)
-	bufs := make(net.Buffers, 0, maxBatch)
+	frames := make([][]byte, 0, 3*maxBatch) // up to 3 parts a message
 	nc := f.ws.NetConn()
 	for {
 		select {
@@ -227,30 +236,40 @@ func (f *follower) writer() {
 				}
 			}
 			closing := false
-			bufs = bufs[:0]
+			frames = frames[:0]
 			var n int64
 			for _, m := range batch {
 				closing = closing || m.close
 				switch {
-				case m.data == nil:
 				case m.frame != nil:
-					bufs = append(bufs, m.frame)
-				default: // plain writes: gorilla frames and copies each message
-					if len(bufs) > 0 && !f.writeFrames(nc, &bufs) {
+					frames = append(frames, m.frame...)
+				case m.data != nil: // plain writes: gorilla frames and copies each message
+					if len(frames) > 0 && !f.writeFrames(nc, frames) {
 						return
 					}
+					frames = frames[:0]
 					f.ws.SetWriteDeadline(time.Now().Add(f.lim.WriteWait))
 					if err := f.ws.WriteMessage(websocket.TextMessage, m.data); err != nil {
 						f.close()
 						return
 					}
 				}
-				n += int64(len(m.data))
+				n += int64(m.size)
 			}
-			if len(bufs) > 0 && !f.writeFrames(nc, &bufs) {
+			if len(frames) > 0 && !f.writeFrames(nc, frames) {
 				return
 			}
 			f.h.s.metrics.bytesSent.Add(n)
+			if f.h.trace != nil {
+				now := time.Now().UnixNano()
+				for _, m := range batch {
+					if m.tr != nil {
+						m.tr.wrote(now)
+					}
+				}
+			}
+			clear(batch) // let the frames go
+			clear(frames[:cap(frames)])
 			if closing {
 				f.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "room ended"), time.Now().Add(time.Second))
 				f.close()
@@ -267,12 +286,17 @@ func (f *follower) writer() {
 	}
 }
 
-// writeFrames writes whole frames to the connection in one writev.
-func (f *follower) writeFrames(nc net.Conn, bufs *net.Buffers) bool {
-	nc.SetWriteDeadline(time.Now().Add(f.lim.WriteWait))
-	b := *bufs
-	_, err := b.WriteTo(nc)
-	*bufs = (*bufs)[:0]
+// writeFrames writes whole frames to the connection in one writev. The
+// write deadline is moved on only when a quarter of WriteWait has passed
+// since it was last set, not on every write.
+func (f *follower) writeFrames(nc net.Conn, frames [][]byte) bool {
+	if now := time.Now(); now.After(f.deadline.Add(-f.lim.WriteWait * 3 / 4)) {
+		f.deadline = now.Add(f.lim.WriteWait)
+		nc.SetWriteDeadline(f.deadline)
+	}
+	f.out = frames // a field, so that WriteTo's receiver does not escape to the heap on every call
+	_, err := f.out.WriteTo(nc)
+	f.out = nil
 	if err != nil {
 		f.close()
 		return false

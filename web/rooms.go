@@ -145,6 +145,10 @@ type roomHub struct {
 	// published, when set, is called with each room message as it is
 	// published (benchmarks measure fan-out latency from it).
 	published func(code string, seq int64, typ string)
+	// trace, when set, is called with each message a view fans out to its
+	// followers; the writers fill in when the last of them wrote it
+	// (benchmarks split the fan-out latency with it).
+	trace func(*fanTrace)
 	// plainWrites makes followers' writers frame each message themselves
 	// instead of sharing one prepared frame (the benchmark's baseline).
 	plainWrites bool

@@ -4,33 +4,50 @@ package web
 // presenter on the default model and 200 followers; every follower must
 // receive every event in order. The followers run in a separate process
 // (this test binary, started again in client mode), so the server's CPU
-// and memory are measured apart from the clients'. Two scenarios:
+// and memory are measured apart from the clients'. The client process does
+// as little as it can per message: it reads raw websocket frames (no
+// library), looks only at the message's type, the event's seq and stage in
+// its first bytes, and skips the rest. Two scenarios:
 //
+//   - paced: 60 tokens at the lab's fastest playback speed (5 tokens/s,
+//     step_token each 200 ms), which is how a class actually watches;
 //   - run: the presenter runs 200 tokens with "run", the fastest stream the
-//     engine produces (the worst case: ~600 events in about a second);
-//   - paced: 40 tokens at the lab's fastest playback speed (5 tokens/s,
-//     step_token each 200 ms), which is how a class actually watches.
+//     engine produces (the worst case: ~600 events in about a second).
 //
 // Each scenario alternates the prepared-frame writer (one encoded frame per
-// message shared by all followers) with the plain writer (each follower's
-// writer frames and copies the message itself, as before), so the ratio
-// comes from one run on one machine load. Reported per scenario, as medians
-// over rounds: fan-out latency from the room publishing an event to the last
-// follower reading it (p50, p99, max over events), the server's CPU per
+// message shared by all followers, queued frames batched into one writev)
+// with the plain writer (each follower's writer frames and copies the
+// message itself with gorilla's WriteMessage) and with the prepared writer
+// read by the old clients (gorilla's ReadMessage, a new buffer per
+// message: the client-bound figure), so the ratios come from one run on
+// one machine load. Latency is per event, from the room publishing
+// it (the presenter's connection has just encoded it) to the last follower
+// in the client process having read it whole, split by the server's trace
+// (roomHub.trace) into "queued" (every follower's queue on every replica
+// holds it) and "written" (the last follower's writer has written it).
+// Reported: p50/p99/max over all rounds' events, the server's CPU per
 // follower per event (above the same run without followers), the client
-// process's CPU, and the server's heap per follower. With the in-process
-// fan-out and with NATS and two replicas (followers split across both).
+// process's CPU, and the server's heap and RSS per follower. With the
+// in-process fan-out and with NATS and two replicas (followers split
+// across both).
 //
 //	go test -run '^$' -bench RoomFanout -benchtime 1x ./web/
-//	INFERSCOPE_BENCH_ROUNDS=5 (default 3) sets the rounds.
 
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"net"
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -64,15 +81,156 @@ func TestMain(m *testing.M) {
 type clientSpec struct {
 	URLs      []string `json:"urls"` // ws://host/ws/room?code=…, followers round-robin
 	Followers int      `json:"followers"`
+	// Gorilla reads each message whole with gorilla's ReadMessage (a new
+	// buffer per message), as the benchmark's clients did before: the
+	// client-bound figure, for comparison
+	Gorilla bool `json:"gorilla,omitempty"`
 }
 
 // clientReport is the client process's answer: for each event (in order),
-// the wall-clock time the last follower read it, and the first follower's
-// bytes.
+// the wall-clock times the first and the last follower had read it whole,
+// and the first follower's bytes.
 type clientReport struct {
-	Last  []int64 `json:"last"`
-	Bytes int64   `json:"bytes"`
-	Err   string  `json:"err,omitempty"`
+	First      []int64 `json:"first"`
+	Last       []int64 `json:"last"`
+	Bytes      int64   `json:"bytes"`
+	GOMAXPROCS int     `json:"gomaxprocs"`
+	NumGC      uint32  `json:"num_gc"`
+	Err        string  `json:"err,omitempty"`
+}
+
+// rawFollower is a follower socket read frame by frame with no websocket
+// library: the client process does as little as it can per frame (read
+// the header, look at the first bytes of the message, skip the rest), so
+// the latency it measures is the server's and the kernel's, not a
+// client's JSON decoding.
+type rawFollower struct {
+	c    net.Conn
+	br   *bufio.Reader
+	head []byte
+	size int // the last message's length
+	hdr  [8]byte
+	ws   *websocket.Conn // set: read with gorilla instead (clientSpec.Gorilla)
+}
+
+func dialGorilla(ws string) (*rawFollower, error) {
+	c, _, err := websocket.DefaultDialer.Dial(ws, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &rawFollower{c: c.NetConn(), ws: c}, nil
+}
+
+// dialRaw opens a websocket by hand (RFC 6455 §4.1): the upgrade request,
+// then the 101 answer; the frames follow on the same buffered reader.
+func dialRaw(ws string) (*rawFollower, error) {
+	u, err := url.Parse(ws)
+	if err != nil {
+		return nil, err
+	}
+	c, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		return nil, err
+	}
+	var key [16]byte
+	rand.Read(key[:])
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n",
+		u.RequestURI(), u.Host, base64.StdEncoding.EncodeToString(key[:]))
+	br := bufio.NewReaderSize(c, 32<<10)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		c.Close()
+		return nil, fmt.Errorf("upgrade: %s", resp.Status)
+	}
+	return &rawFollower{c: c, br: br, head: make([]byte, 0, 192)}, nil
+}
+
+// next reads one whole message and returns its first bytes (valid until
+// the next call). Pings are answered; a close frame is io.EOF.
+func (r *rawFollower) next() ([]byte, error) {
+	if r.ws != nil {
+		_, msg, err := r.ws.ReadMessage()
+		r.size = len(msg)
+		return msg[:min(len(msg), 192)], err
+	}
+	r.head, r.size = r.head[:0], 0
+	inMsg := false
+	for {
+		if _, err := io.ReadFull(r.br, r.hdr[:2]); err != nil {
+			return nil, err
+		}
+		fin, op, n := r.hdr[0]&0x80 != 0, r.hdr[0]&0x0f, int(r.hdr[1]&0x7f)
+		if r.hdr[1]&0x80 != 0 {
+			return nil, errors.New("masked frame from the server")
+		}
+		switch n {
+		case 126:
+			if _, err := io.ReadFull(r.br, r.hdr[:2]); err != nil {
+				return nil, err
+			}
+			n = int(binary.BigEndian.Uint16(r.hdr[:2]))
+		case 127:
+			if _, err := io.ReadFull(r.br, r.hdr[:8]); err != nil {
+				return nil, err
+			}
+			n = int(binary.BigEndian.Uint64(r.hdr[:8]))
+		}
+		if op >= 8 { // control: close, ping, pong
+			p := make([]byte, n)
+			if _, err := io.ReadFull(r.br, p); err != nil {
+				return nil, err
+			}
+			switch op {
+			case 8:
+				return nil, io.EOF
+			case 9: // pong with a zero mask: the payload as it is
+				r.c.Write(append([]byte{0x8a, 0x80 | byte(n), 0, 0, 0, 0}, p...))
+			}
+			continue
+		}
+		if (op == 0) != inMsg {
+			return nil, fmt.Errorf("unexpected frame opcode %d", op)
+		}
+		if !inMsg {
+			p, err := r.br.Peek(min(n, cap(r.head)))
+			if err != nil {
+				return nil, err
+			}
+			r.head = append(r.head, p...)
+			inMsg = true
+		}
+		r.size += n
+		if _, err := r.br.Discard(n); err != nil {
+			return nil, err
+		}
+		if fin {
+			return r.head, nil
+		}
+	}
+}
+
+// eventSeq returns an event message's own seq (it comes first in the
+// payload) and whether it is the stop event; ok is false for any other
+// message.
+func eventSeq(head []byte) (seq int64, stop, ok bool) {
+	if !bytes.HasPrefix(head, []byte(`{"type":"event"`)) {
+		return 0, false, false
+	}
+	k := bytes.Index(head, []byte(`"payload":{"seq":`))
+	if k < 0 {
+		return 0, false, false
+	}
+	for _, d := range head[k+17:] {
+		if d < '0' || d > '9' {
+			break
+		}
+		seq = seq*10 + int64(d-'0')
+	}
+	return seq, bytes.Contains(head, []byte(`"stage":"stop"`)), true
 }
 
 // roomClientsMain connects the followers, prints "ready", reads every
@@ -83,18 +241,23 @@ func roomClientsMain(specJSON string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	conns := make([]*websocket.Conn, spec.Followers)
+	conns := make([]*rawFollower, spec.Followers)
 	for i := range conns {
-		c, _, err := websocket.DefaultDialer.Dial(spec.URLs[i%len(spec.URLs)], nil)
+		dial := dialRaw
+		if spec.Gorilla {
+			dial = dialGorilla
+		}
+		c, err := dial(spec.URLs[i%len(spec.URLs)])
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		c.SetReadDeadline(time.Now().Add(60 * time.Second))
-		if _, msg, err := c.ReadMessage(); err != nil || !bytes.HasPrefix(msg, []byte(`{"type":"room_joined"`)) {
+		c.c.SetReadDeadline(time.Now().Add(60 * time.Second))
+		if msg, err := c.next(); err != nil || !bytes.HasPrefix(msg, []byte(`{"type":"room_joined"`)) {
 			fmt.Fprintf(os.Stderr, "follower %d: %v %.80s\n", i, err, msg)
 			return 1
 		}
+		c.c.SetReadDeadline(time.Time{})
 		conns[i] = c
 	}
 	fmt.Println("ready")
@@ -103,33 +266,22 @@ func roomClientsMain(specJSON string) int {
 	var bytesRead int64
 	var wg sync.WaitGroup
 	for i, c := range conns {
+		times[i] = make([]int64, 0, 1024)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			last := int64(-1)
+			c.c.SetReadDeadline(time.Now().Add(10 * time.Minute))
 			for {
-				c.SetReadDeadline(time.Now().Add(120 * time.Second))
-				_, msg, err := c.ReadMessage()
+				head, err := c.next()
 				if err != nil {
 					errs[i] = err
 					return
 				}
 				now := time.Now().UnixNano()
-				if !bytes.HasPrefix(msg, []byte(`{"type":"event"`)) {
+				seq, stop, ok := eventSeq(head)
+				if !ok {
 					continue
-				}
-				// the event's own seq comes first in its payload: strictly increasing
-				k := bytes.Index(msg, []byte(`"payload":{"seq":`))
-				if k < 0 {
-					errs[i] = fmt.Errorf("event without seq")
-					return
-				}
-				var seq int64
-				for _, d := range msg[k+17:] {
-					if d < '0' || d > '9' {
-						break
-					}
-					seq = seq*10 + int64(d-'0')
 				}
 				if last >= 0 && seq != last+1 {
 					errs[i] = fmt.Errorf("event %d after %d", seq, last)
@@ -138,27 +290,31 @@ func roomClientsMain(specJSON string) int {
 				last = seq
 				times[i] = append(times[i], now)
 				if i == 0 {
-					bytesRead += int64(len(msg))
+					bytesRead += int64(c.size)
 				}
-				if bytes.Contains(msg[:min(len(msg), 128)], []byte(`"stage":"stop"`)) {
+				if stop {
 					return
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	rep := clientReport{Bytes: bytesRead}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rep := clientReport{Bytes: bytesRead, GOMAXPROCS: runtime.GOMAXPROCS(0), NumGC: ms.NumGC}
 	for i := range conns {
-		conns[i].Close()
+		conns[i].c.Close()
 		if errs[i] != nil || len(times[i]) != len(times[0]) {
 			rep.Err = fmt.Sprintf("follower %d got %d events (follower 0: %d): %v", i, len(times[i]), len(times[0]), errs[i])
 			break
 		}
 	}
 	if rep.Err == "" {
-		rep.Last = make([]int64, len(times[0]))
+		rep.First = slices.Clone(times[0])
+		rep.Last = slices.Clone(times[0])
 		for _, ts := range times {
 			for j, t := range ts {
+				rep.First[j] = min(rep.First[j], t)
 				rep.Last[j] = max(rep.Last[j], t)
 			}
 		}
@@ -191,11 +347,27 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func heapInUse() uint64 {
+// liveMem is the live heap (objects reachable after a collection) and
+// the memory of goroutine stacks. Freed stacks stay cached in the runtime,
+// so a second set of followers reuses the first's: only the first round of
+// a process measures stacks fresh.
+func liveMem() (heap, stacks int64) {
 	runtime.GC()
+	runtime.GC() // and what sync.Pools held (their victim caches)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapInuse + ms.StackInuse
+	return int64(ms.HeapAlloc), int64(ms.StackInuse)
+}
+
+// rss is the process's resident memory in bytes (/proc/self/statm).
+func rss() int64 {
+	b, _ := os.ReadFile("/proc/self/statm")
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[1], 10, 64)
+	return n * int64(os.Getpagesize())
 }
 
 func loadAvg() string {
@@ -214,16 +386,27 @@ type fanoutScenario struct {
 	pace   time.Duration // 0: one "run"; else step_token every pace
 }
 
+// BenchmarkRoomFanout: see the top of the file. Environment:
+//
+//	INFERSCOPE_BENCH_ROUNDS        rounds of the A/B (default 3)
+//	INFERSCOPE_BENCH_TOKENS        tokens of the paced scenario (default 60)
+//	INFERSCOPE_BENCH_CLIENT_PROCS  GOMAXPROCS of the client process (default: all cores)
+//
+// The server process's GOMAXPROCS is go test's -cpu.
 func BenchmarkRoomFanout(b *testing.B) {
 	m, err := models.Default()
 	if err != nil {
 		b.Fatal(err)
 	}
-	rounds := 3
+	rounds, tokens := 3, 60
 	if n, err := strconv.Atoi(os.Getenv("INFERSCOPE_BENCH_ROUNDS")); err == nil && n > 0 {
 		rounds = n
 	}
-	scenarios := []fanoutScenario{{"run", 200, 0}, {"paced", 40, 200 * time.Millisecond}}
+	if n, err := strconv.Atoi(os.Getenv("INFERSCOPE_BENCH_TOKENS")); err == nil && n > 0 {
+		tokens = n
+	}
+	const followers = 200
+	scenarios := []fanoutScenario{{"paced", tokens, 200 * time.Millisecond}, {"run", 200, 0}}
 	for _, mode := range []string{"local", "nats-2-replicas"} {
 		b.Run(mode, func(b *testing.B) {
 			var servers []*Server
@@ -254,29 +437,30 @@ func BenchmarkRoomFanout(b *testing.B) {
 			for _, sc := range scenarios {
 				b.Run(sc.name, func(b *testing.B) {
 					for i := 0; i < b.N; i++ {
-						base := fanoutRun(b, servers, tss, 0, sc, false)
+						base := fanoutRun(b, servers, tss, 0, sc, fanoutVariant{})
 						res := map[string][]fanoutResult{}
 						for r := range rounds {
-							for _, plain := range []bool{false, true} { // interleaved A/B
-								name := map[bool]string{false: "prepared", true: "plain"}[plain]
-								x := fanoutRun(b, servers, tss, 200, sc, plain)
-								x.srvCPUPer = float64((x.cpu - base.cpu).Microseconds()) / float64(200*x.events)
-								res[name] = append(res[name], x)
-								b.Logf("%s %s round %d %s: %d events of %d B, latency p50 %.1f ms p99 %.1f ms max %.1f ms, server cpu %v (0 followers: %v) = %.2f µs/follower/event, client process cpu %v, heap %.1f KiB/follower, load %s",
-									mode, sc.name, r+1, name, x.events, x.bytes/int64(x.events), ms(x.p50), ms(x.p99), ms(x.max), x.cpu, base.cpu, x.srvCPUPer, x.clientCPU, float64(x.heap)/200/1024, x.load)
+							for _, v := range fanoutVariants { // interleaved
+								x := fanoutRun(b, servers, tss, followers, sc, v)
+								x.srvCPUPer = float64((x.cpu - base.cpu).Microseconds()) / float64(followers*x.events)
+								x.allocsPer = (float64(x.mallocs) - float64(base.mallocs)) / float64(followers*x.events)
+								res[v.name] = append(res[v.name], x)
+								benchLog("%s %s round %d %s: %s", mode, sc.name, r+1, v.name, x.line(followers))
 							}
 						}
-						p, q := median(res["prepared"]), median(res["plain"])
-						b.ReportMetric(p.p50ms, "p50-ms")
-						b.ReportMetric(p.p99ms, "p99-ms")
-						b.ReportMetric(p.maxms, "max-ms")
+						p, q := summarize(res["prepared"], followers), summarize(res["plain"], followers)
+						g := summarize(res["prepared, gorilla clients"], followers)
+						b.ReportMetric(p.lat.p50, "p50-ms")
+						b.ReportMetric(p.lat.p99, "p99-ms")
+						b.ReportMetric(p.lat.max, "max-ms")
 						b.ReportMetric(p.srvCPU, "server-cpu-µs/follower/event")
 						b.ReportMetric(p.heapKiB, "server-heap-KiB/follower")
-						b.ReportMetric(p.clientCPUms, "client-proc-cpu-ms")
-						b.ReportMetric(q.p99ms/p.p99ms, "plain/prepared-p99")
+						b.ReportMetric(max(p.stacksKiB, q.stacksKiB, g.stacksKiB), "server-stacks-KiB/follower")
+						b.ReportMetric(q.lat.p99/p.lat.p99, "plain/prepared-p99")
 						b.ReportMetric(q.srvCPU/p.srvCPU, "plain/prepared-cpu")
-						b.Logf("%s %s, medians of %d rounds: prepared p50 %.1f p99 %.1f max %.1f ms, server %.2f µs/follower/event, heap %.1f KiB/follower, clients %.0f ms cpu | plain p50 %.1f p99 %.1f max %.1f ms, server %.2f µs/follower/event, heap %.1f KiB/follower | 0 followers: %d events, server cpu %v",
-							mode, sc.name, rounds, p.p50ms, p.p99ms, p.maxms, p.srvCPU, p.heapKiB, p.clientCPUms, q.p50ms, q.p99ms, q.maxms, q.srvCPU, q.heapKiB, base.events, base.cpu)
+						b.ReportMetric(g.lat.p99/p.lat.p99, "gorilla-clients/raw-clients-p99")
+						benchLog("%s %s, %d rounds (latency: all rounds' events pooled; stacks: the first round, before the runtime caches freed stacks; the rest: medians of rounds)\n  prepared:                  %s\n  plain:                     %s\n  prepared, gorilla clients: %s\n  0 followers: %d events, server cpu %v",
+							mode, sc.name, rounds, p, q, g, base.events, base.cpu)
 					}
 				})
 			}
@@ -284,13 +468,80 @@ func BenchmarkRoomFanout(b *testing.B) {
 	}
 }
 
-func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
+// benchLog prints a line of the report as it comes (go test keeps only the
+// first lines of a benchmark's log).
+func benchLog(format string, args ...any) { fmt.Printf(format+"\n", args...) }
 
-type fanoutMedian struct {
-	p50ms, p99ms, maxms, srvCPU, heapKiB, clientCPUms float64
+// fanoutVariant is one arm of the interleaved comparison.
+type fanoutVariant struct {
+	name    string
+	plain   bool // the server's followers write with gorilla's WriteMessage
+	gorilla bool // the client process reads with gorilla's ReadMessage
 }
 
-func median(rs []fanoutResult) fanoutMedian {
+var fanoutVariants = []fanoutVariant{{"prepared", false, false}, {"plain", true, false}, {"prepared, gorilla clients", false, true}}
+
+func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
+
+// pcts are percentiles in milliseconds.
+type pcts struct{ p50, p99, max float64 }
+
+func percentiles(v []time.Duration) pcts {
+	if len(v) == 0 {
+		return pcts{}
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return pcts{ms(v[len(v)/2]), ms(v[len(v)*99/100]), ms(v[len(v)-1])}
+}
+
+func (p pcts) String() string {
+	return fmt.Sprintf("p50 %.1f p99 %.1f max %.1f ms", p.p50, p.p99, p.max)
+}
+
+// fanoutResult is one run. The latencies are per event, from the room
+// publishing it (the presenter's connection has just encoded it) to: every
+// follower's queue on every replica holding it (queued), the last
+// follower's writer having written it to its socket (written), the first
+// and the last follower in the client process having read it whole.
+type fanoutResult struct {
+	events                int
+	bytes                 int64
+	queued, written       []time.Duration
+	first, last           []time.Duration
+	wall, cpu             time.Duration // the server process's CPU during the run
+	clientCPU             time.Duration // the client process's CPU, whole life
+	clientProcs, clientGC int
+	heap, stacks, rss     int64 // the server's live heap, goroutine stacks and resident memory for the followers
+	gc                    uint32
+	mallocs               uint64 // the server's heap allocations during the run
+	allocsPer             float64
+	gcPause               time.Duration
+	srvCPUPer             float64
+	load                  string
+}
+
+func (x fanoutResult) line(followers int) string {
+	return fmt.Sprintf("%d events of %d B in %.2f s; to the last follower %s (queued %s, written %s, first read p50 %.1f ms); server cpu %v = %.2f µs/follower/event, %.2f allocations/follower/event, %d GCs (%v paused); client process (GOMAXPROCS %d) cpu %v = %.2f µs/follower/event, %d GCs; heap %.1f KiB/follower, stacks %.1f KiB/follower, RSS %.1f KiB/follower; load %s",
+		x.events, x.bytes/int64(max(1, x.events)), x.wall.Seconds(), percentiles(x.last), percentiles(x.queued), percentiles(x.written), percentiles(x.first).p50,
+		x.cpu, x.srvCPUPer, x.allocsPer, x.gc, x.gcPause, x.clientProcs, x.clientCPU, float64(x.clientCPU.Microseconds())/float64(followers*max(1, x.events)), x.clientGC,
+		float64(x.heap)/float64(followers)/1024, float64(x.stacks)/float64(followers)/1024, float64(x.rss)/float64(followers)/1024, x.load)
+}
+
+type fanoutSummary struct {
+	lat, queued, written    pcts
+	srvCPU, cliCPU, heapKiB float64
+	stacksKiB               float64
+	allocs                  float64
+	events                  int
+}
+
+func (s fanoutSummary) String() string {
+	return fmt.Sprintf("last follower %s (queued %s, written %s); server %.2f µs/follower/event, %.2f allocations/follower/event, heap %.1f KiB/follower + stacks %.1f KiB/follower; clients %.2f µs/follower/event",
+		s.lat, s.queued, s.written, s.srvCPU, s.allocs, s.heapKiB, s.stacksKiB, s.cliCPU)
+}
+
+func summarize(rs []fanoutResult, followers int) fanoutSummary {
 	med := func(f func(fanoutResult) float64) float64 {
 		v := make([]float64, len(rs))
 		for i, r := range rs {
@@ -299,47 +550,61 @@ func median(rs []fanoutResult) fanoutMedian {
 		slices.Sort(v)
 		return v[len(v)/2]
 	}
-	return fanoutMedian{
-		p50ms:       med(func(r fanoutResult) float64 { return ms(r.p50) }),
-		p99ms:       med(func(r fanoutResult) float64 { return ms(r.p99) }),
-		maxms:       med(func(r fanoutResult) float64 { return ms(r.max) }),
-		srvCPU:      med(func(r fanoutResult) float64 { return r.srvCPUPer }),
-		heapKiB:     med(func(r fanoutResult) float64 { return float64(r.heap) / 200 / 1024 }),
-		clientCPUms: med(func(r fanoutResult) float64 { return ms(r.clientCPU) }),
+	var last, queued, written []time.Duration
+	for _, r := range rs {
+		last, queued, written = append(last, r.last...), append(queued, r.queued...), append(written, r.written...)
 	}
-}
-
-type fanoutResult struct {
-	events        int
-	bytes         int64
-	p50, p99, max time.Duration
-	wall, cpu     time.Duration // the server process's CPU during the run
-	clientCPU     time.Duration // the client process's CPU, whole life
-	heap          int64         // the server's heap and stacks for the followers
-	srvCPUPer     float64
-	load          string
+	return fanoutSummary{
+		lat: percentiles(last), queued: percentiles(queued), written: percentiles(written),
+		srvCPU:  med(func(r fanoutResult) float64 { return r.srvCPUPer }),
+		allocs:  med(func(r fanoutResult) float64 { return r.allocsPer }),
+		cliCPU:  med(func(r fanoutResult) float64 { return float64(r.clientCPU.Microseconds()) / float64(followers*r.events) }),
+		heapKiB: med(func(r fanoutResult) float64 { return float64(r.heap) / float64(followers) / 1024 }),
+		// stacks: the largest, the round that did not reuse cached stacks
+		stacksKiB: slices.Max(func() []float64 {
+			v := []float64{}
+			for _, r := range rs {
+				v = append(v, float64(r.stacks)/float64(followers)/1024)
+			}
+			return v
+		}()),
+		events: len(last),
+	}
 }
 
 // fanoutRun opens a room on servers[0], starts the client process with
 // followers round-robin across the servers, drives the run as sc says,
 // and checks every follower got every event in order.
-func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, followers int, sc fanoutScenario, plain bool) fanoutResult {
+func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, followers int, sc fanoutScenario, v fanoutVariant) fanoutResult {
 	b.Helper()
 	var mu sync.Mutex
-	var pubTimes []int64
+	pub := map[int64]int64{} // stream seq → when published
+	var traces []*fanTrace
 	owner := servers[0].rooms
 	for _, s := range servers {
-		s.rooms.plainWrites = plain
+		s.rooms.plainWrites = v.plain
+		s.rooms.trace = func(t *fanTrace) {
+			if t.Type == MsgEvent {
+				mu.Lock()
+				traces = append(traces, t)
+				mu.Unlock()
+			}
+		}
 	}
-	owner.published = func(_ string, _ int64, typ string) {
+	owner.published = func(_ string, seq int64, typ string) {
 		if typ == MsgEvent {
 			t := time.Now().UnixNano()
 			mu.Lock()
-			pubTimes = append(pubTimes, t)
+			pub[seq] = t
 			mu.Unlock()
 		}
 	}
-	defer func() { owner.published = nil }()
+	defer func() {
+		owner.published = nil
+		for _, s := range servers {
+			s.rooms.trace = nil
+		}
+	}()
 	p, _, err := websocket.DefaultDialer.Dial(wsURL(tss[0], "/ws"), nil)
 	if err != nil {
 		b.Fatal(err)
@@ -367,27 +632,39 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 	json.Unmarshal(read(p, MsgRoomOpened), &op)
 	defer p.WriteJSON(map[string]any{"type": "room_close", "payload": map[string]any{"code": op.Payload.Code, "key": op.Payload.Key}})
 
-	// the last round's followers must be gone, or their memory counts against this one's
+	// the last round's followers, views and presenter must be gone, or
+	// their memory counts against this one's
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		n := int64(0)
+		busy := servers[0].metrics.sessions.Load() != 1
 		for _, s := range servers {
-			n += s.rooms.followers.Load()
+			s.rooms.mu.Lock()
+			busy = busy || s.rooms.followers.Load() != 0 || len(s.rooms.views) != 0 || (s != servers[0] && s.metrics.sessions.Load() != 0)
+			s.rooms.mu.Unlock()
 		}
-		if n == 0 {
+		if !busy {
 			break
 		}
 	}
-	heap0 := heapInUse()
+	// ...and the last round's room and views are released only within a
+	// second or two after that (without this pause the run scenario's
+	// heap per follower came out negative: the previous run's events were
+	// still live when measuring before, freed by the time of measuring after)
+	time.Sleep(2 * time.Second)
+	heap0, stacks0 := liveMem()
+	rss0 := rss()
 	var cmd *exec.Cmd
 	var out *bufio.Reader
 	if followers > 0 {
-		spec := clientSpec{Followers: followers}
+		spec := clientSpec{Followers: followers, Gorilla: v.gorilla}
 		for _, ts := range tss {
 			spec.URLs = append(spec.URLs, wsURL(ts, "/ws/room?code="+op.Payload.Code))
 		}
 		sj, _ := json.Marshal(spec)
 		cmd = exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), roomClientsEnv+"="+string(sj))
+		if n := os.Getenv("INFERSCOPE_BENCH_CLIENT_PROCS"); n != "" {
+			cmd.Env = append(cmd.Env, "GOMAXPROCS="+n)
+		}
 		cmd.Stderr = os.Stderr
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
@@ -402,7 +679,10 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 			b.Fatalf("client process: %q %v", line, err)
 		}
 	}
-	heap1 := heapInUse()
+	heap1, stacks1 := liveMem()
+	rss1 := rss()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
 	start := map[string]any{"prompt": "The President said", "max_new_tokens": sc.tokens, "sampling": map[string]any{"temperature": 1, "seed": 1}}
 	cpu0, t0 := cpuTime(), time.Now()
 	p.WriteJSON(map[string]any{"type": "start", "payload": start})
@@ -444,20 +724,29 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 		clientCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 	wall, cpu := time.Since(t0), cpuTime()-cpu0
+	runtime.ReadMemStats(&ms1)
 	mu.Lock()
 	defer mu.Unlock()
-	r := fanoutResult{events: len(pubTimes), wall: wall, cpu: cpu, clientCPU: clientCPU, bytes: rep.Bytes, heap: int64(heap1) - int64(heap0), load: loadAvg()}
+	r := fanoutResult{events: len(pub), wall: wall, cpu: cpu, clientCPU: clientCPU, clientProcs: rep.GOMAXPROCS, clientGC: int(rep.NumGC), bytes: rep.Bytes,
+		heap: heap1 - heap0, stacks: stacks1 - stacks0, rss: rss1 - rss0, gc: ms1.NumGC - ms0.NumGC, mallocs: ms1.Mallocs - ms0.Mallocs, gcPause: time.Duration(ms1.PauseTotalNs - ms0.PauseTotalNs), load: loadAvg()}
 	if followers == 0 {
 		return r
 	}
-	if len(rep.Last) != len(pubTimes) {
-		b.Fatalf("followers got %d events, the room published %d", len(rep.Last), len(pubTimes))
+	seqs := slices.Sorted(maps.Keys(pub))
+	if len(rep.Last) != len(seqs) {
+		b.Fatalf("followers got %d events, the room published %d", len(rep.Last), len(seqs))
 	}
-	lat := make([]time.Duration, len(pubTimes))
-	for j, pt := range pubTimes {
-		lat[j] = time.Duration(rep.Last[j] - pt)
+	queued, written := map[int64]int64{}, map[int64]int64{}
+	for _, t := range traces {
+		queued[t.Seq] = max(queued[t.Seq], t.Queued)
+		written[t.Seq] = max(written[t.Seq], t.Written.Load())
 	}
-	slices.Sort(lat)
-	r.p50, r.p99, r.max = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
+	for j, seq := range seqs {
+		pt := pub[seq]
+		r.queued = append(r.queued, time.Duration(queued[seq]-pt))
+		r.written = append(r.written, time.Duration(written[seq]-pt))
+		r.first = append(r.first, time.Duration(rep.First[j]-pt))
+		r.last = append(r.last, time.Duration(rep.Last[j]-pt))
+	}
 	return r
 }

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/inferscope/inferscope/engine/session"
@@ -34,39 +35,76 @@ func (e *errRoom) Error() string { return e.msg }
 // follower's writer sends as it is, several queued frames in one write. A
 // follower's seq is this replica's message counter for the room (strictly
 // increasing, with gaps where other followers got messages of their own).
+// The frame is in parts for writev: the frame header and the envelope up
+// to the payload, then a large payload itself (never copied: an event, or
+// the snapshot a late joiner gets, is the same bytes for every follower),
+// then the closing brace. A message of one follower's own (its snapshot)
+// therefore costs that follower only its small envelope.
 type fanMsg struct {
-	data  []byte // the message as sent; nil: nothing to write
-	frame []byte // data as one unmasked text frame (header + data), nil with plainWrites
-	close bool   // after writing (or instead, when data is nil), close the connection
+	frame [][]byte  // the frame's parts; nil: nothing to write (or plainWrites)
+	data  []byte    // plainWrites only: the whole message, for gorilla to frame
+	size  int       // the message's length (the frame less its header)
+	close bool      // after writing (or instead, when there is nothing to write), close the connection
+	tr    *fanTrace // nil unless the hub traces (benchmarks)
+	parts [3][]byte // frame's backing array
 }
 
+// sharedPayloadMin is the payload size from which a message refers to its
+// payload instead of copying it into the frame.
+const sharedPayloadMin = 512
+
+var closeBrace = []byte{'}'}
+
 // msgLocked encodes one message with the view's next seq. v.mu is held,
-// so every follower sees seqs in increasing order.
+// so every follower sees seqs in increasing order. A large payload is
+// shared, not copied: it must not change after the call (the view's
+// payloads are never modified once stored).
 func (v *roomView) msgLocked(typ string, payload []byte) *fanMsg {
 	v.out++
+	if string(payload) == "null" {
+		payload = nil
+	}
+	plain := v.h.plainWrites
+	shared := len(payload) >= sharedPayloadMin && !plain
 	const head = 10 // the largest frame header a server sends
-	b := make([]byte, head, head+len(payload)+len(typ)+48)
+	n := head + len(typ) + 48
+	if !shared {
+		n += len(payload) + 1
+	}
+	b := make([]byte, head, n)
 	b = append(b, `{"type":"`...)
 	b = append(b, typ...)
 	b = append(b, `","v":1,"seq":`...)
 	b = strconv.AppendInt(b, v.out, 10)
-	if len(payload) > 0 && string(payload) != "null" {
+	if len(payload) > 0 {
 		b = append(b, `,"payload":`...)
-		b = append(b, payload...)
 	}
-	b = append(b, '}')
-	m := &fanMsg{data: b[head:]}
-	if !v.h.plainWrites {
-		m.frame = textFrame(b, head)
+	m := &fanMsg{}
+	if !shared {
+		b = append(b, payload...)
+		b = append(b, '}')
+	}
+	m.size = len(b) - head
+	if plain {
+		m.data = b[head:]
+		return m
+	}
+	if shared {
+		m.size += len(payload) + len(closeBrace)
+	}
+	m.parts[0] = b[head-textFrameHeader(b[:head], m.size):]
+	m.frame = m.parts[:1]
+	if shared {
+		m.parts[1], m.parts[2] = payload, closeBrace
+		m.frame = m.parts[:3]
 	}
 	return m
 }
 
-// textFrame writes the header of a final, unmasked text frame (RFC 6455
-// §5.2: what a server sends without compression) just before b[head:] and
-// returns the frame.
-func textFrame(b []byte, head int) []byte {
-	n := len(b) - head
+// textFrameHeader writes the header of a final, unmasked text frame of n
+// bytes (RFC 6455 §5.2: what a server sends without compression) at the
+// end of b, which has room for the largest header, and returns its length.
+func textFrameHeader(b []byte, n int) int {
 	var h []byte
 	switch {
 	case n < 126:
@@ -76,8 +114,29 @@ func textFrame(b []byte, head int) []byte {
 	default:
 		h = []byte{0x81, 127, 0, 0, 0, 0, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}
 	}
-	copy(b[head-len(h):], h)
-	return b[head-len(h):]
+	copy(b[len(b)-len(h):], h)
+	return len(h)
+}
+
+// fanTrace times one message a view fanned out (roomHub.trace): when the
+// view had queued it for every follower and when the last follower's
+// writer had written it to the socket, in Unix nanoseconds.
+type fanTrace struct {
+	Replica string
+	Seq     int64 // the room stream's seq
+	Type    string
+	Queued  int64
+	Written atomic.Int64
+}
+
+// wrote records that one more follower's writer wrote the message at t.
+func (t *fanTrace) wrote(now int64) {
+	for {
+		w := t.Written.Load()
+		if w >= now || t.Written.CompareAndSwap(w, now) {
+			return
+		}
+	}
 }
 
 type roomView struct {
@@ -277,7 +336,9 @@ func (v *roomView) onMsg(b []byte) {
 	v.applyLocked(roomMsg{seq: m.seq, typ: m.typ, payload: m.payload})
 }
 
-// applyLocked folds one stream message into the view and fans it out.
+// applyLocked folds one stream message into the view and fans it out. The
+// bus's buffer is copied once (followers' frames share the copy: see
+// msgLocked), as the Fanout does not promise to leave it alone.
 func (v *roomView) applyLocked(m roomMsg) {
 	v.seq = m.seq
 	switch m.typ {
@@ -300,7 +361,7 @@ func (v *roomView) applyLocked(m roomMsg) {
 			v.events = append(v.events, []byte(e))
 		}
 		v.pendSteps, v.pendStop, v.snapshot = 0, false, nil
-		v.fanLocked(m.typ, m.payload, false, false)
+		v.fanLocked(m.typ, bytes.Clone(m.payload), false, false)
 	case MsgEvent:
 		p := bytes.Clone(m.payload)
 		v.events = append(v.events, p)
@@ -317,7 +378,7 @@ func (v *roomView) applyLocked(m roomMsg) {
 			return
 		}
 		v.start, v.log, v.pendSteps, v.pendStop = l.Start, l.Log, 0, false
-		v.fanLocked(m.typ, m.payload, false, false)
+		v.fanLocked(m.typ, bytes.Clone(m.payload), false, false)
 	case MsgRoomPage:
 		var pg roomPage
 		if json.Unmarshal(m.payload, &pg) != nil {
@@ -333,12 +394,12 @@ func (v *roomView) applyLocked(m roomMsg) {
 		if json.Unmarshal(m.payload, &t) == nil {
 			v.totals = t.Followers
 		}
-		v.fanLocked(m.typ, m.payload, true, false)
+		v.fanLocked(m.typ, bytes.Clone(m.payload), true, false)
 	case MsgRoomRecall:
-		v.fanLocked(m.typ, m.payload, true, false)
+		v.fanLocked(m.typ, bytes.Clone(m.payload), true, false)
 	case MsgRoomClosed:
 		v.gone, v.closed = true, true
-		v.fanLocked(m.typ, m.payload, true, true)
+		v.fanLocked(m.typ, bytes.Clone(m.payload), true, true)
 		go v.teardown()
 	}
 }
@@ -359,7 +420,8 @@ func isCancelledStop(ev []byte) bool {
 
 // fanLocked encodes one message once and queues it for every follower
 // (following ones only, unless all); a follower whose queue is full is
-// dropped, never waited for. The payload is copied into the message.
+// dropped, never waited for. A large payload is shared, not copied
+// (msgLocked).
 func (v *roomView) fanLocked(typ string, payload []byte, all, close bool) {
 	var m *fanMsg
 	for f := range v.followers {
@@ -369,8 +431,15 @@ func (v *roomView) fanLocked(typ string, payload []byte, all, close bool) {
 		if m == nil {
 			m = v.msgLocked(typ, payload)
 			m.close = close
+			if v.h.trace != nil {
+				m.tr = &fanTrace{Replica: v.h.replica, Seq: v.seq, Type: typ}
+			}
 		}
 		f.queue(m)
+	}
+	if m != nil && m.tr != nil {
+		m.tr.Queued = time.Now().UnixNano()
+		v.h.trace(m.tr)
 	}
 }
 

@@ -64,10 +64,15 @@ type benchReport struct {
 	Machine struct {
 		CPUs    int    `json:"cpus"`
 		Kernels string `json:"kernels"`
-		// ReadBandwidthGBps is a plain streaming read (64-bit sums) on every
-		// thread, independent of the engine's kernels; 0 when skipped.
-		ReadBandwidthGBps  float64 `json:"read_bandwidth_GB_per_s"`
-		BandwidthProbeSize int     `json:"bandwidth_probe_bytes"`
+		// ReadBandwidthGBps is the best of 7 runs of a streaming read
+		// (vector loads of whole cache lines, 64-bit sums) on every thread,
+		// independent of the engine's kernels; 0 when skipped.
+		// ReadBandwidthMedianGBps is the median of the same runs, ReadProbe
+		// the loop used (avx512, avx2, go).
+		ReadBandwidthGBps       float64 `json:"read_bandwidth_GB_per_s"`
+		ReadBandwidthMedianGBps float64 `json:"read_bandwidth_median_GB_per_s,omitempty"`
+		ReadProbe               string  `json:"read_probe,omitempty"`
+		BandwidthProbeSize      int     `json:"bandwidth_probe_bytes"`
 		// PeakRSS is this process's peak resident memory (VmHWM) at the end:
 		// with --probe-bytes 0 and one --model it is the model's footprint.
 		PeakRSS int64 `json:"peak_rss_bytes,omitempty"`
@@ -77,10 +82,12 @@ type benchReport struct {
 	// path against its bare decode (bench_concurrent.go).
 	Concurrent []concurrentResult `json:"concurrent,omitempty"`
 	Generate   []generateResult   `json:"generate,omitempty"`
+	// Paired is --paired's figures (bench_paired.go).
+	Paired []pairedResult `json:"paired,omitempty"`
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--concurrent N [--max-batch B]] [--write-llama2c PATH] [--write-hf DIR]", stderr)
+	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--concurrent N [--max-batch B]] [--paired] [--write-llama2c PATH] [--write-hf DIR]", stderr)
 	var names []string
 	for n := range engine.Shapes {
 		names = append(names, n)
@@ -95,12 +102,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	weights := fs.String("weights", "", "weight precision to run: f32 or bf16 (default: as stored; synthetic shapes are f32)")
 	probe := fs.Int("probe-bytes", 512<<20, "bytes the bandwidth probe streams; 0 skips it")
 	concurrent := fs.Int("concurrent", 0, "also run N sessions decoding at once, batched (the server's scheduler) and unbatched, in the same run")
+	paired := fs.Bool("paired", false, "also decode in rounds of probe run, F32 step and BF16 step back to back, and report the per-round ratios' median and quartiles (decode vs the bandwidth bound, BF16 vs F32); needs --probe-bytes > 0")
 	maxBatch := fs.Int("max-batch", serve.DefaultOptions().MaxBatch, "with --concurrent: most decode steps per batched pass")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *concurrent < 0 || *concurrent > 256 || *maxBatch < 1 || *maxBatch > 256 {
 		return fmt.Errorf("--concurrent %d / --max-batch %d out of range: allowed 0 to 256 and 1 to 256", *concurrent, *maxBatch)
+	}
+	if *paired && *probe <= 0 {
+		return fmt.Errorf("--paired needs the bandwidth probe: --probe-bytes must be above 0")
 	}
 	if *writeL2C != "" {
 		return writeLlama2cBench(*writeL2C, stdout)
@@ -130,11 +141,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var rep benchReport
 	rep.Machine.CPUs = runtimeCPUs()
 	rep.Machine.Kernels = engine.KernelPath()
-	var bw float64
 	if *probe > 0 {
 		rep.Machine.BandwidthProbeSize = *probe
-		bw = engine.MeasureReadBandwidth(*probe, 0)
-		rep.Machine.ReadBandwidthGBps = round(bw/1e9, 2)
+		runs := engine.ReadBandwidthRuns(*probe, 0, 7)
+		sort.Float64s(runs)
+		rep.Machine.ReadBandwidthGBps = round(runs[len(runs)-1]/1e9, 2)
+		rep.Machine.ReadBandwidthMedianGBps = round(runs[len(runs)/2]/1e9, 2)
+		rep.Machine.ReadProbe = engine.ReadProbe()
 	}
 	var todo []*engine.Model
 	if len(shapeNames) > 0 {
@@ -165,6 +178,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		rep.Results = append(rep.Results, r)
+		if *paired {
+			pr, err := benchPaired(m, *promptN, *genN, *probe)
+			if err != nil {
+				return err
+			}
+			rep.Paired = append(rep.Paired, pr)
+		}
 		if m.Tokenizer != nil {
 			g, err := benchGenerate(m, *genN)
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -192,17 +193,62 @@ func benchConcurrent(m *engine.Model, n, promptN, genN int, opt serve.Options) (
 	return r, nil
 }
 
-// generateResult compares a whole greedy session (what `generate` runs:
-// forward passes plus the lab's inspection of every step) with the bare
-// decode loop on the same tokens.
+// generateResult compares the `generate` command's session (text only,
+// Config.TextOnly: greedy, and sampled with the CLI's default settings) and
+// the lab's full session (every stage's inspection) with the bare decode
+// loop, all four interleaved token by token on the same machine load.
 type generateResult struct {
 	Model                  string  `json:"model"`
 	Tokens                 int     `json:"tokens"`
-	GenerateTokensPerSec   float64 `json:"generate_tokens_per_s"`
+	GenerateTokensPerSec   float64 `json:"generate_tokens_per_s"` // greedy, as `generate --temperature 0` runs
 	BareDecodeTokensPerSec float64 `json:"bare_decode_tokens_per_s"`
 	GenerateVsBare         float64 `json:"generate_vs_bare_decode"`
 	ModelMs                float64 `json:"generate_model_ms"`   // forward time inside the session
-	InspectMs              float64 `json:"generate_inspect_ms"` // distribution, top list, histogram, traces
+	InspectMs              float64 `json:"generate_inspect_ms"` // choosing the token and the events
+	// Sampled is `generate` with its default sampling (temperature 0.8,
+	// top-p 0.9): the softmax after temperature and a partial top
+	// selection per token; its tokens differ from the bare loop's, its
+	// positions do not.
+	SampledTokensPerSec float64 `json:"generate_sampled_tokens_per_s"`
+	SampledVsBare       float64 `json:"generate_sampled_vs_bare_decode"`
+	// Lab is a full greedy session as the lab runs it (distribution,
+	// top list, histogram, layer traces, Inspect view, weights checksum).
+	LabTokensPerSec float64 `json:"lab_session_tokens_per_s"`
+	LabVsBare       float64 `json:"lab_session_vs_bare_decode"`
+	LabModelMs      float64 `json:"lab_session_model_ms"`
+	LabInspectMs    float64 `json:"lab_session_inspect_ms"`
+}
+
+// genRunner is one session of benchGenerate with its decode time.
+type genRunner struct {
+	s      *session.Session
+	t      time.Duration // time in Step after prefill
+	timing bool
+	stop   *session.StopInfo
+}
+
+// step runs the session through its next decode forward pass, or to its
+// stop.
+func (g *genRunner) step() error {
+	for !g.s.Done() {
+		t0 := time.Now()
+		ev, err := g.s.Step(context.Background())
+		if err != nil {
+			return err
+		}
+		if g.timing {
+			g.t += time.Since(t0)
+		}
+		switch {
+		case ev.Prefill != nil:
+			g.timing = true
+		case ev.Stop != nil:
+			g.stop = ev.Stop
+		case ev.Append != nil && ev.Append.Forwarded:
+			return nil
+		}
+	}
+	return nil
 }
 
 func benchGenerate(m *engine.Model, genN int) (generateResult, error) {
@@ -211,57 +257,78 @@ func benchGenerate(m *engine.Model, genN int) (generateResult, error) {
 		return r, fmt.Errorf("%s has no tokenizer", m.Name)
 	}
 	no := false
-	cfg := session.Config{Prompt: "Once upon a time, there was a little", MaxNewTokens: genN, StopAtEOS: &no,
-		Sampling: session.SamplingParams{Temperature: 0, TopP: 1}}
-	s, err := session.New(m, cfg)
-	if err != nil {
-		return r, err
+	greedy := session.SamplingParams{Temperature: 0, TopP: 1}
+	cfgs := []session.Config{
+		{Sampling: greedy, TextOnly: true},                    // generate --temperature 0
+		{Sampling: session.DefaultSampling(), TextOnly: true}, // generate
+		{Sampling: greedy},                                    // the lab
 	}
-	// The bare loop runs interleaved with the session, one forward after
-	// each generated token, so both see the same machine load.
+	runs := make([]*genRunner, len(cfgs))
+	for i, cfg := range cfgs {
+		cfg.Prompt, cfg.MaxNewTokens, cfg.StopAtEOS = "Once upon a time, there was a little", genN, &no
+		s, err := session.New(m, cfg)
+		if err != nil {
+			return r, err
+		}
+		runs[i] = &genRunner{s: s}
+	}
+	// The bare loop: forward and argmax on the greedy session's tokens.
 	st := engine.NewState(m.Config)
-	kv, err := engine.NewKVCache(m.Config, s.KV().Cap)
+	kv, err := engine.NewKVCache(m.Config, runs[0].s.KV().Cap)
 	if err != nil {
 		return r, err
 	}
-	logits, err := m.Forward(st, kv, s.PromptIDs(), nil)
+	logits, err := m.Forward(st, kv, runs[0].s.PromptIDs(), nil)
 	if err != nil {
 		return r, err
 	}
 	next := argmaxF(logits)
-	var stop *session.StopInfo
-	var sessionTime, bareTime time.Duration
-	timing, bareN := false, 0
-	for !s.Done() {
-		t0 := time.Now()
-		ev, err := s.Step(context.Background())
-		if err != nil {
-			return r, err
+	bareToks := []int{next}
+	var bareTime time.Duration
+	bareN := 0
+	bare := func() error {
+		if bareN >= genN-1 {
+			return nil
 		}
-		if timing {
-			sessionTime += time.Since(t0)
+		t1 := time.Now()
+		if logits, err = m.Forward(st, kv, []int{next}, nil); err != nil {
+			return err
 		}
-		if ev.Prefill != nil {
-			timing = true
-		}
-		if ev.Stop != nil {
-			stop = ev.Stop
-		}
-		if ev.Append != nil && ev.Append.Forwarded {
-			t1 := time.Now()
-			if logits, err = m.Forward(st, kv, []int{next}, nil); err != nil {
+		next = argmaxF(logits)
+		bareTime += time.Since(t1)
+		bareN++
+		bareToks = append(bareToks, next)
+		return nil
+	}
+	// Each round runs one decode step of each, in an order that rotates.
+	steps := []func() error{bare}
+	for _, g := range runs {
+		steps = append(steps, g.step)
+	}
+	for round := 0; !runs[0].s.Done() || !runs[1].s.Done() || !runs[2].s.Done(); round++ {
+		for i := range steps {
+			if err := steps[(round+i)%len(steps)](); err != nil {
 				return r, err
 			}
-			next = argmaxF(logits)
-			bareTime += time.Since(t1)
-			bareN++
 		}
 	}
-	forwards := stop.Generated - 1 // the first token comes from prefill's logits
-	r.Tokens = stop.Generated
-	r.GenerateTokensPerSec = round(float64(forwards)/sessionTime.Seconds(), 1)
-	r.ModelMs, r.InspectMs = round(stop.Timings.ModelMs, 2), round(stop.Timings.InspectMs, 2)
+	// the same tokens, or the comparison is not of the same work
+	if g, l := runs[0].s.Generated(), runs[2].s.Generated(); !slices.Equal(g, bareToks) || !slices.Equal(g, l) {
+		return r, fmt.Errorf("generate's greedy tokens %v differ from the bare loop's %v or the lab's %v", g, bareToks, l)
+	}
+	rate := func(g *genRunner) float64 {
+		forwards := g.stop.Generated - 1 // the first token comes from prefill's logits
+		return round(float64(forwards)/g.t.Seconds(), 1)
+	}
+	r.Tokens = runs[0].stop.Generated
 	r.BareDecodeTokensPerSec = round(float64(bareN)/bareTime.Seconds(), 1)
+	r.GenerateTokensPerSec = rate(runs[0])
 	r.GenerateVsBare = round(r.GenerateTokensPerSec/r.BareDecodeTokensPerSec, 3)
+	r.ModelMs, r.InspectMs = round(runs[0].stop.Timings.ModelMs, 2), round(runs[0].stop.Timings.InspectMs, 2)
+	r.SampledTokensPerSec = rate(runs[1])
+	r.SampledVsBare = round(r.SampledTokensPerSec/r.BareDecodeTokensPerSec, 3)
+	r.LabTokensPerSec = rate(runs[2])
+	r.LabVsBare = round(r.LabTokensPerSec/r.BareDecodeTokensPerSec, 3)
+	r.LabModelMs, r.LabInspectMs = round(runs[2].stop.Timings.ModelMs, 2), round(runs[2].stop.Timings.InspectMs, 2)
 	return r, nil
 }

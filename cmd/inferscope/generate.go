@@ -16,8 +16,8 @@ import (
 )
 
 func init() {
-	register(&command{name: "generate", summary: "generate text from a prompt (prints prompt + continuation)", run: runGenerate})
-	register(&command{name: "trace", summary: "print every stage event of a run as JSON lines", run: runTrace})
+	register(&command{name: "generate", summary: "generate text from a prompt (prints prompt + continuation)", run: runGenerate, lean: true})
+	register(&command{name: "trace", summary: "print every stage event of a run as JSON lines", run: runTrace, lean: true})
 }
 
 // sessionFlags are the flags generate and trace share.
@@ -54,7 +54,9 @@ func addSessionFlags(fs *flag.FlagSet) sessionFlags {
 	}
 }
 
-func (f sessionFlags) session() (*session.Session, error) {
+// session starts the run the flags describe; textOnly skips the lab's
+// inspection (generate prints only the text and the timings).
+func (f sessionFlags) session(textOnly bool) (*session.Session, error) {
 	m, err := f.model.load()
 	if err != nil {
 		return nil, err
@@ -63,6 +65,7 @@ func (f sessionFlags) session() (*session.Session, error) {
 		Prompt:       *f.prompt,
 		MaxNewTokens: *f.maxTokens,
 		Sampling:     session.SamplingParams{Temperature: *f.temperature, TopK: *f.topK, TopP: *f.topP, MinP: *f.minP, Seed: *f.seed},
+		TextOnly:     textOnly,
 	}
 	if *f.stops != "" {
 		cfg.StopStrings = strings.Split(*f.stops, "|")
@@ -86,7 +89,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	s, err := sf.session()
+	s, err := sf.session(true)
 	if err != nil {
 		return err
 	}
@@ -128,7 +131,7 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *format != "jsonl" {
 		return fmt.Errorf("unknown --format %q (allowed: jsonl)", *format)
 	}
-	s, err := sf.session()
+	s, err := sf.session(false)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,8 @@ type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	// lean marks a one-shot model command, run with a low GC target (memory.go)
+	lean bool
 }
 
 var commands = map[string]*command{}
@@ -51,6 +53,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "inferscope: unknown command %q\n\n", name)
 		usage(stderr)
 		return 2
+	}
+	if c.lean {
+		defer leanGC()()
 	}
 	if err := c.run(ctx, args, stdout, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "tokenize", summary: "print the tokens of a text: ids, pieces, byte spans", run: runTokenize})
+	register(&command{name: "tokenize", summary: "print the tokens of a text: ids, pieces, byte spans", run: runTokenize, lean: true})
 }
 
 func runTokenize(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -49,6 +49,17 @@ type Config struct {
 	// Lens adds the logit lens (the top tokens read out of the residual
 	// after every layer, lens.go) to every forward pass's event.
 	Lens bool `json:"lens,omitempty"`
+	// TextOnly is for a caller that reads only the generated text, the
+	// stop and the timings (the CLI's generate): the session skips what
+	// only the lab shows. No layer traces, Inspect view or logit lens; the
+	// logits event has no statistics, histogram or candidate list; the
+	// sample event has no cumulative distribution; probabilities that were
+	// not needed to pick the token are left 0 (greedy computes none: it
+	// takes the largest logit; sampling computes the softmax after
+	// temperature only, no T=1 probabilities and no entropies); and the
+	// weights are not checksummed (empty checksums). The tokens are the
+	// same as a full session's, bit for bit.
+	TextOnly bool `json:"-"`
 	// MaxBytes > 0 refuses a run whose scratch and prompt KV cache would
 	// exceed it, before allocating (the server's memory left for runs).
 	MaxBytes int64 `json:"-"`
@@ -80,6 +91,9 @@ func (cfg Config) Validate(m *engine.Model) error {
 	}
 	if cfg.TopN < 0 || cfg.TopN > 200 {
 		return fmt.Errorf("top_n %d out of range: allowed 0 (default %d) to 200", cfg.TopN, DefaultTopN)
+	}
+	if cfg.TextOnly && (cfg.Lens || cfg.AllAttention) {
+		return fmt.Errorf("a text-only run records no traces: lens and all_attention are not allowed with it")
 	}
 	return cfg.Sampling.Validate(m.Config.VocabSize)
 }

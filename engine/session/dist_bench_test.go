@@ -17,20 +17,30 @@ func BenchmarkDistribution(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		p    SamplingParams
-		full bool
+		kind string
 	}{
-		{"greedy-top20", SamplingParams{Temperature: 0, TopP: 1}, false},
-		{"T0.8-topp0.9-top20", SamplingParams{Temperature: 0.8, TopP: 0.9}, false},
-		{"greedy-fullsort", SamplingParams{Temperature: 0, TopP: 1}, true},
+		{"greedy-top20", SamplingParams{Temperature: 0, TopP: 1}, "top"},
+		{"T0.8-topp0.9-top20", SamplingParams{Temperature: 0.8, TopP: 0.9}, "top"},
+		{"greedy-fullsort", SamplingParams{Temperature: 0, TopP: 1}, "full"},
+		{"text-greedy", SamplingParams{Temperature: 0, TopP: 1}, "text"},
+		{"text-T0.8-topp0.9", SamplingParams{Temperature: 0.8, TopP: 0.9}, "text"},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {
-				if tc.full {
+				switch tc.kind {
+				case "full":
 					NewDistribution(logits, tc.p)
-				} else {
+				case "top":
 					NewDistributionTop(logits, tc.p, 20)
+				case "text":
+					NewDistributionText(logits, tc.p)
 				}
 			}
 		})
 	}
+	b.Run("rank-all", func(b *testing.B) {
+		for b.Loop() {
+			rankAll(logits, nil)
+		}
+	})
 }

@@ -303,6 +303,10 @@ type Event struct {
 	Sample   *SampleInfo     `json:"sample,omitempty"`
 	Append   *AppendInfo     `json:"append,omitempty"`
 	Stop     *StopInfo       `json:"stop,omitempty"`
+	// Thin is never set by the session: a watcher that forwards events may
+	// send a copy without the heavy detail (layer traces, lens, most of the
+	// top list, the CDF) and mark it so.
+	Thin bool `json:"thin,omitempty"`
 }
 
 // TokenCount is how often a token was drawn.

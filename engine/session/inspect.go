@@ -61,6 +61,9 @@ type Inspection struct {
 // step.
 func (s *Session) Inspect(r InspectRequest) (*Inspection, error) {
 	c := s.m.Config
+	if s.cfg.TextOnly {
+		return nil, fmt.Errorf("a text-only run keeps no tensors to inspect")
+	}
 	if !s.view.valid || s.kv.Len == 0 {
 		return nil, fmt.Errorf("nothing computed yet: step through prefill first")
 	}

@@ -50,8 +50,8 @@ func fullSortDistribution(logits []float32, p SamplingParams) *Distribution {
 	return d
 }
 
-func TestCheapDistributionEqualsFullSort(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
+// testLogitSets are logits with the shapes the cut-offs care about.
+func testLogitSets(r *rand.Rand) map[string][]float32 {
 	normal := func(n int, scale float64) []float32 {
 		v := make([]float32, n)
 		for i := range v {
@@ -74,9 +74,25 @@ func TestCheapDistributionEqualsFullSort(t *testing.T) {
 			underflow[i] = -1e30
 		}
 	}
-	logitSets := map[string][]float32{"normal-32000": normal(32000, 3), "ties": ties, "flat": flat, "peaked": peaked,
-		"underflow": underflow, "tiny": {2, 1, 1, 1, 0}, "one": {0.5}}
-	params := []SamplingParams{
+	// signed zeros tie (−0 == +0), and negative logits order below them
+	zeros := make([]float32, 4000)
+	for i := range zeros {
+		switch r.IntN(4) {
+		case 0:
+			zeros[i] = float32(math.Copysign(0, -1))
+		case 1:
+			zeros[i] = -float32(r.IntN(3))
+		case 2:
+			zeros[i] = float32(r.NormFloat64() * 1e-30)
+		}
+	}
+	return map[string][]float32{"normal-32000": normal(32000, 3), "ties": ties, "flat": flat, "peaked": peaked,
+		"underflow": underflow, "zeros": zeros, "tiny": {2, 1, 1, 1, 0}, "one": {0.5}}
+}
+
+// testParams are sampling settings across every cut-off.
+func testParams() []SamplingParams {
+	return []SamplingParams{
 		{Temperature: 0, TopP: 1},
 		{Temperature: 1, TopP: 1},
 		{Temperature: 0.8, TopP: 0.9},
@@ -92,8 +108,12 @@ func TestCheapDistributionEqualsFullSort(t *testing.T) {
 		{Temperature: 0.9, TopK: 40, TopP: 0.8, MinP: 0.05},
 		{Temperature: 3, TopP: 1, MinP: 0.001},
 	}
-	for name, logits := range logitSets {
-		for _, p := range params {
+}
+
+func TestCheapDistributionEqualsFullSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for name, logits := range testLogitSets(r) {
+		for _, p := range testParams() {
 			if p.TopK > len(logits) {
 				continue
 			}
@@ -138,4 +158,78 @@ func TestCheapDistributionEqualsFullSort(t *testing.T) {
 
 func paramString(p SamplingParams) string {
 	return fmt.Sprintf("T=%v top_k=%d top_p=%v min_p=%v", p.Temperature, p.TopK, p.TopP, p.MinP)
+}
+
+// TestTextDistributionPicksAsFullSort: a text-only run's distribution
+// (NewDistributionText) keeps the same set with the same ProbT and
+// ProbKept, bit for bit, and every draw lands on the same token as with a
+// full sort; greedy takes the top token.
+func TestTextDistributionPicksAsFullSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for name, logits := range testLogitSets(r) {
+		for _, p := range testParams() {
+			if p.TopK > len(logits) {
+				continue
+			}
+			label := name + " " + paramString(p)
+			want := fullSortDistribution(logits, p)
+			got := NewDistributionText(logits, p)
+			if got.Kept != want.Kept || got.AfterK != want.AfterK || got.AfterP != want.AfterP {
+				t.Fatalf("%s: kept %d/%d/%d, full sort %d/%d/%d", label, got.AfterK, got.AfterP, got.Kept, want.AfterK, want.AfterP, want.Kept)
+			}
+			if len(got.Sorted) < got.Kept {
+				t.Fatalf("%s: %d sorted, %d kept", label, len(got.Sorted), got.Kept)
+			}
+			for i, c := range got.Sorted[:got.Kept] {
+				w := want.Sorted[i]
+				if c.ID != w.ID || c.Logit != w.Logit || c.ProbKept != w.ProbKept || c.Prob1 != 0 {
+					t.Fatalf("%s: rank %d is %+v, full sort %+v", label, i, c, w)
+				}
+				if !p.Greedy() && c.ProbT != w.ProbT {
+					t.Fatalf("%s: rank %d prob_t %v, full sort %v", label, i, c.ProbT, w.ProbT)
+				}
+			}
+			if !p.Greedy() && got.KeptMass != want.KeptMass {
+				t.Fatalf("%s: kept mass %v, full sort %v", label, got.KeptMass, want.KeptMass)
+			}
+			for k := 0; k < 200; k++ {
+				u := r.Float64()
+				if got.Sorted[got.Pick(u)].ID != want.Sorted[want.Pick(u)].ID {
+					t.Fatalf("%s: draw %v picks token %d, full sort %d", label, u, got.Sorted[got.Pick(u)].ID, want.Sorted[want.Pick(u)].ID)
+				}
+			}
+			id := r.IntN(len(logits)) // forcing a token: its rank
+			if _, rank := got.At(id); rank != want.Rank(id) {
+				t.Fatalf("%s: forced token %d at rank %d, full sort %d", label, id, rank, want.Rank(id))
+			}
+		}
+	}
+}
+
+// TestRankAllIsAComparisonSort: the radix sort ranks as before does
+// (larger logit first, ties by smaller id, −0 tied with +0).
+func TestRankAllIsAComparisonSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for name, logits := range testLogitSets(r) {
+		want := make([]int, len(logits))
+		for i := range want {
+			want[i] = i
+		}
+		sort.SliceStable(want, func(a, b int) bool { return logits[want[a]] > logits[want[b]] })
+		got := rankAll(logits, nil)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s: rank %d is token %d (%v), comparison sort %d (%v)", name, i, got[i], logits[got[i]], want[i], logits[want[i]])
+			}
+		}
+	}
+	for _, logits := range [][]float32{{float32(math.Inf(-1)), -3e38, -1, float32(math.Copysign(0, -1)), 0, 1e-45, 1, 3e38, float32(math.Inf(1))}} {
+		got := rankAll(logits, nil)
+		want := []int{8, 7, 6, 5, 3, 4, 2, 1, 0}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("extremes: ranks %v, want %v", got, want)
+			}
+		}
+	}
 }

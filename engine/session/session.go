@@ -34,7 +34,8 @@ type Session struct {
 	logits   []float32
 	logitPos int
 	dist     *Distribution
-	forced   int // -1: none
+	spare    []Candidate // a dropped distribution's Sorted, reused by the next
+	forced   int         // -1: none
 	chosen   int
 	dec      *tokenizer.StreamDecoder
 	text     strings.Builder // generated text
@@ -118,7 +119,9 @@ func New(m *engine.Model, cfg Config) (*Session, error) {
 		return nil, err
 	}
 	s.dec = tokenizer.NewStreamDecoder(m.Tokenizer, s.ids[len(s.ids)-1])
-	s.before = m.WeightsChecksum()
+	if !cfg.TextOnly {
+		s.before = m.WeightsChecksum()
+	}
 	return s, nil
 }
 
@@ -273,7 +276,7 @@ func (s *Session) Rewind(n int) (*Event, error) {
 	s.ids = s.ids[:keep]
 	s.gen = s.gen[:len(s.gen)-n]
 	start := time.Now()
-	logits, err := s.m.Forward(s.st, s.kv, s.ids[keep-1:keep], s.viewHooks(nil))
+	logits, err := s.m.Forward(s.st, s.kv, s.ids[keep-1:keep], s.rewindHooks())
 	if err != nil {
 		return nil, err
 	}

@@ -70,6 +70,24 @@ func (s *Session) traceHooks(all bool, out *[]LayerTrace) *engine.Hooks {
 	}}
 }
 
+// passHooks are the hooks of one forward pass: the Inspect view and the
+// lens (viewHooks) with per-layer traces into out; none for a text-only run.
+func (s *Session) passHooks(all bool, out *[]LayerTrace) *engine.Hooks {
+	if s.cfg.TextOnly {
+		return nil
+	}
+	return s.viewHooks(s.traceHooks(all, out))
+}
+
+// rewindHooks are a rewind's recomputation's hooks: the Inspect view and
+// the lens, no traces; none for a text-only run.
+func (s *Session) rewindHooks() *engine.Hooks {
+	if s.cfg.TextOnly {
+		return nil
+	}
+	return s.viewHooks(nil)
+}
+
 func (s *Session) prefill() (*PrefillInfo, error) {
 	info := &PrefillInfo{Positions: s.nPrompt}
 	if s.sched != nil { // one prefill at a time on a shared server: waiting for the slot is queue time
@@ -84,7 +102,7 @@ func (s *Session) prefill() (*PrefillInfo, error) {
 	s.hookTime = 0
 	start := time.Now()
 	all := s.cfg.AllAttention && s.nPrompt <= MaxAllAttention
-	logits, err := s.m.Forward(s.st, s.kv, s.ids[:s.nPrompt], s.viewHooks(s.traceHooks(all, &info.Layers)))
+	logits, err := s.m.Forward(s.st, s.kv, s.ids[:s.nPrompt], s.passHooks(all, &info.Layers))
 	if err != nil {
 		return nil, err
 	}
@@ -109,8 +127,21 @@ func (s *Session) tokenProb(d *Distribution, c Candidate, rank int) TokenProb {
 
 func (s *Session) logitsStage(recomputed bool) *LogitsInfo {
 	start := time.Now()
-	s.dist = NewDistributionTop(s.logits, s.cfg.Sampling, s.cfg.TopN)
-	info := s.logitsInfo(s.dist, s.cfg.TopN)
+	var info *LogitsInfo
+	buf := s.spare // the previous step's candidates' memory
+	if s.dist != nil {
+		buf = s.dist.Sorted
+	}
+	s.spare = nil
+	if s.cfg.TextOnly {
+		s.dist = newDistributionText(s.logits, s.cfg.Sampling, buf)
+		d := s.dist
+		info = &LogitsInfo{Pos: s.logitPos, Vocab: len(s.logits), Params: d.Params, AfterTopK: d.AfterK, AfterTopP: d.AfterP,
+			Kept: d.Kept, KeptMass: d.KeptMass, Full: s.logits, FromPrefill: s.logitPos == s.nPrompt-1}
+	} else {
+		s.dist = newDistributionTop(s.logits, s.cfg.Sampling, s.cfg.TopN, buf)
+		info = s.logitsInfo(s.dist, s.cfg.TopN)
+	}
 	info.Recomputed = recomputed
 	info.DurationMs = msf(time.Since(start))
 	s.stepMs += info.DurationMs
@@ -125,15 +156,15 @@ func (s *Session) logitsInfo(d *Distribution, topN int) *LogitsInfo {
 	info := &LogitsInfo{Pos: s.logitPos, Vocab: len(s.logits), Params: d.Params, AfterTopK: d.AfterK, AfterTopP: d.AfterP,
 		Kept: d.Kept, KeptMass: d.KeptMass, Entropy1: d.Entropy1, EntropyT: d.EntropyT, Full: s.logits,
 		FromPrefill: s.logitPos == s.nPrompt-1}
-	info.Min, info.Max = s.logits[0], s.logits[0]
 	var sum float64
 	for _, v := range s.logits {
-		info.Min, info.Max = min(info.Min, v), max(info.Max, v)
 		sum += float64(v)
 	}
 	info.Mean = float32(sum / float64(len(s.logits)))
 	info.Histogram = NewHistogram(s.logits, 40)
+	info.Min, info.Max = info.Histogram.Lo, info.Histogram.Hi
 	n := min(topN, len(d.Sorted))
+	info.Top = make([]TokenProb, 0, n)
 	for r := 0; r < n; r++ {
 		info.Top = append(info.Top, s.tokenProb(d, d.Sorted[r], r))
 	}
@@ -192,14 +223,19 @@ func (s *Session) sampleInfo(d *Distribution, step, forced int) *SampleInfo {
 		cand = d.Sorted[rank]
 	}
 	info.Chosen = s.tokenProb(d, cand, rank)
+	info.Kept = d.Kept
+	if s.cfg.TextOnly {
+		return info
+	}
 	var cum float64
 	// the first 64 kept candidates, extended to include the chosen one
-	for i := 0; i < d.Kept && i < max(64, rank+1); i++ {
+	n := min(d.Kept, max(64, rank+1))
+	info.CDF = make([]CDFPoint, 0, n)
+	for i := 0; i < n; i++ {
 		cum += d.Sorted[i].ProbKept
 		id := d.Sorted[i].ID
 		info.CDF = append(info.CDF, CDFPoint{ID: id, Piece: s.m.Tokenizer.Piece(id), Text: string(s.m.Tokenizer.TokenBytes(id)), Cum: float32(cum)})
 	}
-	info.Kept = d.Kept
 	info.CDFTail = cdfTail(d, len(info.CDF), cum)
 	return info
 }
@@ -242,13 +278,15 @@ func (s *Session) appendToken() (*AppendInfo, error) {
 	info := &AppendInfo{ID: id, Piece: s.m.Tokenizer.Piece(id), Text: piece, Step: len(s.gen) - 1, Pos: len(s.ids) - 1,
 		CacheCap: s.kv.Cap, Layers: c.NLayers, KVHeads: c.NKVHeads, HeadDim: c.HeadDim, BytesPerToken: c.KVBytesPerToken()}
 	// stop conditions that end the run before the new token is processed
-	gen := s.text.String() + s.dec.Pending()
-	for _, stop := range s.cfg.StopStrings {
-		// checked after every token, so the first match is always new; it may
-		// span several tokens
-		if strings.Contains(gen, stop) {
-			s.pending = pendingStop{StopString, stopStringDetail(stop)}
-			break
+	if len(s.cfg.StopStrings) > 0 {
+		gen := s.text.String() + s.dec.Pending()
+		for _, stop := range s.cfg.StopStrings {
+			// checked after every token, so the first match is always new; it
+			// may span several tokens
+			if strings.Contains(gen, stop) {
+				s.pending = pendingStop{StopString, stopStringDetail(stop)}
+				break
+			}
 		}
 	}
 	if s.pending.reason == "" && len(s.gen) >= s.cfg.MaxNewTokens {
@@ -273,14 +311,14 @@ func (s *Session) appendToken() (*AppendInfo, error) {
 		if s.sched != nil && !s.cfg.NoCache {
 			// a decode step shares one batched forward pass with other
 			// sessions' steps; the time it waited for its batch is queue time
-			seq := &engine.BatchSeq{State: s.st, KV: s.kv, Token: id, Hooks: s.viewHooks(s.traceHooks(false, &traces))}
+			seq := &engine.BatchSeq{State: s.st, KV: s.kv, Token: id, Hooks: s.passHooks(false, &traces)}
 			var slot Slot
 			slot, err = s.sched.Decode(context.Background(), seq)
 			logits = seq.Logits
 			info.QueueMs, info.BatchSize, info.BatchModelMs = msf(slot.Wait), slot.Batch, msf(slot.Model)
 			start = start.Add(slot.Wait)
 		} else {
-			logits, err = s.m.Forward(s.st, s.kv, feed, s.viewHooks(s.traceHooks(false, &traces)))
+			logits, err = s.m.Forward(s.st, s.kv, feed, s.passHooks(false, &traces))
 			info.BatchSize = 1
 		}
 		if err != nil {
@@ -300,6 +338,9 @@ func (s *Session) appendToken() (*AppendInfo, error) {
 		s.stepModelMs += info.ModelMs
 		s.logits = append(s.logits[:0], logits...)
 		s.logitPos = len(s.ids) - 1
+		if s.dist != nil {
+			s.spare = s.dist.Sorted
+		}
 		s.dist = nil
 		info.Forwarded = true
 		info.DurationMs = msf(el)
@@ -338,10 +379,12 @@ func (s *Session) stop(reason, detail string) *Event {
 	if math.IsInf(t.OutputTokPerS, 0) || math.IsNaN(t.OutputTokPerS) {
 		t.OutputTokPerS = 0
 	}
-	after := s.m.Weights.Checksum()
-	afterHex := hex.EncodeToString(after[:])
-	s.stopped = &StopInfo{Reason: reason, Detail: detail, Generated: len(s.gen), Text: s.text.String() + s.dec.Pending(),
-		Timings: t, ChecksumBefore: s.before, ChecksumAfter: afterHex, WeightsUnchanged: afterHex == s.before}
+	s.stopped = &StopInfo{Reason: reason, Detail: detail, Generated: len(s.gen), Text: s.text.String() + s.dec.Pending(), Timings: t}
+	if !s.cfg.TextOnly {
+		after := s.m.Weights.Checksum()
+		afterHex := hex.EncodeToString(after[:])
+		s.stopped.ChecksumBefore, s.stopped.ChecksumAfter, s.stopped.WeightsUnchanged = s.before, afterHex, afterHex == s.before
+	}
 	s.next = StageStop
 	s.seq++
 	return &Event{Seq: s.seq, Stage: StageStop, Next: StageStop, Stop: s.stopped}

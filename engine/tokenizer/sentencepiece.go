@@ -67,8 +67,18 @@ func ParseLlama2cTokenizer(b []byte, vocabSize int) (*SentencePiece, error) {
 	if maxLen <= 0 || maxLen > 1<<16 {
 		return nil, fmt.Errorf("max_token_length %d out of range 1..65536", maxLen)
 	}
-	tk := &SentencePiece{vocabulary: vocabulary{ids: map[string]int{}, special: map[int]bool{}, kind: "SentencePiece BPE (llama2.c tokenizer.bin)", bos: 1, eos: 2},
+	// every token takes at least 8 bytes: size the tables by what the file
+	// can hold, not by a vocab size it may not match
+	hint := min(vocabSize, (len(b)-4)/8)
+	tk := &SentencePiece{vocabulary: vocabulary{ids: make(map[string]int, hint), special: map[int]bool{}, kind: "SentencePiece BPE (llama2.c tokenizer.bin)", bos: 1, eos: 2},
 		dummyPrefix: true, spaceRune: " ", maxLen: maxLen}
+	// The pieces share one string (a well-formed file's text bytes are what
+	// is left after the header and the 8-byte score/length of each token):
+	// one allocation instead of one per token.
+	var text strings.Builder
+	text.Grow(max(0, len(b)-4-8*vocabSize))
+	ends := make([]int, 0, hint)
+	tk.scores = make([]float32, 0, hint)
 	off := 4
 	for i := 0; i < vocabSize; i++ {
 		if off+8 > len(b) {
@@ -83,10 +93,20 @@ func ParseLlama2cTokenizer(b []byte, vocabSize int) (*SentencePiece, error) {
 		if off+n > len(b) {
 			return nil, fmt.Errorf("token %d: %d bytes run past the end of the file", i, n)
 		}
-		p := string(b[off : off+n])
+		text.Write(b[off : off+n])
 		off += n
-		tk.pieces = append(tk.pieces, p)
+		ends = append(ends, text.Len())
 		tk.scores = append(tk.scores, score)
+	}
+	all := text.String()
+	tk.pieces = make([]string, vocabSize)
+	for i, end := range ends {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		p := all[start:end]
+		tk.pieces[i] = p
 		if _, dup := tk.ids[p]; !dup {
 			tk.ids[p] = i
 		}
@@ -196,20 +216,37 @@ func (tk *SentencePiece) finish() {
 	for i := range tk.byteID {
 		tk.byteID[i] = -1
 	}
-	tk.raw = make([][]byte, len(tk.pieces))
-	for i, p := range tk.pieces {
+	// meaning is the bytes piece p stands for
+	meaning := func(p string) (s string, isByte bool) {
 		if len(p) == 6 && strings.HasPrefix(p, "<0x") && p[5] == '>' {
 			var v byte
 			if _, err := fmt.Sscanf(p, "<0x%02X>", &v); err == nil {
-				tk.byteID[v] = i
-				tk.raw[i] = []byte{v}
-				continue
+				return string([]byte{v}), true
 			}
 		}
 		if tk.spaceRune != " " {
 			p = strings.ReplaceAll(p, tk.spaceRune, " ")
 		}
-		tk.raw[i] = []byte(p)
+		return p, false
+	}
+	total := 0
+	for _, p := range tk.pieces {
+		s, _ := meaning(p)
+		total += len(s)
+	}
+	// every piece's bytes in one array (not one allocation per piece); each
+	// slice is capped at its own end, so a caller's append cannot reach its
+	// neighbour
+	buf := make([]byte, 0, total)
+	tk.raw = make([][]byte, len(tk.pieces))
+	for i, p := range tk.pieces {
+		s, isByte := meaning(p)
+		if isByte {
+			tk.byteID[s[0]] = i
+		}
+		start := len(buf)
+		buf = append(buf, s...)
+		tk.raw[i] = buf[start:len(buf):len(buf)]
 	}
 }
 

@@ -4,7 +4,9 @@
 #   scripts/bench/decode_peers.sh [ROUNDS] [RUN_C_BINARY]
 #
 # Each round runs, one after another: gpt2-124M F32 decode (with the streaming-read
-# probe just before and after it), the same model in BF16, the stories15M shape on 1
+# probe just before and after it, then --paired: 48 rounds of probe run, F32 step and
+# BF16 step back to back, whose per-round ratios hold on a loaded machine), the same
+# model in BF16, the stories15M shape on 1
 # and 2 threads (GOMAXPROCS), and — when RUN_C_BINARY is given — llama2.c's run.c on
 # the same .bin with OMP_NUM_THREADS=1 and 2 (build it outside the repository:
 # gcc -Ofast -march=native -fopenmp -o run run.c -lm). Prints one line per round and
@@ -21,7 +23,7 @@ mkdir -p "$work/l2c"
 "$bin" bench --write-llama2c "$work/l2c/s15.bin" >/dev/null
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$rounds"); do
-	"$bin" bench --shape gpt2-124M --prompt-tokens 16 --gen-tokens 48 --probe-bytes 268435456 >"$work/f32.$r.json"
+	"$bin" bench --shape gpt2-124M --prompt-tokens 16 --gen-tokens 48 --probe-bytes 268435456 --paired >"$work/f32.$r.json"
 	"$bin" bench --shape gpt2-124M --weights bf16 --prompt-tokens 16 --gen-tokens 48 --probe-bytes 0 >"$work/bf16.$r.json"
 	for t in 1 2; do
 		GOMAXPROCS=$t "$bin" bench --shape "" --model "$work/l2c/s15.bin" --prompt-tokens 16 --gen-tokens 200 --probe-bytes 0 >"$work/s15.$t.$r.json"
@@ -37,10 +39,16 @@ import json, os, statistics, sys
 work, rounds = sys.argv[1], int(sys.argv[2])
 def res(name):
     return json.load(open(os.path.join(work, name)))["results"][0]
+def paired(name):
+    return json.load(open(os.path.join(work, name)))["paired"][0]
 rows = []
 for r in range(1, rounds + 1):
-    f, b = res(f"f32.{r}.json"), res(f"bf16.{r}.json")
+    f, b, p = res(f"f32.{r}.json"), res(f"bf16.{r}.json"), paired(f"f32.{r}.json")
     row = {
+        "paired: gpt2 f32 / bound (median of 48 pairs)": p["decode_vs_bandwidth_bound"]["median"],
+        "paired: probe GB/s": p["probe_median_GB_per_s"],
+        "paired: decode GB/s": p["decode_median_GB_per_s"],
+        "paired: gpt2 bf16 / f32 (median of 48 pairs)": p["bf16_speedup_vs_f32"]["median"],
         "gpt2 f32 tok/s (median step)": f["decode_median_tokens_per_s"],
         "gpt2 f32 bound tok/s (median probe)": f["bandwidth_bound_tokens_per_s"],
         "gpt2 f32 / bound": f["decode_vs_bandwidth_bound"],

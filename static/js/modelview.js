@@ -105,6 +105,23 @@ export class ModelView {
     this.schedule();
   }
 
+  // detail folds in the full version of an event that arrived thin (a
+  // streamed run's heavy fields, sent before its stop): the layers, the
+  // lens and the candidates, without moving the stage.
+  detail(ev) {
+    const s = this.s;
+    if (ev.logits && ev.logits.pos === s.topPos) s.top = ev.logits.top;
+    const a = ev.append;
+    if (a && a.forwarded && a.layer_traces) {
+      Object.assign(s, { pass: "decode", passLen: 1, pos: a.pos, layers: a.layer_traces });
+      if (a.lens) s.lens = a.lens;
+      s.lit = a.layer_traces.map((l) => l.layer);
+      s.cursor = s.lit[s.lit.length - 1];
+    }
+    this.headDirty = !!(this.selected && this.selected.kind === "head");
+    this.schedule();
+  }
+
   // inspection shows the engine's answer to an inspect request.
   inspection(p) {
     const box = clear(this.inspectBox), lab = this.opts.label || String;
@@ -398,6 +415,12 @@ export class ModelView {
   drawCells(W, H) {
     const c = this.cellCanvas, dpr = window.devicePixelRatio || 1, cells = this.cells, dark = isDark();
     const pw = Math.ceil(W * dpr), ph = Math.ceil(H * dpr);
+    // an unchanged picture is not painted again: a repainted canvas is
+    // copied whole to the compositor (most events of a streamed run change
+    // no cell)
+    const last = this.cellsDrawn;
+    if (last && last.pw === pw && last.ph === ph && last.dark === dark && last.cells.length === cells.length && last.cells.every((v, i) => v === cells[i])) return;
+    this.cellsDrawn = { pw, ph, dark, cells: cells.slice() };
     if (c.width !== pw || c.height !== ph) { c.width = pw; c.height = ph; c.style.width = W + "px"; c.style.height = H + "px"; }
     const g = c.getContext("2d");
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
