@@ -217,7 +217,10 @@ export class ModelView {
   redraw() {
     const m = this.card;
     if (!m) { clear(this.pic); this.html = ""; return; }
-    const W = Math.max(300, this.width || 600);
+    // nothing is drawn until the observer has given the width (it reports
+    // before the first paint), so the picture never shows a guessed layout
+    if (!this.width) return;
+    const W = Math.max(300, this.width);
     const html = this.svg(m, W);
     // an unchanged picture (an event that lit nothing new) is not parsed again
     if (html !== this.html || !this.pic.firstChild) {
