@@ -301,28 +301,21 @@ func BenchmarkDecodeBatch(b *testing.B) {
 			}
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
 		})
-		b.Run(fmt.Sprintf("batched-%d", n), func(b *testing.B) {
-			seqs := mk()
-			bs := NewBatchState(m.Config, n)
-			for b.Loop() {
-				for _, s := range seqs {
-					if s.KV.Len+1 > s.KV.Cap {
-						s.KV.Len = 8
-					}
-				}
-				m.ForwardBatch(bs, seqs)
+		// plain, every sequence with per-layer traces copied (trace), and
+		// with the logit lens on too (lab), as the lab's sessions run
+		for _, kind := range []string{"", "trace", "lab"} {
+			name := fmt.Sprintf("batched-%d", n)
+			if kind != "" {
+				name = fmt.Sprintf("batched-%s-%d", kind, n)
 			}
-			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
-		})
-		// every sequence with per-layer traces copied (trace), and with the
-		// logit lens on too (lab), as the lab's sessions run
-		for _, kind := range []string{"trace", "lab"} {
-			b.Run(fmt.Sprintf("batched-%s-%d", kind, n), func(b *testing.B) {
+			b.Run(name, func(b *testing.B) {
 				seqs := mk()
 				for _, s := range seqs {
-					s.Hooks = &Hooks{LayerDone: labTraceCopy(m.Config)}
-					if kind == "lab" {
-						s.Hooks.Lens = &LogitLens{Done: func(LensInfo) {}}
+					switch kind {
+					case "trace":
+						s.Hooks = &Hooks{LayerDone: labTraceCopy(m.Config)}
+					case "lab":
+						s.Hooks = &Hooks{LayerDone: labTraceCopy(m.Config), Lens: &LogitLens{Done: func(LensInfo) {}}}
 					}
 				}
 				bs := NewBatchState(m.Config, n)

@@ -66,9 +66,9 @@ import (
 var files embed.FS
 
 // PanelKinds are the live views a section can embed.
-var PanelKinds = []string{"tokens", "chat", "logits", "checksum", "context-limit",
+var PanelKinds = []string{"tokens", "chat", "logits", "checksum",
 	// static/js/lessonpanels/ (aftersend.js, kvcache.js)
-	"bytes", "same-row", "prefill-steps", "modelview", "loop", "stops", "busy", "stage-timing", "knows",
+	"context-limit", "bytes", "same-row", "prefill-steps", "modelview", "loop", "stops", "busy", "stage-timing", "knows",
 	"kvgrid", "kvgrow", "memory-budget", "cache-compare"}
 
 // Stages a section may name.

@@ -6,13 +6,11 @@ package web_test
 
 import (
 	"fmt"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/inferscope/inferscope/internal/serve"
-	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
 )
 
@@ -21,22 +19,8 @@ import (
 // each step held the slot while it waited for its pass, so no pass could
 // hold more than one), and every run's events arrive in order.
 func TestBatchesAreNotCappedBySlots(t *testing.T) {
-	m, err := models.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := web.NewEngineCatalog()
-	if err := cat.Add(m, "", true); err != nil {
-		t.Fatal(err)
-	}
-	cat.SetBatching(true, serve.Options{MaxBatch: 16, MaxWait: 20 * time.Millisecond})
-	t.Cleanup(cat.CloseSchedulers)
-	srv, err := web.New(web.Options{Catalog: cat, EngineSlots: 1, Limits: web.Limits{MaxSessionsPerVisitor: 16, MsgsPerSecond: 1e4, Burst: 1e4}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
+	cat, _ := batchingCatalog(t, true, serve.Options{MaxBatch: 16, MaxWait: 20 * time.Millisecond})
+	ts := serveCatalog(t, web.Options{Catalog: cat, EngineSlots: 1, Limits: web.Limits{MaxSessionsPerVisitor: 16, MsgsPerSecond: 1e4, Burst: 1e4}})
 	var wg sync.WaitGroup
 	for i := range 6 {
 		w := dial(t, ts)

@@ -137,15 +137,8 @@ func (c *wsConn) awaitBytes(ctx context.Context) error {
 	if c.s.bytes.debt(c.visitor) <= 0 {
 		return nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := c.whileOpen(ctx)
 	defer cancel()
-	go func() {
-		select {
-		case <-c.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	waited, err := c.s.bytes.wait(ctx, c.visitor)
 	if waited {
 		c.s.metrics.bytesWaits.Add(1)

@@ -361,15 +361,8 @@ func (c *wsConn) withSlot(ctx context.Context, f func()) error {
 // waiting for a pass would let only as many sessions as there are slots
 // into a batch.
 func (c *wsConn) engineWork(ctx context.Context, batched bool, f func()) error {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := c.whileOpen(ctx)
 	defer cancel()
-	go func() {
-		select {
-		case <-c.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	if batched {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -378,6 +371,19 @@ func (c *wsConn) engineWork(ctx context.Context, batched bool, f func()) error {
 		return nil
 	}
 	return c.s.sched.Run(ctx, c.visitor, f)
+}
+
+// whileOpen is ctx, also cancelled when the connection closes.
+func (c *wsConn) whileOpen(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-c.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 func (c *wsConn) closed() bool {

@@ -30,14 +30,7 @@ import (
 // batchedLessonServer is labServer with the scheduler on, as `serve` runs it.
 func batchedLessonServer(t *testing.T) (*httptest.Server, *engine.Model) {
 	t.Helper()
-	m, err := models.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := web.NewEngineCatalog()
-	if err := cat.Add(m, "", true); err != nil {
-		t.Fatal(err)
-	}
+	cat, m := defaultCatalog(t)
 	tr, err := models.Training()
 	if err != nil {
 		t.Fatal(err)
@@ -48,13 +41,7 @@ func batchedLessonServer(t *testing.T) (*httptest.Server, *engine.Model) {
 	}
 	cat.SetBatching(true, serve.DefaultOptions())
 	t.Cleanup(cat.CloseSchedulers)
-	srv, err := web.New(web.Options{Catalog: cat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	return ts, m
+	return serveCatalog(t, web.Options{Catalog: cat}), m
 }
 
 // openSection loads a lesson at section s and waits for its panels.

@@ -20,29 +20,13 @@ import (
 
 	"github.com/inferscope/inferscope/internal/browsertest"
 	"github.com/inferscope/inferscope/internal/serve"
-	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
 )
 
 func batchServer(t testing.TB, on bool) *httptest.Server {
 	t.Helper()
-	m, err := models.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := web.NewEngineCatalog()
-	if err := cat.Add(m, "", true); err != nil {
-		t.Fatal(err)
-	}
-	cat.SetBatching(on, serve.Options{MaxBatch: 16, MaxWait: 2 * time.Millisecond})
-	t.Cleanup(cat.CloseSchedulers)
-	srv, err := web.New(web.Options{Catalog: cat, Limits: web.Limits{MaxSessions: 64, MaxSessionsPerVisitor: 64, MsgsPerSecond: 1e6, Burst: 1e6}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	return ts
+	cat, _ := batchingCatalog(t, on, serve.Options{MaxBatch: 16, MaxWait: 2 * time.Millisecond})
+	return serveCatalog(t, web.Options{Catalog: cat, Limits: web.Limits{MaxSessions: 64, MaxSessionsPerVisitor: 64, MsgsPerSecond: 1e6, Burst: 1e6}})
 }
 
 type appendFields struct {

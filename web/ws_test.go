@@ -13,6 +13,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/internal/serve"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
 )
@@ -36,6 +38,13 @@ type inMsg struct {
 
 func newWSServer(t testing.TB, lim web.Limits) *httptest.Server {
 	t.Helper()
+	cat, _ := defaultCatalog(t)
+	return serveCatalog(t, web.Options{Catalog: cat, Limits: lim})
+}
+
+// defaultCatalog is a catalog holding the embedded default model.
+func defaultCatalog(t testing.TB) (*web.EngineCatalog, *engine.Model) {
+	t.Helper()
 	m, err := models.Default()
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +53,22 @@ func newWSServer(t testing.TB, lim web.Limits) *httptest.Server {
 	if err := cat.Add(m, "", true); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := web.New(web.Options{Catalog: cat, Limits: lim})
+	return cat, m
+}
+
+// batchingCatalog is defaultCatalog with the scheduler on (closed at cleanup).
+func batchingCatalog(t testing.TB, on bool, o serve.Options) (*web.EngineCatalog, *engine.Model) {
+	t.Helper()
+	cat, m := defaultCatalog(t)
+	cat.SetBatching(on, o)
+	t.Cleanup(cat.CloseSchedulers)
+	return cat, m
+}
+
+// serveCatalog starts an httptest server for the options (closed at cleanup).
+func serveCatalog(t testing.TB, o web.Options) *httptest.Server {
+	t.Helper()
+	srv, err := web.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@
 // values panels publish, glossary definitions on hover/focus/tap, colours
 // per kind of number, presenter mode (large type, clicker keys) and the
 // view's state in the URL (?s=N, present=1, each panel's prompt and
-// sliders), and the entry point for presenting a lesson to a class.
+// sliders).
 import * as IS from "./core.js";
 
 // ---------- kinds of number ----------
@@ -283,25 +283,12 @@ function glossary() {
   document.addEventListener("keydown", (e) => { if (e.key === "Escape") closeAll(null); });
 }
 
-// initTools wires the lesson toolbar. hooks: show(i), current(), slug, count.
-// window.ISLesson is the hook a classroom module uses to follow a lesson.
-export function initTools(hooks) {
+// initTools wires the lesson toolbar (the classroom's "Present to a class"
+// is room.js's, added by lessons.js).
+export function initTools() {
   glossary();
   trackSliders();
   if (initial.get("present") === "1") presenter(true);
   const pb = document.getElementById("btn-presenter");
   if (pb) pb.addEventListener("click", () => presenter(!document.body.classList.contains("presenter")));
-  window.ISLesson = { page: location.pathname, slug: hooks.slug, sections: hooks.count, show: hooks.show, current: hooks.current, url: () => location.href };
-  const cls = document.getElementById("btn-lesson-class"), note = document.getElementById("lesson-class-note");
-  if (cls) cls.addEventListener("click", () => {
-    presenter(true);
-    // a classroom module takes this over (preventDefault) and opens a room
-    // that follows this page; without one, say where classes can start
-    const ev = new CustomEvent("lesson-present-class", { cancelable: true, detail: { page: location.pathname, section: hooks.current() + 1, url: location.href } });
-    document.dispatchEvent(ev);
-    if (!ev.defaultPrevented && note) {
-      IS.clear(note);
-      note.append("Students can follow a class in the lab: ", IS.el("a", { href: "/lab", text: "open the lab and press “Present to a class”" }), ". Share this view with the link beside it.");
-    }
-  });
 }

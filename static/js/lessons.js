@@ -250,7 +250,7 @@ import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
     if (e.key === "ArrowRight" || e.key === "PageDown") { e.preventDefault(); show(current + 1); }
     if (e.key === "ArrowLeft" || e.key === "PageUp") { e.preventDefault(); show(current - 1); }
   });
-  L.initTools({ show: show, current: function () { return current; }, slug: data.slug, count: sections.length });
+  L.initTools();
   // classroom: "Present to a class" from a lesson; students follow the section and see its panels
   room = initRoom({ kind: "lesson", buttons: document.querySelector(".lesson-tools"),
     state: function () { return { section: current, panels: panelTrees(sections[current]), live: liveValues(sections[current]) }; },
