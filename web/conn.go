@@ -429,6 +429,9 @@ func (c *wsConn) sendError(id int64, code, msg string) {
 func (c *wsConn) worker() {
 	for cmd := range c.cmds {
 		c.checkPresenter(cmd) // rooms: the presenter key, on every command
+		if h := c.presenting.Load(); h != nil {
+			h.begin(cmd)
+		}
 		c.handle(cmd)
 		if h := c.presenting.Load(); h != nil {
 			h.done(c, cmd)

@@ -528,8 +528,11 @@ type presenterHook struct {
 	key    string
 	events int
 	last   *session.Event
-	other  bool // a started/resumed reply was sent
+	cmd    Command // the command being run (set by begin)
 }
+
+// begin is called before the presenter's connection runs cmd.
+func (p *presenterHook) begin(cmd Command) { p.cmd = cmd }
 
 // sent is called for each reply the presenter's connection queues: run
 // output goes on the room's stream, computed and encoded once.
@@ -539,7 +542,6 @@ func (p *presenterHook) sent(typ string, payload any, raw []byte) {
 		p.events++
 		p.last, _ = payload.(*session.Event)
 	case MsgStarted, MsgResumed:
-		p.other = true
 	default:
 		return
 	}
@@ -548,7 +550,15 @@ func (p *presenterHook) sent(typ string, payload any, raw []byte) {
 	defer r.mu.Unlock()
 	if !r.closed && r.presenter != nil && r.presenter.presenting.Load() == p {
 		if typ != MsgEvent {
+			// the new start and log go first: a student who sees the run
+			// start can "Try it myself" at once (r.presenter carries this
+			// hook, and this is its worker: its start is set)
 			r.pendSteps, r.pendStop = 0, false
+			r.start, r.log = r.presenter.start, nil
+			if typ == MsgResumed && p.cmd.Resume != nil {
+				r.log = append([]LogEntry(nil), p.cmd.Resume.Log...)
+			}
+			r.publishLogLocked()
 		} else {
 			r.pendSteps++
 			r.pendStop = p.last != nil && p.last.Stop != nil && p.last.Stop.Reason == session.StopCancelled
@@ -560,8 +570,8 @@ func (p *presenterHook) sent(typ string, payload any, raw []byte) {
 // done records the command the presenter's connection finished in the
 // room's log, the form resume replays, and publishes the new log.
 func (p *presenterHook) done(c *wsConn, cmd Command) {
-	n, last, other := p.events, p.last, p.other
-	p.events, p.last, p.other = 0, nil, false
+	n, last := p.events, p.last
+	p.events, p.last = 0, nil
 	r := p.room
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -571,16 +581,8 @@ func (p *presenterHook) done(c *wsConn, cmd Command) {
 	r.pendSteps, r.pendStop = 0, false
 	changed := true
 	switch cmd.Type {
-	case CmdStart, CmdReset:
-		if !other {
-			return
-		}
-		r.start, r.log = c.start, nil
-	case CmdResume:
-		if !other {
-			return
-		}
-		r.start, r.log = &cmd.Resume.Start, append([]LogEntry(nil), cmd.Resume.Log...)
+	case CmdStart, CmdReset, CmdResume:
+		return // recorded and published when its started/resumed reply was sent
 	case CmdStep, CmdStepToken, CmdRun:
 		if n == 0 {
 			return
@@ -700,8 +702,11 @@ func (c *wsConn) roomCommand(cmd Command) {
 		c.reply(cmd.ID, MsgRoomOpened, r.opened())
 		if p.Start != nil {
 			// rebuild the presenter's run from its log: the room's log is then exact
-			c.handle(Command{Type: CmdResume, ID: cmd.ID, Resume: &ResumePayload{Start: *p.Start, Log: p.Log}})
-			c.presenting.Load().done(c, Command{Type: CmdResume, Resume: &ResumePayload{Start: *p.Start, Log: p.Log}})
+			rc := Command{Type: CmdResume, ID: cmd.ID, Resume: &ResumePayload{Start: *p.Start, Log: p.Log}}
+			h := c.presenting.Load()
+			h.begin(rc)
+			c.handle(rc)
+			h.done(c, rc)
 		}
 		return
 	}
@@ -744,9 +749,10 @@ func (c *wsConn) roomCommand(cmd Command) {
 		c.presenting.Store(hook)
 		c.reply(cmd.ID, MsgRoomOpened, r.opened())
 		if start != nil && lab { // compare and lessons have no run to rebuild
-			rp := &ResumePayload{Start: *start, Log: log}
-			c.handle(Command{Type: CmdResume, ID: cmd.ID, Resume: rp})
-			hook.done(c, Command{Type: CmdResume, Resume: rp})
+			rc := Command{Type: CmdResume, ID: cmd.ID, Resume: &ResumePayload{Start: *start, Log: log}}
+			hook.begin(rc)
+			c.handle(rc)
+			hook.done(c, rc)
 		}
 		r.mu.Lock()
 		r.tellPresenterLocked(r.totalsLocked())
