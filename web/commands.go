@@ -249,8 +249,9 @@ func (c *wsConn) step(cmd Command) {
 	}()
 	until := untilFor(cmd.Type)
 	var th *thinner // a run's detail_ms (thin.go)
+	var full bool    // every event in full (a room's baseline: rooms.go)
 	if cmd.Type == CmdRun {
-		th = newThinner(cmd.DetailMs)
+		th, full = c.runThinner(cmd.DetailMs)
 	}
 	defer func() {
 		if !c.closed() {
@@ -282,9 +283,8 @@ func (c *wsConn) step(cmd Command) {
 				ev = evs[0]
 				c.s.metrics.observeStep(ev, time.Since(start))
 				c.live.observe(ev)
-				// a room's followers and late joiners rebuild the run from
-				// the presenter's events: those go out in full
-				out := th.pass(ev, c.presenting.Load() != nil)
+				// a presented run is thinned for its room too (rooms.go)
+				out := th.pass(ev, full)
 				if out.Thin {
 					// thin events travel in groups (thin.go)
 					if th.hold(out) {

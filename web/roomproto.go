@@ -153,19 +153,30 @@ func decodeRoomPayload(c *Command, payload []byte) error {
 
 // roomMsg is one message of a room's stream as it travels between
 // replicas: "seq\ttype\t" then the JSON payload, so a replica can fan the
-// payload out without decoding it.
+// payload out without decoding it. An event sent in full whose heavy
+// detail a later event supersedes also carries its thin form (thin.go),
+// computed once by the owner, for the views' late-joiner snapshots:
+// "seq\ttype\t~N\t" then the N bytes of the thin form, then the payload.
+// A JSON payload never starts with '~'.
 type roomMsg struct {
 	seq     int64
 	typ     string
 	payload []byte
+	thin    []byte // an event's thin form; nil: none
 }
 
 func (m roomMsg) encode() []byte {
-	b := make([]byte, 0, len(m.payload)+32)
+	b := make([]byte, 0, len(m.payload)+len(m.thin)+40)
 	b = strconv.AppendInt(b, m.seq, 10)
 	b = append(b, '\t')
 	b = append(b, m.typ...)
 	b = append(b, '\t')
+	if m.thin != nil {
+		b = append(b, '~')
+		b = strconv.AppendInt(b, int64(len(m.thin)), 10)
+		b = append(b, '\t')
+		b = append(b, m.thin...)
+	}
 	return append(b, m.payload...)
 }
 
@@ -187,5 +198,23 @@ func decodeRoomMsg(b []byte) (roomMsg, bool) {
 		return m, false
 	}
 	m.typ, m.payload = string(rest[:j]), rest[j+1:]
+	if len(m.payload) > 0 && m.payload[0] == '~' {
+		k := strings.IndexByte(string(m.payload[:min(len(m.payload), 16)]), '\t')
+		if k <= 1 {
+			return m, false
+		}
+		n := 0
+		for _, d := range m.payload[1:k] {
+			if d < '0' || d > '9' || n > len(b) {
+				return m, false
+			}
+			n = n*10 + int(d-'0')
+		}
+		body := m.payload[k+1:]
+		if n <= 0 || n > len(body) {
+			return m, false
+		}
+		m.thin, m.payload = body[:n], body[n:]
+	}
 	return m, len(m.payload) > 0
 }

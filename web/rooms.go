@@ -44,12 +44,17 @@ type RoomOptions struct {
 	// FollowerBuffer is the queue of messages per follower; a follower
 	// whose queue is full is dropped (it catches up when it reconnects).
 	FollowerBuffer int
+	// DetailMs thins a presented run (thin.go): a run the presenter starts
+	// goes to the class, and to the presenter, with at most one token's
+	// heavy detail per DetailMs (or per the run's own detail_ms, when
+	// larger), the rest thin, and the last token's in full before the stop.
+	DetailMs int
 }
 
 // DefaultRoomOptions are documented in the README.
 func DefaultRoomOptions() RoomOptions {
 	return RoomOptions{MaxRooms: 16, MaxFollowers: 200, Idle: 30 * time.Minute, MaxAge: 12 * time.Hour,
-		JoinFailures: 10, JoinRefill: 6 * time.Second, FollowerBuffer: 256}
+		JoinFailures: 10, JoinRefill: 6 * time.Second, FollowerBuffer: 256, DetailMs: 250}
 }
 
 func (o RoomOptions) withDefaults() RoomOptions {
@@ -75,6 +80,10 @@ func (o RoomOptions) withDefaults() RoomOptions {
 	if o.FollowerBuffer <= 0 {
 		o.FollowerBuffer = d.FollowerBuffer
 	}
+	if o.DetailMs <= 0 {
+		o.DetailMs = d.DetailMs
+	}
+	o.DetailMs = min(o.DetailMs, MaxDetailMs)
 	return o
 }
 
@@ -152,6 +161,10 @@ type roomHub struct {
 	// plainWrites makes followers' writers frame each message themselves
 	// instead of sharing one prepared frame (the benchmark's baseline).
 	plainWrites bool
+	// fullRuns publishes a presented run's every event in full, with no
+	// thin forms, as rooms did before runs were thinned (the benchmark's
+	// baseline).
+	fullRuns bool
 }
 
 func newRoomHub(s *Server, o RoomOptions) *roomHub {
@@ -383,9 +396,13 @@ func (r *room) holds(c *wsConn, key string) bool {
 
 // publishLocked puts one message on the room's stream; r.mu is held, so
 // the stream's order is the order of publishing.
-func (r *room) publishLocked(typ string, payload []byte) {
+func (r *room) publishLocked(typ string, payload []byte) { r.publishThinLocked(typ, payload, nil) }
+
+// publishThinLocked is publishLocked for an event sent in full with its
+// thin form (roomMsg).
+func (r *room) publishThinLocked(typ string, payload, thin []byte) {
 	r.seq++
-	m := roomMsg{seq: r.seq, typ: typ, payload: payload}
+	m := roomMsg{seq: r.seq, typ: typ, payload: payload, thin: thin}
 	if f := r.h.published; f != nil {
 		f(r.code, r.seq, typ)
 	}
@@ -535,21 +552,37 @@ type presenterHook struct {
 func (p *presenterHook) begin(cmd Command) { p.cmd = cmd }
 
 // sent is called for each reply the presenter's connection queues: run
-// output goes on the room's stream, computed and encoded once.
+// output goes on the room's stream, computed and encoded once. A thinned
+// run (runThinner) sends its thin events in events messages and, before
+// its stop, the latest full ones in a detail message: they go to the room
+// as they are. An event in full that has a thin form also takes that
+// form along, for the views' late-joiner snapshots (roomview.go).
 func (p *presenterHook) sent(typ string, payload any, raw []byte) {
+	n := 0 // the run's events this message carries
+	var thin []byte
 	switch typ {
 	case MsgEvent:
-		p.events++
+		n = 1
 		p.last, _ = payload.(*session.Event)
-	case MsgStarted, MsgResumed:
+		if ev := p.last; ev != nil && !p.room.h.fullRuns && thinSlot(ev.Stage) >= 0 && !ev.Thin && heavy(ev) {
+			thin, _ = json.Marshal(thinEvent(ev))
+		}
+	case MsgEvents:
+		evs := eventsOf(payload)
+		if len(evs) == 0 {
+			return
+		}
+		n, p.last = len(evs), evs[len(evs)-1]
+	case MsgDetail, MsgStarted, MsgResumed:
 	default:
 		return
 	}
+	p.events += n
 	r := p.room
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.closed && r.presenter != nil && r.presenter.presenting.Load() == p {
-		if typ != MsgEvent {
+		if typ == MsgStarted || typ == MsgResumed {
 			// the new start and log go first: a student who sees the run
 			// start can "Try it myself" at once (r.presenter carries this
 			// hook, and this is its worker: its start is set)
@@ -559,12 +592,35 @@ func (p *presenterHook) sent(typ string, payload any, raw []byte) {
 				r.log = append([]LogEntry(nil), p.cmd.Resume.Log...)
 			}
 			r.publishLogLocked()
-		} else {
-			r.pendSteps++
+		} else if n > 0 {
+			r.pendSteps += n
 			r.pendStop = p.last != nil && p.last.Stop != nil && p.last.Stop.Reason == session.StopCancelled
 		}
-		r.publishLocked(typ, raw)
+		r.publishThinLocked(typ, raw, thin)
 	}
+}
+
+// eventsOf is the events of an events or detail message's payload
+// (thin.go's groupMsg and detailMsg).
+func eventsOf(payload any) []*session.Event {
+	m, _ := payload.(map[string]any)
+	evs, _ := m["events"].([]*session.Event)
+	return evs
+}
+
+// runThinner is the thinner of a run (thin.go) asked with detail_ms asked,
+// and whether its every event must go in full. A run presented to a room
+// is thinned at least as much as the room's DetailMs: its followers get
+// the same stream as the presenter, which the lab draws the same way.
+func (c *wsConn) runThinner(asked int) (*thinner, bool) {
+	p := c.presenting.Load()
+	if p == nil {
+		return newThinner(asked), false
+	}
+	if h := p.room.h; !h.fullRuns {
+		return newThinner(max(asked, h.opts.DetailMs)), false
+	}
+	return newThinner(asked), true
 }
 
 // done records the command the presenter's connection finished in the

@@ -105,7 +105,7 @@ func TestRoomLateJoinSharesSnapshot(t *testing.T) {
 	v := &roomView{h: &roomHub{}, started: []byte(`{"model":"m","next":"logits"}`)}
 	ev := []byte(`{"seq":0,"stage":"append","text":"` + strings.Repeat("x", 8000) + `"}`)
 	for range 100 {
-		v.events = append(v.events, ev)
+		v.events = append(v.events, viewEvent{slot: -1, full: ev})
 	}
 	f := &follower{v: v, send: make(chan *fanMsg, 8), done: make(chan struct{})}
 	drain := func() (n int) {

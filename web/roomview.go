@@ -2,11 +2,12 @@ package web
 
 // roomview.go: a replica's view of one room: it consumes the room's stream
 // once, keeps what a late joiner needs (the presenter's start, log and the
-// events since the run started), and fans every message out to the
-// follower websockets on this replica without waiting for any of them. A
-// view starts, and resynchronises after a gap, by asking the room's owner
-// for its start and log and replaying them with the deterministic resume:
-// engine work once per replica, never per follower.
+// events since the run started: the latest heavy detail of each stage in
+// full, every other token's in its thin form), and fans every message out
+// to the follower websockets on this replica without waiting for any of
+// them. A view starts, and resynchronises after a gap, by asking the
+// room's owner for its start and log and replaying them with the
+// deterministic resume: engine work once per replica, never per follower.
 
 import (
 	"bytes"
@@ -152,9 +153,10 @@ type roomView struct {
 	syncing   bool
 	pending   []roomMsg
 	page      string
-	pageMsg   []byte   // the last room_page payload
-	started   []byte   // the started payload (model, config, next), nil before a run
-	events    [][]byte // every event since started
+	pageMsg   []byte      // the last room_page payload
+	started   []byte      // the started payload (model, config, next), nil before a run
+	events    []viewEvent // every event since started, as a late joiner gets it
+	fullAt    [3]int      // per thinned stage (thinSlot): 1 + the index of the event kept in full; 0: none
 	start     *StartPayload
 	log       []LogEntry
 	pendSteps int  // events since the last room_log
@@ -253,19 +255,16 @@ func (v *roomView) sync(ctx context.Context) error {
 		return &errRoom{"room_closed", "the class " + v.code + " has ended: " + st.Reason}
 	}
 	var started []byte
-	var events [][]byte
+	var events []viewEvent
+	var fullAt [3]int
 	if st.Start != nil {
 		run, evs, err := replayLog(ctx, v.h.s.opts.Catalog, st.Start, st.Log)
 		if err != nil {
 			return &errRoom{"internal", "this server cannot rebuild the presenter's run: " + err.Error()}
 		}
 		started, _ = json.Marshal(startedPayload(run, st.Start))
-		for _, ev := range evs {
-			b, err := json.Marshal(ev)
-			if err != nil {
-				return &errRoom{"internal", "the presenter's run cannot be encoded: " + err.Error()}
-			}
-			events = append(events, b)
+		if events, fullAt, err = keepEvents(evs, nil); err != nil {
+			return &errRoom{"internal", "the presenter's run cannot be encoded: " + err.Error()}
 		}
 	}
 	var poll []byte
@@ -274,7 +273,7 @@ func (v *roomView) sync(ctx context.Context) error {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.seq, v.page, v.started, v.events, v.start, v.log, v.poll, v.totals = st.Seq, st.Page, started, events, st.Start, st.Log, poll, st.Followers
+	v.seq, v.page, v.started, v.events, v.fullAt, v.start, v.log, v.poll, v.totals = st.Seq, st.Page, started, events, fullAt, st.Start, st.Log, poll, st.Followers
 	v.pageMsg, _ = json.Marshal(roomPage{Page: st.Page, State: st.PageState})
 	v.pendSteps, v.pendStop, v.snapshot = 0, false, nil
 	v.syncing = false
@@ -292,6 +291,114 @@ func (v *roomView) sync(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// viewEvent is one event of the run as a view keeps it for late joiners:
+// in full while it holds the latest heavy detail of its stage (logits,
+// sample, a forward pass's append), else its thin form (thin.go). The
+// lab keeps only the latest of those details, so a late joiner's page
+// draws what a follower who saw every event in full draws.
+type viewEvent struct {
+	seq  int64  // the event's own seq
+	slot int    // thinSlot of its stage; -1: never thinned
+	full []byte // nil once a later event holds its stage's detail
+	thin []byte // nil: the event has no thin form (nothing heavy in it)
+}
+
+func (e *viewEvent) bytes() []byte {
+	if e.full != nil {
+		return e.full
+	}
+	return e.thin
+}
+
+// addEventLocked keeps one more event of the run.
+func (v *roomView) addEventLocked(e viewEvent) {
+	v.events = append(v.events, e)
+	if e.full != nil && e.thin != nil {
+		v.holdFullLocked(len(v.events) - 1)
+	}
+}
+
+// holdFullLocked makes event i the one its stage keeps in full; the one
+// before keeps only its thin form.
+func (v *roomView) holdFullLocked(i int) {
+	k := v.events[i].slot
+	if k < 0 {
+		return
+	}
+	if j := v.fullAt[k] - 1; j >= 0 && j != i && j < len(v.events) && v.events[j].thin != nil {
+		v.events[j].full = nil
+	}
+	v.fullAt[k] = i + 1
+}
+
+// resetEventsLocked forgets the run's events (a new run).
+func (v *roomView) resetEventsLocked() {
+	v.events, v.fullAt = nil, [3]int{}
+}
+
+// keepEvents makes the events of a run, given whole (a replay, or a
+// resumed message: raw, when given, is each event's encoding), into what
+// a view keeps: the latest heavy event of each stage in full and with its
+// thin form, the earlier heavy ones in their thin form only.
+func keepEvents(evs []*session.Event, raw [][]byte) ([]viewEvent, [3]int, error) {
+	last := [3]int{-1, -1, -1}
+	for i, ev := range evs {
+		if k := thinSlot(ev.Stage); k >= 0 && !ev.Thin && heavy(ev) {
+			last[k] = i
+		}
+	}
+	out := make([]viewEvent, len(evs))
+	var fullAt [3]int
+	for i, ev := range evs {
+		e := viewEvent{seq: int64(ev.Seq), slot: thinSlot(ev.Stage)}
+		var err error
+		if e.slot >= 0 && !ev.Thin && heavy(ev) {
+			if e.thin, err = json.Marshal(thinEvent(ev)); err != nil {
+				return nil, fullAt, err
+			}
+		}
+		if e.thin == nil || last[e.slot] == i {
+			if raw != nil {
+				e.full = raw[i]
+			} else if e.full, err = json.Marshal(ev); err != nil {
+				return nil, fullAt, err
+			}
+			if e.thin != nil {
+				fullAt[e.slot] = i + 1
+			}
+		}
+		out[i] = e
+	}
+	return out, fullAt, nil
+}
+
+// evHead reads an event's own seq and stage: from its first bytes, where
+// the engine's encoding puts them, else from the whole event.
+func evHead(b []byte) (int64, session.Stage, bool) {
+	const pre, mid = `{"seq":`, `,"stage":"`
+	if bytes.HasPrefix(b, []byte(pre)) {
+		i, seq := len(pre), int64(0)
+		for i < len(b) && i < 24 && b[i] >= '0' && b[i] <= '9' {
+			seq = seq*10 + int64(b[i]-'0')
+			i++
+		}
+		if i > len(pre) && bytes.HasPrefix(b[i:], []byte(mid)) {
+			rest := b[i+len(mid):]
+			if j := bytes.IndexByte(rest[:min(len(rest), 24)], '"'); j > 0 {
+				return seq, session.Stage(rest[:j]), true
+			}
+		}
+	}
+	var h struct {
+		Seq   int64         `json:"seq"`
+		Stage session.Stage `json:"stage"`
+	}
+	if json.Unmarshal(b, &h) != nil {
+		return 0, "", false
+	}
+	return h.Seq, h.Stage, true
 }
 
 func countsIfClosed(p *roomPoll) []int {
@@ -313,7 +420,7 @@ func (v *roomView) onMsg(b []byte) {
 		return
 	}
 	if v.syncing {
-		v.pending = append(v.pending, roomMsg{seq: m.seq, typ: m.typ, payload: bytes.Clone(m.payload)})
+		v.pending = append(v.pending, roomMsg{seq: m.seq, typ: m.typ, payload: bytes.Clone(m.payload), thin: bytes.Clone(m.thin)})
 		return
 	}
 	if m.seq <= v.seq {
@@ -323,7 +430,7 @@ func (v *roomView) onMsg(b []byte) {
 		// a gap (a slow NATS subscriber loses messages): rebuild from the owner
 		v.h.s.log.Warn("room stream gap: resynchronising", "room", v.code, "have", v.seq, "got", m.seq)
 		v.syncing = true
-		v.pending = append(v.pending, roomMsg{seq: m.seq, typ: m.typ, payload: bytes.Clone(m.payload)})
+		v.pending = append(v.pending, roomMsg{seq: m.seq, typ: m.typ, payload: bytes.Clone(m.payload), thin: bytes.Clone(m.thin)})
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -333,7 +440,7 @@ func (v *roomView) onMsg(b []byte) {
 		}()
 		return
 	}
-	v.applyLocked(roomMsg{seq: m.seq, typ: m.typ, payload: m.payload})
+	v.applyLocked(m)
 }
 
 // applyLocked folds one stream message into the view and fans it out. The
@@ -343,7 +450,8 @@ func (v *roomView) applyLocked(m roomMsg) {
 	v.seq = m.seq
 	switch m.typ {
 	case MsgStarted:
-		v.started, v.events = bytes.Clone(m.payload), nil
+		v.started = bytes.Clone(m.payload)
+		v.resetEventsLocked()
 		v.pendSteps, v.pendStop, v.snapshot = 0, false, nil
 		v.fanLocked(m.typ, v.started, false, false)
 	case MsgResumed:
@@ -351,22 +459,83 @@ func (v *roomView) applyLocked(m roomMsg) {
 		if json.Unmarshal(m.payload, &r) != nil {
 			return
 		}
-		var evs []json.RawMessage
-		json.Unmarshal(r["events"], &evs)
+		var raw []json.RawMessage
+		json.Unmarshal(r["events"], &raw)
 		delete(r, "events")
 		delete(r, "log_len")
 		v.started, _ = json.Marshal(r)
-		v.events = v.events[:0:0]
-		for _, e := range evs {
-			v.events = append(v.events, []byte(e))
+		v.resetEventsLocked()
+		// a resume's events are all in full: decoded once here (a rare
+		// message: a presenter's reconnect, open or claim) to keep the
+		// earlier tokens' detail in its thin form only
+		evs := make([]*session.Event, len(raw))
+		rb := make([][]byte, len(raw))
+		ok := true
+		for i, e := range raw {
+			rb[i] = []byte(e)
+			evs[i] = &session.Event{}
+			ok = ok && json.Unmarshal(e, evs[i]) == nil
+		}
+		if kept, fullAt, err := keepEvents(evs, rb); ok && err == nil {
+			v.events, v.fullAt = kept, fullAt
+		} else {
+			for i := range rb {
+				v.events = append(v.events, viewEvent{seq: int64(evs[i].Seq), slot: -1, full: rb[i]})
+			}
 		}
 		v.pendSteps, v.pendStop, v.snapshot = 0, false, nil
 		v.fanLocked(m.typ, bytes.Clone(m.payload), false, false)
 	case MsgEvent:
 		p := bytes.Clone(m.payload)
-		v.events = append(v.events, p)
+		e := viewEvent{slot: -1, full: p, thin: bytes.Clone(m.thin)}
+		if seq, st, ok := evHead(p); ok {
+			e.seq, e.slot = seq, thinSlot(st)
+		}
+		v.addEventLocked(e)
 		v.pendSteps++
 		v.pendStop = isCancelledStop(p)
+		v.snapshot = nil
+		v.fanLocked(m.typ, p, false, false)
+	case MsgEvents:
+		// a thinned run's thin events (thin.go), kept one by one
+		p := bytes.Clone(m.payload)
+		var g struct {
+			Events []json.RawMessage `json:"events"`
+		}
+		json.Unmarshal(p, &g)
+		for _, raw := range g.Events {
+			e := viewEvent{slot: -1, thin: raw}
+			if seq, st, ok := evHead(raw); ok {
+				e.seq, e.slot = seq, thinSlot(st)
+			}
+			v.addEventLocked(e)
+		}
+		v.pendSteps += len(g.Events)
+		v.snapshot = nil
+		v.fanLocked(m.typ, p, false, false)
+	case MsgDetail:
+		// the full form of the latest thin events, before the stop: the
+		// events they complete now hold their stages' detail
+		p := bytes.Clone(m.payload)
+		var g struct {
+			Events []json.RawMessage `json:"events"`
+		}
+		json.Unmarshal(p, &g)
+		for _, raw := range g.Events {
+			seq, st, ok := evHead(raw)
+			if !ok || thinSlot(st) < 0 {
+				continue
+			}
+			for i := len(v.events) - 1; i >= 0; i-- {
+				if e := &v.events[i]; e.seq == seq && e.slot == thinSlot(st) {
+					if e.full == nil {
+						e.full = raw
+						v.holdFullLocked(i)
+					}
+					break
+				}
+			}
+		}
 		v.snapshot = nil
 		v.fanLocked(m.typ, p, false, false)
 	case MsgRoomLog:
@@ -482,19 +651,19 @@ func (v *roomView) sendSnapshotLocked(f *follower) {
 	if v.started != nil {
 		if v.snapshot == nil {
 			n := len(v.started) + 64
-			for _, e := range v.events {
-				n += len(e) + 1
+			for i := range v.events {
+				n += len(v.events[i].bytes()) + 1
 			}
 			b := make([]byte, 0, n)
 			b = append(b, v.started[:len(v.started)-1]...)
 			b = append(b, `,"log_len":`...)
 			b = strconv.AppendInt(b, int64(len(v.log)), 10)
 			b = append(b, `,"events":[`...)
-			for i, e := range v.events {
+			for i := range v.events {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = append(b, e...)
+				b = append(b, v.events[i].bytes()...)
 			}
 			b = append(b, "]}"...)
 			v.snapshot = b

@@ -9,8 +9,11 @@ package web
 // (at token ends). Before the run's stop event one detail message carries
 // the latest full events that were sent thin, so the page ends on the
 // exact, complete state. Step, step_token and force always send every
-// event in full, and so does a run presented to a room (its followers and
-// late joiners rebuild the run from the presenter's events).
+// event in full. A run presented to a room is thinned at least at the
+// room's DetailMs (rooms.go runThinner), and its followers get the same
+// messages; a late joiner's snapshot keeps each stage's latest detail in
+// full and the rest thin (roomview.go), and "Try it myself" resumes the
+// room's log, which recomputes every event in full.
 
 import (
 	"time"

@@ -270,7 +270,7 @@ function follower(lab, bar, code) {
         if (branched || goTo(p.page)) return;
         if (!isLab) { lab.show(p.state || {}); document.body.dataset.roomSynced = "1"; }
         return;
-      case "started": case "event": case "resumed":
+      case "started": case "event": case "events": case "detail": case "resumed":
         if (!isLab) return;
         if (!branched) lab.deliver(msg);
         if (msg.type === "resumed") document.body.dataset.roomSynced = "1";
