@@ -249,7 +249,7 @@ func (c *wsConn) step(cmd Command) {
 	}()
 	until := untilFor(cmd.Type)
 	var th *thinner // a run's detail_ms (thin.go)
-	var full bool    // every event in full (a room's baseline: rooms.go)
+	var full bool   // every event in full (a room's baseline: rooms.go)
 	if cmd.Type == CmdRun {
 		th, full = c.runThinner(cmd.DetailMs)
 	}
