@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/inferscope/inferscope/internal/browsertest"
@@ -290,3 +292,90 @@ const lessonState = `(() => {
 })()`
 
 func jsString(s string) string { return fmt.Sprintf("%q", s) }
+
+// panelsState is what a finished run's panels show, beyond pageState: the
+// candidates table (the last token's full logits), the logit statistics,
+// the sample, attention, cache, timing and stop texts. A follower that
+// missed the detail a thinned run sends before its stop would show an
+// earlier token's numbers here.
+const panelsState = `(() => {
+  const txt = (id) => { const e = document.getElementById(id); return e ? e.textContent.replace(/\s+/g, ' ').trim() : '(none)'; };
+  const cands = [...document.querySelectorAll('#cands tr[data-testid=cand-row]')].map((r) => r.dataset.id + ':' + r.textContent.replace(/\s+/g, ' ').trim()).join(';');
+  return [cands, txt('logit-stats'), txt('sample-text'), txt('attn-text'), document.getElementById('attn').dataset.layer, txt('kv-text'), txt('ttft'), txt('rates'), txt('stop-text'), txt('gen-text')].join('\n');
+})()`
+
+// countMsgsJS counts the messages a page's websockets receive, by type
+// (window.roomMsgs), from the page's first script on.
+const countMsgsJS = `(() => {
+  const W = window.WebSocket;
+  window.roomMsgs = {};
+  window.WebSocket = function (...a) {
+    const ws = new W(...a);
+    ws.addEventListener('message', (e) => { try { const t = JSON.parse(e.data).type; window.roomMsgs[t] = (window.roomMsgs[t] || 0) + 1; } catch (err) {} });
+    return ws;
+  };
+  window.WebSocket.prototype = W.prototype;
+  Object.assign(window.WebSocket, { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 });
+})()`
+
+// TestBrowserRoomFastRun: the presenter presses Run at engine speed; the
+// run reaches the class thinned (thin events in groups, the detail before
+// the stop), and a follower's page, and a student who joins after the
+// run, end with the presenter's tokens and final panels.
+func TestBrowserRoomFastRun(t *testing.T) {
+	ts := roomServer(t, web.RoomOptions{})
+	b := browsertest.New(t)
+	c := &classTabs{t: t, b: b, t0: time.Now()}
+	pres := b.Ctx
+	if err := chromedp.Do(pres, chromedp.EmulateViewport(1366, 900)); err != nil {
+		t.Fatal(err)
+	}
+	ready := `document.getElementById('main').dataset.runState === 'ready' && document.body.dataset.busy === '0'`
+	c.must(pres, "open the lab", chromedp.Navigate(ts.URL+"/lab?prompt=Once+upon+a+time&n=60&t=0.9&seed=5"))
+	c.wait(pres, ready)
+	c.must(pres, "present", c.click("#btn-present"))
+	c.wait(pres, `!!document.querySelector('[data-testid=room-code]')`)
+	code := evalJS[string](t, pres, `document.querySelector('[data-testid=room-code]').textContent`)
+
+	s1 := c.tab()
+	// count the run messages the student's page receives, by type
+	c.must(s1, "count messages", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: countMsgsJS})
+		return err
+	}))
+	c.must(s1, "join", chromedp.Navigate(ts.URL+"/join?code="+code))
+	c.wait(s1, `document.body.dataset.roomSynced === '1'`)
+	c.wait(pres, `document.getElementById('room-counts').dataset.followers === '1'`)
+
+	if v := evalJS[string](t, pres, `document.getElementById('speed').value`); v != "0" {
+		t.Fatalf("speed %q, want 0 (as fast as the engine)", v)
+	}
+	c.must(pres, "run to the end", c.click("#btn-run"))
+	done := `document.getElementById('main').dataset.runState === 'stopped' && document.body.dataset.busy === '0'`
+	c.wait(pres, done)
+	want := evalJS[string](t, pres, pageState) + "\n" + evalJS[string](t, pres, panelsState)
+	if n := evalJS[int](t, pres, `document.querySelectorAll('#gen .gen-tok').length`); n < 20 {
+		t.Fatalf("the presenter's run made %d tokens, want a long run", n)
+	}
+	check := func(name string, s context.Context) {
+		t.Helper()
+		state := pageState + ` + '\n' + ` + panelsState
+		if err := waitJS(s, done+` && `+state+` === `+jsString(want)); err != nil {
+			t.Fatalf("%s: %v\n got %s\nwant %s", name, err, evalJS[string](t, s, state), want)
+		}
+	}
+	check("the following student", s1)
+	msgs := evalJS[map[string]int](t, s1, `window.roomMsgs || {}`)
+	if msgs["events"] < 1 || msgs["detail"] != 1 {
+		t.Errorf("the student's page got %v: want the run thinned (events messages, one detail)", msgs)
+	}
+	t.Logf("the following student's page got %v", msgs)
+
+	s2 := c.tab()
+	c.must(s2, "join late", chromedp.Navigate(ts.URL+"/join?code="+code))
+	c.wait(s2, `document.body.dataset.roomSynced === '1'`)
+	check("the student who joined after the run", s2)
+	b.Screenshot(t, "room-fast-run-presenter")
+	(&browsertest.Browser{Ctx: s1}).Screenshot(t, "room-fast-run-student")
+	b.AssertNoJSErrors(t)
+}
