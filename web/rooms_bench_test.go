@@ -11,22 +11,35 @@ package web
 //
 //   - paced: 60 tokens at the lab's fastest playback speed (5 tokens/s,
 //     step_token each 200 ms), which is how a class actually watches;
-//   - run: the presenter runs 200 tokens with "run", the fastest stream the
+//   - run: the presenter runs 200 tokens with "run {detail_ms: 250}", as
+//     the lab's "Run to end" at engine speed asks: the fastest stream the
 //     engine produces (the worst case: ~600 events in about a second).
 //
-// Each scenario alternates the prepared-frame writer (one encoded frame per
-// message shared by all followers, queued frames batched into one writev)
-// with the plain writer (each follower's writer frames and copies the
-// message itself with gorilla's WriteMessage) and with the prepared writer
-// read by the old clients (gorilla's ReadMessage, a new buffer per
-// message: the client-bound figure), so the ratios come from one run on
-// one machine load. Latency is per event, from the room publishing
-// it (the presenter's connection has just encoded it) to the last follower
-// in the client process having read it whole, split by the server's trace
+// Each scenario alternates arms in the same process, round by round, so
+// the ratios come from one run on one machine load:
+//
+//   - thinned: this server. A presented run is thinned as the lab thins
+//     a private one (thin.go): thin events in groups, a token in full at
+//     most every 250 ms, the detail before the stop. Prepared frames (one
+//     encoded frame per message shared by all followers, queued frames
+//     batched into one writev).
+//   - full: the room gets every event of the run in full, as rooms did
+//     before runs were thinned (roomHub.fullRuns: main's behaviour), with
+//     the same prepared frames.
+//   - with INFERSCOPE_BENCH_ARMS=all also: plain (each follower's writer
+//     frames and copies the message itself with gorilla's WriteMessage)
+//     and gorilla clients (the thinned server read by clients that use
+//     gorilla's ReadMessage, a new buffer per message).
+//
+// Stepping (paced) sends every event in full in every arm. Latency is per
+// run message (event, events, detail), from the room publishing it (the
+// presenter's connection has just encoded it) to the last follower in the
+// client process having read it whole, split by the server's trace
 // (roomHub.trace) into "queued" (every follower's queue on every replica
 // holds it) and "written" (the last follower's writer has written it).
-// Reported: p50/p99/max over all rounds' events, the server's CPU per
-// follower per event (above the same run without followers), the client
+// Reported: p50/p99/max over all rounds' messages, the bytes each
+// follower read for the run, the server's CPU per follower per event of
+// the run (above the same arm's run without followers), the client
 // process's CPU, and the server's heap and RSS per follower. With the
 // in-process fan-out and with NATS and two replicas (followers split
 // across both).
@@ -87,13 +100,14 @@ type clientSpec struct {
 	Gorilla bool `json:"gorilla,omitempty"`
 }
 
-// clientReport is the client process's answer: for each event (in order),
-// the wall-clock times the first and the last follower had read it whole,
-// and the first follower's bytes.
+// clientReport is the client process's answer: for each run message (in
+// order), the wall-clock times the first and the last follower had read it
+// whole, the first follower's bytes of run messages and the run's events.
 type clientReport struct {
 	First      []int64 `json:"first"`
 	Last       []int64 `json:"last"`
 	Bytes      int64   `json:"bytes"`
+	Events     int     `json:"events"`
 	GOMAXPROCS int     `json:"gomaxprocs"`
 	NumGC      uint32  `json:"num_gc"`
 	Err        string  `json:"err,omitempty"`
@@ -108,7 +122,11 @@ type rawFollower struct {
 	c    net.Conn
 	br   *bufio.Reader
 	head []byte
-	size int // the last message's length
+	// whole, when the message starts with it (an events message), is read
+	// whole into body instead of skipped: the client checks every event's seq
+	whole []byte
+	body  []byte
+	size  int // the last message's length
 	hdr  [8]byte
 	ws   *websocket.Conn // set: read with gorilla instead (clientSpec.Gorilla)
 }
@@ -119,6 +137,42 @@ func dialGorilla(ws string) (*rawFollower, error) {
 		return nil, err
 	}
 	return &rawFollower{c: c.NetConn(), ws: c}, nil
+}
+
+var eventsPrefix = []byte(`{"type":"events"`)
+
+// runMsg reads a run message's events from its first bytes (an event: its
+// seq and whether it is the stop) or, for an events message, from the whole
+// message (each event's seq, which comes first in the event); ok is false
+// for any other message. A detail message carries no new events.
+func runMsg(head, body []byte) (seqs []int64, stop, ok bool) {
+	switch {
+	case bytes.HasPrefix(head, []byte(`{"type":"detail"`)):
+		return nil, false, true
+	case bytes.HasPrefix(head, eventsPrefix):
+		const k = `{"seq":`
+		for i := bytes.Index(body, []byte(k)); i >= 0; {
+			var seq int64
+			j := i + len(k)
+			for ; j < len(body) && body[j] >= '0' && body[j] <= '9'; j++ {
+				seq = seq*10 + int64(body[j]-'0')
+			}
+			if bytes.HasPrefix(body[j:], []byte(`,"stage":"`)) {
+				seqs = append(seqs, seq)
+			}
+			n := bytes.Index(body[j:], []byte(k))
+			if n < 0 {
+				break
+			}
+			i = j + n
+		}
+		return seqs, false, len(seqs) > 0
+	}
+	seq, stop, ok := eventSeq(head)
+	if !ok {
+		return nil, false, false
+	}
+	return []int64{seq}, stop, true
 }
 
 // dialRaw opens a websocket by hand (RFC 6455 §4.1): the upgrade request,
@@ -154,7 +208,7 @@ func dialRaw(ws string) (*rawFollower, error) {
 func (r *rawFollower) next() ([]byte, error) {
 	if r.ws != nil {
 		_, msg, err := r.ws.ReadMessage()
-		r.size = len(msg)
+		r.size, r.body = len(msg), msg
 		return msg[:min(len(msg), 192)], err
 	}
 	r.head, r.size = r.head[:0], 0
@@ -201,10 +255,17 @@ func (r *rawFollower) next() ([]byte, error) {
 				return nil, err
 			}
 			r.head = append(r.head, p...)
+			r.body = r.body[:0]
 			inMsg = true
 		}
 		r.size += n
-		if _, err := r.br.Discard(n); err != nil {
+		if r.whole != nil && bytes.HasPrefix(r.head, r.whole) {
+			k := len(r.body)
+			r.body = slices.Grow(r.body, n)[:k+n]
+			if _, err := io.ReadFull(r.br, r.body[k:]); err != nil {
+				return nil, err
+			}
+		} else if _, err := r.br.Discard(n); err != nil {
 			return nil, err
 		}
 		if fin {
@@ -252,6 +313,7 @@ func roomClientsMain(specJSON string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		c.whole = eventsPrefix
 		c.c.SetReadDeadline(time.Now().Add(60 * time.Second))
 		if msg, err := c.next(); err != nil || !bytes.HasPrefix(msg, []byte(`{"type":"room_joined"`)) {
 			fmt.Fprintf(os.Stderr, "follower %d: %v %.80s\n", i, err, msg)
@@ -264,6 +326,7 @@ func roomClientsMain(specJSON string) int {
 	times := make([][]int64, len(conns))
 	errs := make([]error, len(conns))
 	var bytesRead int64
+	events := 0
 	var wg sync.WaitGroup
 	for i, c := range conns {
 		times[i] = make([]int64, 0, 1024)
@@ -279,18 +342,21 @@ func roomClientsMain(specJSON string) int {
 					return
 				}
 				now := time.Now().UnixNano()
-				seq, stop, ok := eventSeq(head)
+				seqs, stop, ok := runMsg(head, c.body)
 				if !ok {
 					continue
 				}
-				if last >= 0 && seq != last+1 {
-					errs[i] = fmt.Errorf("event %d after %d", seq, last)
-					return
+				for _, seq := range seqs {
+					if last >= 0 && seq != last+1 {
+						errs[i] = fmt.Errorf("event %d after %d", seq, last)
+						return
+					}
+					last = seq
 				}
-				last = seq
 				times[i] = append(times[i], now)
 				if i == 0 {
 					bytesRead += int64(c.size)
+					events += len(seqs)
 				}
 				if stop {
 					return
@@ -301,7 +367,7 @@ func roomClientsMain(specJSON string) int {
 	wg.Wait()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	rep := clientReport{Bytes: bytesRead, GOMAXPROCS: runtime.GOMAXPROCS(0), NumGC: ms.NumGC}
+	rep := clientReport{Bytes: bytesRead, Events: events, GOMAXPROCS: runtime.GOMAXPROCS(0), NumGC: ms.NumGC}
 	for i := range conns {
 		conns[i].c.Close()
 		if errs[i] != nil || len(times[i]) != len(times[0]) {
@@ -437,30 +503,41 @@ func BenchmarkRoomFanout(b *testing.B) {
 			for _, sc := range scenarios {
 				b.Run(sc.name, func(b *testing.B) {
 					for i := 0; i < b.N; i++ {
-						base := fanoutRun(b, servers, tss, 0, sc, fanoutVariant{})
+						arms := fanoutVariants()
+						base := map[string]fanoutResult{}
+						for _, v := range arms {
+							base[v.name] = fanoutRun(b, servers, tss, 0, sc, v)
+						}
 						res := map[string][]fanoutResult{}
 						for r := range rounds {
-							for _, v := range fanoutVariants { // interleaved
+							for _, v := range arms { // interleaved
 								x := fanoutRun(b, servers, tss, followers, sc, v)
-								x.srvCPUPer = float64((x.cpu - base.cpu).Microseconds()) / float64(followers*x.events)
-								x.allocsPer = (float64(x.mallocs) - float64(base.mallocs)) / float64(followers*x.events)
+								x.srvCPUPer = float64((x.cpu - base[v.name].cpu).Microseconds()) / float64(followers*x.events)
+								x.allocsPer = (float64(x.mallocs) - float64(base[v.name].mallocs)) / float64(followers*x.events)
 								res[v.name] = append(res[v.name], x)
 								benchLog("%s %s round %d %s: %s", mode, sc.name, r+1, v.name, x.line(followers))
 							}
 						}
-						p, q := summarize(res["prepared"], followers), summarize(res["plain"], followers)
-						g := summarize(res["prepared, gorilla clients"], followers)
+						sum := map[string]fanoutSummary{}
+						for _, v := range arms {
+							sum[v.name] = summarize(res[v.name], followers)
+						}
+						p, q := sum["thinned"], sum["full"]
 						b.ReportMetric(p.lat.p50, "p50-ms")
 						b.ReportMetric(p.lat.p99, "p99-ms")
 						b.ReportMetric(p.lat.max, "max-ms")
+						b.ReportMetric(p.bytesKiB, "KiB/follower/run")
 						b.ReportMetric(p.srvCPU, "server-cpu-µs/follower/event")
 						b.ReportMetric(p.heapKiB, "server-heap-KiB/follower")
-						b.ReportMetric(max(p.stacksKiB, q.stacksKiB, g.stacksKiB), "server-stacks-KiB/follower")
-						b.ReportMetric(q.lat.p99/p.lat.p99, "plain/prepared-p99")
-						b.ReportMetric(q.srvCPU/p.srvCPU, "plain/prepared-cpu")
-						b.ReportMetric(g.lat.p99/p.lat.p99, "gorilla-clients/raw-clients-p99")
-						benchLog("%s %s, %d rounds (latency: all rounds' events pooled; stacks: the first round, before the runtime caches freed stacks; the rest: medians of rounds)\n  prepared:                  %s\n  plain:                     %s\n  prepared, gorilla clients: %s\n  0 followers: %d events, server cpu %v",
-							mode, sc.name, rounds, p, q, g, base.events, base.cpu)
+						b.ReportMetric(q.lat.p99/p.lat.p99, "full/thinned-p99")
+						b.ReportMetric(q.srvCPU/p.srvCPU, "full/thinned-cpu")
+						b.ReportMetric(q.bytesKiB/p.bytesKiB, "full/thinned-bytes")
+						benchLog("%s %s, %d rounds (latency: all rounds' run messages pooled; stacks: the first round, before the runtime caches freed stacks; the rest: medians of rounds)", mode, sc.name, rounds)
+						for _, v := range arms {
+							benchLog("  %-26s %s\n  %-26s 0 followers: %d messages, server cpu %v", v.name+":", sum[v.name], "", base[v.name].msgs, base[v.name].cpu)
+						}
+						benchLog("  p99 per round: thinned %v, full %v; full/thinned: p99 %.2f, server cpu %.2f, bytes %.2f",
+							roundP99(res["thinned"]), roundP99(res["full"]), q.lat.p99/p.lat.p99, q.srvCPU/p.srvCPU, q.bytesKiB/p.bytesKiB)
 					}
 				})
 			}
@@ -475,11 +552,20 @@ func benchLog(format string, args ...any) { fmt.Printf(format+"\n", args...) }
 // fanoutVariant is one arm of the interleaved comparison.
 type fanoutVariant struct {
 	name    string
+	full    bool // the room gets a run's every event in full (roomHub.fullRuns: before runs were thinned)
 	plain   bool // the server's followers write with gorilla's WriteMessage
 	gorilla bool // the client process reads with gorilla's ReadMessage
 }
 
-var fanoutVariants = []fanoutVariant{{"prepared", false, false}, {"plain", true, false}, {"prepared, gorilla clients", false, true}}
+// fanoutVariants are the arms; INFERSCOPE_BENCH_ARMS=all adds the writer
+// and client baselines of the earlier sessions.
+func fanoutVariants() []fanoutVariant {
+	v := []fanoutVariant{{name: "thinned"}, {name: "full", full: true}}
+	if os.Getenv("INFERSCOPE_BENCH_ARMS") == "all" {
+		v = append(v, fanoutVariant{name: "plain", plain: true}, fanoutVariant{name: "thinned, gorilla clients", gorilla: true})
+	}
+	return v
+}
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
 
@@ -505,8 +591,9 @@ func (p pcts) String() string {
 // follower's writer having written it to its socket (written), the first
 // and the last follower in the client process having read it whole.
 type fanoutResult struct {
-	events                int
-	bytes                 int64
+	events                int   // the run's events
+	msgs                  int   // the run's messages (event, events, detail)
+	bytes                 int64 // what one follower read of the run's messages
 	queued, written       []time.Duration
 	first, last           []time.Duration
 	wall, cpu             time.Duration // the server process's CPU during the run
@@ -522,13 +609,14 @@ type fanoutResult struct {
 }
 
 func (x fanoutResult) line(followers int) string {
-	return fmt.Sprintf("%d events of %d B in %.2f s; to the last follower %s (queued %s, written %s, first read p50 %.1f ms); server cpu %v = %.2f µs/follower/event, %.2f allocations/follower/event, %d GCs (%v paused); client process (GOMAXPROCS %d) cpu %v = %.2f µs/follower/event, %d GCs; heap %.1f KiB/follower, stacks %.1f KiB/follower, RSS %.1f KiB/follower; load %s",
-		x.events, x.bytes/int64(max(1, x.events)), x.wall.Seconds(), percentiles(x.last), percentiles(x.queued), percentiles(x.written), percentiles(x.first).p50,
+	return fmt.Sprintf("%d events in %d messages, %.1f KiB per follower, in %.2f s; to the last follower %s (queued %s, written %s, first read p50 %.1f ms); server cpu %v = %.2f µs/follower/event, %.2f allocations/follower/event, %d GCs (%v paused); client process (GOMAXPROCS %d) cpu %v = %.2f µs/follower/event, %d GCs; heap %.1f KiB/follower, stacks %.1f KiB/follower, RSS %.1f KiB/follower; load %s",
+		x.events, x.msgs, float64(x.bytes)/1024, x.wall.Seconds(), percentiles(x.last), percentiles(x.queued), percentiles(x.written), percentiles(x.first).p50,
 		x.cpu, x.srvCPUPer, x.allocsPer, x.gc, x.gcPause, x.clientProcs, x.clientCPU, float64(x.clientCPU.Microseconds())/float64(followers*max(1, x.events)), x.clientGC,
 		float64(x.heap)/float64(followers)/1024, float64(x.stacks)/float64(followers)/1024, float64(x.rss)/float64(followers)/1024, x.load)
 }
 
 type fanoutSummary struct {
+	bytesKiB                float64 // what one follower read of the run, median of rounds
 	lat, queued, written    pcts
 	srvCPU, cliCPU, heapKiB float64
 	stacksKiB               float64
@@ -537,8 +625,8 @@ type fanoutSummary struct {
 }
 
 func (s fanoutSummary) String() string {
-	return fmt.Sprintf("last follower %s (queued %s, written %s); server %.2f µs/follower/event, %.2f allocations/follower/event, heap %.1f KiB/follower + stacks %.1f KiB/follower; clients %.2f µs/follower/event",
-		s.lat, s.queued, s.written, s.srvCPU, s.allocs, s.heapKiB, s.stacksKiB, s.cliCPU)
+	return fmt.Sprintf("%.1f KiB/follower/run; last follower %s (queued %s, written %s); server %.2f µs/follower/event, %.2f allocations/follower/event, heap %.1f KiB/follower + stacks %.1f KiB/follower; clients %.2f µs/follower/event",
+		s.bytesKiB, s.lat, s.queued, s.written, s.srvCPU, s.allocs, s.heapKiB, s.stacksKiB, s.cliCPU)
 }
 
 func summarize(rs []fanoutResult, followers int) fanoutSummary {
@@ -556,6 +644,7 @@ func summarize(rs []fanoutResult, followers int) fanoutSummary {
 	}
 	return fanoutSummary{
 		lat: percentiles(last), queued: percentiles(queued), written: percentiles(written),
+		bytesKiB: med(func(r fanoutResult) float64 { return float64(r.bytes) / 1024 }),
 		srvCPU:  med(func(r fanoutResult) float64 { return r.srvCPUPer }),
 		allocs:  med(func(r fanoutResult) float64 { return r.allocsPer }),
 		cliCPU:  med(func(r fanoutResult) float64 { return float64(r.clientCPU.Microseconds()) / float64(followers*r.events) }),
@@ -572,6 +661,18 @@ func summarize(rs []fanoutResult, followers int) fanoutSummary {
 	}
 }
 
+// roundP99 is each round's p99 to the last follower, in milliseconds.
+func roundP99(rs []fanoutResult) []int {
+	var out []int
+	for _, r := range rs {
+		out = append(out, int(percentiles(r.last).p99+0.5))
+	}
+	return out
+}
+
+// isRunMsg says whether a room message is part of a run's stream.
+func isRunMsg(typ string) bool { return typ == MsgEvent || typ == MsgEvents || typ == MsgDetail }
+
 // fanoutRun opens a room on servers[0], starts the client process with
 // followers round-robin across the servers, drives the run as sc says,
 // and checks every follower got every event in order.
@@ -579,12 +680,13 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 	b.Helper()
 	var mu sync.Mutex
 	pub := map[int64]int64{} // stream seq → when published
+	types := map[int64]string{}
 	var traces []*fanTrace
 	owner := servers[0].rooms
 	for _, s := range servers {
-		s.rooms.plainWrites = v.plain
+		s.rooms.plainWrites, s.rooms.fullRuns = v.plain, v.full
 		s.rooms.trace = func(t *fanTrace) {
-			if t.Type == MsgEvent {
+			if isRunMsg(t.Type) {
 				mu.Lock()
 				traces = append(traces, t)
 				mu.Unlock()
@@ -592,10 +694,10 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 		}
 	}
 	owner.published = func(_ string, seq int64, typ string) {
-		if typ == MsgEvent {
+		if isRunMsg(typ) {
 			t := time.Now().UnixNano()
 			mu.Lock()
-			pub[seq] = t
+			pub[seq], types[seq] = t, typ
 			mu.Unlock()
 		}
 	}
@@ -689,7 +791,7 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 	read(p, MsgStarted)
 	stopped := func(msg []byte) bool { return bytes.Contains(msg[:min(len(msg), 128)], []byte(`"stage":"stop"`)) }
 	if sc.pace == 0 {
-		p.WriteJSON(map[string]any{"type": "run"})
+		p.WriteJSON(map[string]any{"type": "run", "payload": map[string]any{"detail_ms": 250}}) // as the lab's Run to end
 		for !stopped(read(p, MsgEvent)) {
 		}
 	} else {
@@ -727,26 +829,30 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 	runtime.ReadMemStats(&ms1)
 	mu.Lock()
 	defer mu.Unlock()
-	r := fanoutResult{events: len(pub), wall: wall, cpu: cpu, clientCPU: clientCPU, clientProcs: rep.GOMAXPROCS, clientGC: int(rep.NumGC), bytes: rep.Bytes,
+	r := fanoutResult{events: rep.Events, msgs: len(pub), wall: wall, cpu: cpu, clientCPU: clientCPU, clientProcs: rep.GOMAXPROCS, clientGC: int(rep.NumGC), bytes: rep.Bytes,
 		heap: heap1 - heap0, stacks: stacks1 - stacks0, rss: rss1 - rss0, gc: ms1.NumGC - ms0.NumGC, mallocs: ms1.Mallocs - ms0.Mallocs, gcPause: time.Duration(ms1.PauseTotalNs - ms0.PauseTotalNs), load: loadAvg()}
 	if followers == 0 {
 		return r
 	}
 	seqs := slices.Sorted(maps.Keys(pub))
 	if len(rep.Last) != len(seqs) {
-		b.Fatalf("followers got %d events, the room published %d", len(rep.Last), len(seqs))
+		b.Fatalf("followers got %d run messages, the room published %d", len(rep.Last), len(seqs))
 	}
 	queued, written := map[int64]int64{}, map[int64]int64{}
 	for _, t := range traces {
 		queued[t.Seq] = max(queued[t.Seq], t.Queued)
 		written[t.Seq] = max(written[t.Seq], t.Written.Load())
 	}
+	verbose := os.Getenv("INFERSCOPE_BENCH_VERBOSE") != ""
 	for j, seq := range seqs {
 		pt := pub[seq]
 		r.queued = append(r.queued, time.Duration(queued[seq]-pt))
 		r.written = append(r.written, time.Duration(written[seq]-pt))
 		r.first = append(r.first, time.Duration(rep.First[j]-pt))
 		r.last = append(r.last, time.Duration(rep.Last[j]-pt))
+		if verbose {
+			benchLog("    message %d (%s): at %.1f ms, queued %.1f, written %.1f, last read %.1f ms", j, types[seq], ms(time.Duration(pt-t0.UnixNano())), ms(r.queued[j]), ms(r.written[j]), ms(r.last[j]))
+		}
 	}
 	return r
 }

@@ -497,8 +497,9 @@ func (v *roomView) applyLocked(m roomMsg) {
 		v.snapshot = nil
 		v.fanLocked(m.typ, p, false, false)
 	case MsgEvents:
-		// a thinned run's thin events (thin.go), kept one by one
+		// a thinned run's thin events (thin.go): out first, then kept one by one
 		p := bytes.Clone(m.payload)
+		v.fanLocked(m.typ, p, false, false)
 		var g struct {
 			Events []json.RawMessage `json:"events"`
 		}
@@ -512,11 +513,11 @@ func (v *roomView) applyLocked(m roomMsg) {
 		}
 		v.pendSteps += len(g.Events)
 		v.snapshot = nil
-		v.fanLocked(m.typ, p, false, false)
 	case MsgDetail:
 		// the full form of the latest thin events, before the stop: the
 		// events they complete now hold their stages' detail
 		p := bytes.Clone(m.payload)
+		v.fanLocked(m.typ, p, false, false)
 		var g struct {
 			Events []json.RawMessage `json:"events"`
 		}
@@ -537,7 +538,6 @@ func (v *roomView) applyLocked(m roomMsg) {
 			}
 		}
 		v.snapshot = nil
-		v.fanLocked(m.typ, p, false, false)
 	case MsgRoomLog:
 		var l struct {
 			Start *StartPayload `json:"start"`
