@@ -509,9 +509,15 @@ func BenchmarkRoomFanout(b *testing.B) {
 							base[v.name] = fanoutRun(b, servers, tss, 0, sc, v)
 						}
 						res := map[string][]fanoutResult{}
+						drops := map[string]int{}
 						for r := range rounds {
 							for _, v := range arms { // interleaved
 								x := fanoutRun(b, servers, tss, followers, sc, v)
+								if x.dropped != "" {
+									benchLog("%s %s round %d %s: not measured, a follower was dropped (its queue of 256 messages was full): %s; load %s", mode, sc.name, r+1, v.name, x.dropped, x.load)
+									drops[v.name]++
+									continue
+								}
 								x.srvCPUPer = float64((x.cpu - base[v.name].cpu).Microseconds()) / float64(followers*x.events)
 								x.allocsPer = (float64(x.mallocs) - float64(base[v.name].mallocs)) / float64(followers*x.events)
 								res[v.name] = append(res[v.name], x)
@@ -536,8 +542,8 @@ func BenchmarkRoomFanout(b *testing.B) {
 						for _, v := range arms {
 							benchLog("  %-26s %s\n  %-26s 0 followers: %d messages, server cpu %v", v.name+":", sum[v.name], "", base[v.name].msgs, base[v.name].cpu)
 						}
-						benchLog("  p99 per round: thinned %v, full %v; full/thinned: p99 %.2f, server cpu %.2f, bytes %.2f",
-							roundP99(res["thinned"]), roundP99(res["full"]), q.lat.p99/p.lat.p99, q.srvCPU/p.srvCPU, q.bytesKiB/p.bytesKiB)
+						benchLog("  p99 per round: thinned %v, full %v (%d rounds not measured: a follower dropped); full/thinned: p99 %.2f, server cpu %.2f, bytes %.2f",
+							roundP99(res["thinned"]), roundP99(res["full"]), drops["full"], q.lat.p99/p.lat.p99, q.srvCPU/p.srvCPU, q.bytesKiB/p.bytesKiB)
 					}
 				})
 			}
@@ -606,6 +612,7 @@ type fanoutResult struct {
 	gcPause               time.Duration
 	srvCPUPer             float64
 	load                  string
+	dropped               string // why a follower did not get every message (the full arm only)
 }
 
 func (x fanoutResult) line(followers int) string {
@@ -630,6 +637,9 @@ func (s fanoutSummary) String() string {
 }
 
 func summarize(rs []fanoutResult, followers int) fanoutSummary {
+	if len(rs) == 0 {
+		return fanoutSummary{}
+	}
 	med := func(f func(fanoutResult) float64) float64 {
 		v := make([]float64, len(rs))
 		for i, r := range rs {
@@ -819,6 +829,12 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 		werr := cmd.Wait()
 		if err := json.Unmarshal(body, &rep); err != nil || werr != nil {
 			b.Fatalf("client process: %v %v %s", werr, err, body)
+		}
+		if rep.Err != "" && v.full {
+			// at engine speed in full, a follower on a loaded machine can
+			// fall 256 messages behind and be dropped (its page would
+			// reconnect): the round is reported, not measured
+			return fanoutResult{dropped: rep.Err, load: loadAvg()}
 		}
 		if rep.Err != "" {
 			b.Fatal(rep.Err)
