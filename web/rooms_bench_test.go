@@ -127,8 +127,8 @@ type rawFollower struct {
 	whole []byte
 	body  []byte
 	size  int // the last message's length
-	hdr  [8]byte
-	ws   *websocket.Conn // set: read with gorilla instead (clientSpec.Gorilla)
+	hdr   [8]byte
+	ws    *websocket.Conn // set: read with gorilla instead (clientSpec.Gorilla)
 }
 
 func dialGorilla(ws string) (*rawFollower, error) {
@@ -655,10 +655,10 @@ func summarize(rs []fanoutResult, followers int) fanoutSummary {
 	return fanoutSummary{
 		lat: percentiles(last), queued: percentiles(queued), written: percentiles(written),
 		bytesKiB: med(func(r fanoutResult) float64 { return float64(r.bytes) / 1024 }),
-		srvCPU:  med(func(r fanoutResult) float64 { return r.srvCPUPer }),
-		allocs:  med(func(r fanoutResult) float64 { return r.allocsPer }),
-		cliCPU:  med(func(r fanoutResult) float64 { return float64(r.clientCPU.Microseconds()) / float64(followers*r.events) }),
-		heapKiB: med(func(r fanoutResult) float64 { return float64(r.heap) / float64(followers) / 1024 }),
+		srvCPU:   med(func(r fanoutResult) float64 { return r.srvCPUPer }),
+		allocs:   med(func(r fanoutResult) float64 { return r.allocsPer }),
+		cliCPU:   med(func(r fanoutResult) float64 { return float64(r.clientCPU.Microseconds()) / float64(followers*r.events) }),
+		heapKiB:  med(func(r fanoutResult) float64 { return float64(r.heap) / float64(followers) / 1024 }),
 		// stacks: the largest, the round that did not reuse cached stacks
 		stacksKiB: slices.Max(func() []float64 {
 			v := []float64{}
