@@ -48,6 +48,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dr := web.DefaultRoomOptions()
 	maxRooms := fs.Int("max-rooms", dr.MaxRooms, "classroom rooms this server owns at once")
 	maxFollowers := fs.Int("max-followers", dr.MaxFollowers, "students following one classroom room")
+	roomDetail := fs.Int("room-detail-ms", dr.DetailMs, "a run the presenter of a classroom room streams is thinned: the heavy detail (layer traces, lens, top list, CDF) of at most one token per this many milliseconds, the rest thin, the last in full")
 	natsURL := fs.String("nats", "", "NATS server URL (nats://host:4222): classroom rooms span every replica on it; empty keeps rooms in this process")
 	maxPull := fs.Int64("max-pull-bytes", 1<<30, "largest download --allow-pull permits, bytes (checked against the hub's listed sizes and free disk first)")
 	dbo := serve.DefaultOptions()
@@ -63,6 +64,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *batchWait < 0 || *batchWait > time.Second {
 		return fmt.Errorf("--batch-wait %v out of range: allowed 0 to 1s", *batchWait)
 	}
+	if *roomDetail < 1 || *roomDetail > web.MaxDetailMs {
+		return fmt.Errorf("--room-detail-ms %d out of range: allowed 1 to %d", *roomDetail, web.MaxDetailMs)
+	}
 	lg := slog.New(slog.NewTextHandler(stderr, nil))
 	cat, err := buildCatalog(extra, *tokPath, *defaultName, lg)
 	if err != nil {
@@ -71,7 +75,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cat.SetBatching(*batch, serve.Options{MaxBatch: *maxBatch, MaxWait: *batchWait})
 	defer cat.CloseSchedulers()
 	card := cat.Models()[0]
-	rooms := web.RoomOptions{MaxRooms: *maxRooms, MaxFollowers: *maxFollowers}
+	rooms := web.RoomOptions{MaxRooms: *maxRooms, MaxFollowers: *maxFollowers, DetailMs: *roomDetail}
 	if *natsURL != "" {
 		f, err := web.NewNATSFanout(*natsURL)
 		if err != nil {
