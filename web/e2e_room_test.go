@@ -366,8 +366,9 @@ func TestBrowserRoomFastRun(t *testing.T) {
 	}
 	check("the following student", s1)
 	msgs := evalJS[map[string]int](t, s1, `window.roomMsgs || {}`)
-	if msgs["events"] < 1 || msgs["detail"] != 1 {
-		t.Errorf("the student's page got %v: want the run thinned (events messages, one detail)", msgs)
+	// one detail message, unless a stall let the last token go in full
+	if msgs["events"] < 1 || msgs["detail"] > 1 {
+		t.Errorf("the student's page got %v: want the run thinned (events messages, at most one detail)", msgs)
 	}
 	t.Logf("the following student's page got %v", msgs)
 
