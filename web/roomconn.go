@@ -34,6 +34,7 @@ type follower struct {
 	branched bool // guarded by v.mu
 	lim      Limits
 	h        *roomHub
+	deflate  bool        // negotiated permessage-deflate: large messages go compressed (fanout_deflate.go)
 	deadline time.Time   // the write deadline last set (writer only)
 	out      net.Buffers // the frames being written (writer only)
 }
@@ -80,7 +81,10 @@ func (s *Server) handleRoomWS(c echo.Context) error {
 	// a follower's writer sends prepared frames straight to the socket, so
 	// gorilla's write buffer is needed only for plain writes (the
 	// benchmark's baseline): borrowed from a pool, not held per follower
-	up := websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 16 << 10, WriteBufferPool: &followerWriteBufs, CheckOrigin: s.checkOrigin}
+	// permessage-deflate when the browser offers it: large messages are
+	// compressed once per replica for every follower (fanout_deflate.go)
+	up := websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 16 << 10, WriteBufferPool: &followerWriteBufs, CheckOrigin: s.checkOrigin, EnableCompression: !s.rooms.plainWrites}
+	deflate := up.EnableCompression && offersDeflate(c.Request().Header)
 	ws, err := up.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
 		return nil
@@ -99,7 +103,7 @@ func (s *Server) handleRoomWS(c echo.Context) error {
 	for try := 0; ; try++ {
 		v, err := h.join(c.Request().Context(), clientIP(c.Request()), code)
 		if err == nil {
-			f = &follower{v: v, ws: ws, id: newSecret(8), send: make(chan *fanMsg, h.opts.FollowerBuffer), done: make(chan struct{}), lim: s.limits, h: h}
+			f = &follower{v: v, ws: ws, id: newSecret(8), send: make(chan *fanMsg, h.opts.FollowerBuffer), done: make(chan struct{}), lim: s.limits, h: h, deflate: deflate}
 			err = v.admit(f)
 		}
 		var er *errRoom
@@ -241,6 +245,9 @@ func (f *follower) writer() {
 			for _, m := range batch {
 				closing = closing || m.close
 				switch {
+				case f.deflate && m.zframe != nil:
+					frames = append(frames, m.zframe...)
+					n += int64(m.zsize - m.size)
 				case m.frame != nil:
 					frames = append(frames, m.frame...)
 				case m.data != nil: // plain writes: gorilla frames and copies each message

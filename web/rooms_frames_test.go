@@ -132,3 +132,88 @@ func TestRoomLateJoinSharesSnapshot(t *testing.T) {
 		t.Errorf("each late joiner allocated %d bytes for a %d-byte snapshot: want its own envelope only (under 16 KiB)", per, size)
 	}
 }
+
+// TestRoomDeflateFramesReadBack: for a follower that negotiated
+// permessage-deflate, a large message goes as the frame the view
+// compressed once (a stored block for the envelope, the shared payload
+// deflated, the closing brace): gorilla, with compression on, reads back
+// the exact message; small messages go as plain frames. The header offer
+// is read strictly.
+func TestRoomDeflateFramesReadBack(t *testing.T) {
+	big := []byte(`{"events":[` + strings.Repeat(`{"seq":1,"stage":"logits","thin":true},`, 3000) + `{"seq":2}]}`)
+	payloads := [][]byte{[]byte(`{"a":1}`), big[:sharedPayloadMin-2], append([]byte(`"`+strings.Repeat("x", sharedPayloadMin)), '"'), big}
+	frames := make(chan [][]byte, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !offersDeflate(r.Header) {
+			t.Errorf("gorilla's offer %q not read as permessage-deflate", r.Header.Get("Sec-WebSocket-Extensions"))
+		}
+		ws, err := (&websocket.Upgrader{EnableCompression: true}).Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		bufs := net.Buffers(<-frames)
+		bufs.WriteTo(ws.NetConn())
+		ws.ReadMessage()
+	}))
+	defer ts.Close()
+	v := &roomView{h: &roomHub{}, deflaters: 1}
+	var parts [][]byte
+	var want []string
+	for i, p := range payloads {
+		m := v.msgLocked(MsgEvents, p)
+		if (m.zframe != nil) != (len(p) >= sharedPayloadMin) {
+			t.Fatalf("payload %d (%d bytes): compressed %v", i, len(p), m.zframe != nil)
+		}
+		if m.zframe != nil {
+			parts = append(parts, m.zframe...)
+			if len(p) > 10000 && m.zsize*4 > m.size {
+				t.Errorf("payload %d: compressed to %d of %d bytes", i, m.zsize, m.size)
+			}
+		} else {
+			parts = append(parts, m.frame...)
+		}
+		want = append(want, fmt.Sprintf(`{"type":"events","v":1,"seq":%d,"payload":%s}`, i+1, p))
+	}
+	if z := v.msgLocked(MsgEvents, big); &z.zframe[1][0] != &parts[len(parts)-2][0] {
+		t.Error("the same payload was compressed again, not taken from the cache")
+	}
+	frames <- parts
+	d := websocket.Dialer{EnableCompression: true}
+	c, _, err := d.Dial("ws"+strings.TrimPrefix(ts.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range payloads {
+		_, got, err := c.ReadMessage()
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		if string(got) != want[i] {
+			t.Fatalf("message %d: read %.80q (%d bytes), want %.80q (%d bytes)", i, got, len(got), want[i], len(want[i]))
+		}
+	}
+
+	for _, tc := range []struct {
+		header string
+		want   bool
+	}{
+		{"permessage-deflate; client_max_window_bits", true},
+		{"permessage-deflate", true},
+		{"x-webkit-deflate-frame, permessage-deflate; server_no_context_takeover", true},
+		{"", false},
+		{"x-webkit-deflate-frame", false},
+		{"permessage-deflate; client_max_window_bits=\"15\"", false}, // a quoted value: not read, plain frames
+		{"foo bar, permessage-deflate", false},
+		{"permessage-deflate;;", false},
+	} {
+		h := http.Header{}
+		if tc.header != "" {
+			h.Set("Sec-WebSocket-Extensions", tc.header)
+		}
+		if got := offersDeflate(h); got != tc.want {
+			t.Errorf("offersDeflate(%q) = %v, want %v", tc.header, got, tc.want)
+		}
+	}
+}

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/inferscope/inferscope/web"
 )
 
@@ -114,6 +116,23 @@ func untimed(t *testing.T, b json.RawMessage) string {
 	return string(out)
 }
 
+// dialRoomDeflate is dialRoom from a client that negotiates
+// permessage-deflate, as browsers do: its large messages come compressed.
+func dialRoomDeflate(t testing.TB, ts *httptest.Server, code string) (*wsClient, inMsg) {
+	t.Helper()
+	d := websocket.Dialer{EnableCompression: true}
+	c, resp, err := d.Dial("ws"+strings.TrimPrefix(ts.URL, "http")+"/ws/room?code="+code, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(resp.Header.Get("Sec-WebSocket-Extensions"), "permessage-deflate") {
+		t.Fatalf("the follower socket did not negotiate permessage-deflate: %q", resp.Header.Get("Sec-WebSocket-Extensions"))
+	}
+	t.Cleanup(func() { c.Close() })
+	w := &wsClient{t: t, c: c, gaps: true}
+	return w, w.read()
+}
+
 func TestRoomThinnedRun(t *testing.T) {
 	for _, mode := range []string{"local", "nats-2-replicas"} {
 		t.Run(mode, func(t *testing.T) {
@@ -131,23 +150,30 @@ func TestRoomThinnedRun(t *testing.T) {
 			if joined.Type != web.MsgRoomJoined {
 				t.Fatalf("follower: %s %s", joined.Type, joined.Payload)
 			}
+			zearly, joined := dialRoomDeflate(t, b, room.Code)
+			if joined.Type != web.MsgRoomJoined {
+				t.Fatalf("compressed follower: %s %s", joined.Type, joined.Payload)
+			}
 			const tokens = 40
 			start := roomStart("Once upon a time", tokens)
 			start["lens"] = true
 			p.send("start", start)
 			nextOf(p, web.MsgStarted, nil)
 			nextOf(early, web.MsgStarted, nil)
+			nextOf(zearly, web.MsgStarted, nil)
 			p.send("run", nil) // no detail_ms: the room's DetailMs (250 ms) thins it
 			mine := runStream(t, p)
-			theirs := runStream(t, early)
 
-			// the follower got the presenter's own messages, byte for byte
-			if len(theirs) != len(mine) {
-				t.Fatalf("follower got %d run messages, the presenter %d", len(theirs), len(mine))
-			}
-			for i := range mine {
-				if theirs[i].typ != mine[i].typ || !bytes.Equal(theirs[i].payload, mine[i].payload) {
-					t.Fatalf("run message %d: follower got %s %.100s, presenter %s %.100s", i, theirs[i].typ, theirs[i].payload, mine[i].typ, mine[i].payload)
+			// the followers got the presenter's own messages, byte for byte
+			for name, f := range map[string]*wsClient{"follower": early, "compressed follower": zearly} {
+				theirs := runStream(t, f)
+				if len(theirs) != len(mine) {
+					t.Fatalf("%s got %d run messages, the presenter %d", name, len(theirs), len(mine))
+				}
+				for i := range mine {
+					if theirs[i].typ != mine[i].typ || !bytes.Equal(theirs[i].payload, mine[i].payload) {
+						t.Fatalf("run message %d: %s got %s %.100s, presenter %s %.100s", i, name, theirs[i].typ, theirs[i].payload, mine[i].typ, mine[i].payload)
+					}
 				}
 			}
 
@@ -241,6 +267,10 @@ func TestRoomThinnedRun(t *testing.T) {
 			// a late joiner's snapshot: every event, each stage's latest detail in full, the rest thin
 			late, _ := dialRoom(t, b, room.Code)
 			snap := nextOf(late, web.MsgResumed, nil)
+			zlate, _ := dialRoomDeflate(t, b, room.Code)
+			if zsnap := nextOf(zlate, web.MsgResumed, nil); !bytes.Equal(zsnap.Payload, snap.Payload) {
+				t.Fatalf("a compressed late joiner's snapshot differs (%d bytes, plain %d)", len(zsnap.Payload), len(snap.Payload))
+			}
 			evs := groupEvents(snap.Payload)
 			var snapKeys []string
 			held := map[string]int{}

@@ -48,6 +48,11 @@ type fanMsg struct {
 	close bool      // after writing (or instead, when there is nothing to write), close the connection
 	tr    *fanTrace // nil unless the hub traces (benchmarks)
 	parts [3][]byte // frame's backing array
+	// zframe is the message compressed (fanout_deflate.go), for followers
+	// that negotiated permessage-deflate; nil: they get frame too
+	zframe [][]byte
+	zsize  int // the compressed message's length
+	zparts [3][]byte
 }
 
 // sharedPayloadMin is the payload size from which a message refers to its
@@ -98,8 +103,41 @@ func (v *roomView) msgLocked(typ string, payload []byte) *fanMsg {
 	if shared {
 		m.parts[1], m.parts[2] = payload, closeBrace
 		m.frame = m.parts[:3]
+		if v.deflaters > 0 {
+			// the envelope as a stored block, the payload compressed once
+			z := v.deflatedLocked(payload)
+			zb := appendStored(make([]byte, head, head+5+len(b)-head), b[head:])
+			m.zsize = len(zb) - head + len(z) + len(deflateEnd)
+			m.zparts[0] = zb[head-textFrameHeader(zb[:head], m.zsize):]
+			m.zparts[0][0] |= rsv1
+			m.zparts[1], m.zparts[2] = z, deflateEnd
+			m.zframe = m.zparts[:]
+		}
 	}
 	return m
+}
+
+// rsv1 marks a compressed message's first frame (RFC 7692 §6).
+const rsv1 = 0x40
+
+// deflatedLocked is a shared payload compressed, from a small cache: a
+// late joiner's snapshot and the page's state go to several followers.
+func (v *roomView) deflatedLocked(p []byte) []byte {
+	for _, c := range v.zcache {
+		if c.n == len(p) && c.p == &p[0] {
+			return c.z
+		}
+	}
+	z := deflateShared(p)
+	copy(v.zcache[1:], v.zcache[:])
+	v.zcache[0] = zcached{p: &p[0], n: len(p), z: z}
+	return z
+}
+
+type zcached struct {
+	p *byte // the payload's first byte: payloads are never changed once stored
+	n int
+	z []byte
 }
 
 // textFrameHeader writes the header of a final, unmasked text frame of n
@@ -165,6 +203,8 @@ type roomView struct {
 	totals    int // room-wide followers, from the owner's counts
 	reported  int // the follower count this replica last reported
 	followers map[*follower]struct{}
+	deflaters int       // followers that negotiated permessage-deflate
+	zcache    [4]zcached // payloads compressed lately (deflatedLocked)
 	branched  int
 	snapshot  []byte // cached resumed payload for late joiners
 	gone      bool   // no longer fed: closed, or torn down when its last follower left
@@ -692,6 +732,9 @@ func (v *roomView) admit(f *follower) error {
 		return &errRoom{"room_full", fmt.Sprintf("the class is full: %d students follow it (the limit); ask the presenter", max)}
 	}
 	v.followers[f] = struct{}{}
+	if f.deflate {
+		v.deflaters++
+	}
 	joined, _ := json.Marshal(map[string]any{"code": v.code, "page": v.page, "followers": len(v.followers) + others, "max_followers": v.h.opts.MaxFollowers, "voter": f.id})
 	v.sendLocked(f, MsgRoomJoined, joined)
 	v.sendSnapshotLocked(f)
@@ -706,6 +749,9 @@ func (v *roomView) leave(f *follower) {
 		return
 	}
 	delete(v.followers, f)
+	if f.deflate {
+		v.deflaters--
+	}
 	if f.branched {
 		v.branched--
 	}
