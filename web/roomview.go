@@ -203,7 +203,7 @@ type roomView struct {
 	totals    int // room-wide followers, from the owner's counts
 	reported  int // the follower count this replica last reported
 	followers map[*follower]struct{}
-	deflaters int       // followers that negotiated permessage-deflate
+	deflaters int        // followers that negotiated permessage-deflate
 	zcache    [4]zcached // payloads compressed lately (deflatedLocked)
 	branched  int
 	snapshot  []byte // cached resumed payload for late joiners
