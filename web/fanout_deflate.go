@@ -54,7 +54,8 @@ var deflateEnd = append(appendStored(nil, closeBrace), 0x00)
 // then gorilla's Upgrader (EnableCompression) has negotiated it. It reads
 // only plain tokens and token=token parameters, so a header it accepts is
 // one gorilla reads the same way; for anything else it says no, and the
-// follower gets plain frames (which are valid either way).
+// follower gets plain frames (which are valid either way). An offer that
+// limits the server's window (server_max_window_bits) gets plain frames too.
 func offersDeflate(h http.Header) bool {
 	found := false
 	for _, v := range h.Values("Sec-WebSocket-Extensions") {
@@ -68,6 +69,9 @@ func offersDeflate(h http.Header) bool {
 				}
 				if i == 0 && name == "permessage-deflate" {
 					found = true
+				}
+				if i > 0 && name == "server_max_window_bits" {
+					return false // a smaller window than deflateShared's: plain frames
 				}
 			}
 		}

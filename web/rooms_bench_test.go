@@ -23,6 +23,9 @@ package web
 //     most every 250 ms, the detail before the stop. Prepared frames (one
 //     encoded frame per message shared by all followers, queued frames
 //     batched into one writev).
+//   - thinned, deflate: the same, read by clients that negotiate
+//     permessage-deflate, as browsers do: large messages go compressed,
+//     compressed once per replica (fanout_deflate.go).
 //   - full: the room gets every event of the run in full, as rooms did
 //     before runs were thinned (roomHub.fullRuns: main's behaviour), with
 //     the same prepared frames.
@@ -49,6 +52,7 @@ package web
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
@@ -98,6 +102,9 @@ type clientSpec struct {
 	// buffer per message), as the benchmark's clients did before: the
 	// client-bound figure, for comparison
 	Gorilla bool `json:"gorilla,omitempty"`
+	// Deflate negotiates permessage-deflate, as browsers do, and inflates
+	// the compressed messages
+	Deflate bool `json:"deflate,omitempty"`
 }
 
 // clientReport is the client process's answer: for each run message (in
@@ -126,6 +133,8 @@ type rawFollower struct {
 	// whole into body instead of skipped: the client checks every event's seq
 	whole []byte
 	body  []byte
+	z     []byte        // a compressed message as read
+	fr    io.ReadCloser // its inflater
 	size  int // the last message's length
 	hdr   [8]byte
 	ws    *websocket.Conn // set: read with gorilla instead (clientSpec.Gorilla)
@@ -177,7 +186,7 @@ func runMsg(head, body []byte) (seqs []int64, stop, ok bool) {
 
 // dialRaw opens a websocket by hand (RFC 6455 §4.1): the upgrade request,
 // then the 101 answer; the frames follow on the same buffered reader.
-func dialRaw(ws string) (*rawFollower, error) {
+func dialRaw(ws string, deflate bool) (*rawFollower, error) {
 	u, err := url.Parse(ws)
 	if err != nil {
 		return nil, err
@@ -188,8 +197,12 @@ func dialRaw(ws string) (*rawFollower, error) {
 	}
 	var key [16]byte
 	rand.Read(key[:])
-	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n",
-		u.RequestURI(), u.Host, base64.StdEncoding.EncodeToString(key[:]))
+	ext := ""
+	if deflate {
+		ext = "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n"
+	}
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n%s\r\n",
+		u.RequestURI(), u.Host, base64.StdEncoding.EncodeToString(key[:]), ext)
 	br := bufio.NewReaderSize(c, 32<<10)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
@@ -199,6 +212,10 @@ func dialRaw(ws string) (*rawFollower, error) {
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		c.Close()
 		return nil, fmt.Errorf("upgrade: %s", resp.Status)
+	}
+	if deflate && !strings.Contains(resp.Header.Get("Sec-WebSocket-Extensions"), "permessage-deflate") {
+		c.Close()
+		return nil, errors.New("the server did not negotiate permessage-deflate")
 	}
 	return &rawFollower{c: c, br: br, head: make([]byte, 0, 192)}, nil
 }
@@ -212,12 +229,12 @@ func (r *rawFollower) next() ([]byte, error) {
 		return msg[:min(len(msg), 192)], err
 	}
 	r.head, r.size = r.head[:0], 0
-	inMsg := false
+	inMsg, compressed := false, false
 	for {
 		if _, err := io.ReadFull(r.br, r.hdr[:2]); err != nil {
 			return nil, err
 		}
-		fin, op, n := r.hdr[0]&0x80 != 0, r.hdr[0]&0x0f, int(r.hdr[1]&0x7f)
+		fin, rsv1, op, n := r.hdr[0]&0x80 != 0, r.hdr[0]&0x40 != 0, r.hdr[0]&0x0f, int(r.hdr[1]&0x7f)
 		if r.hdr[1]&0x80 != 0 {
 			return nil, errors.New("masked frame from the server")
 		}
@@ -250,15 +267,34 @@ func (r *rawFollower) next() ([]byte, error) {
 			return nil, fmt.Errorf("unexpected frame opcode %d", op)
 		}
 		if !inMsg {
-			p, err := r.br.Peek(min(n, cap(r.head)))
-			if err != nil {
-				return nil, err
-			}
-			r.head = append(r.head, p...)
-			r.body = r.body[:0]
+			compressed = rsv1
+			r.body, r.z = r.body[:0], r.z[:0]
 			inMsg = true
+			if !compressed {
+				p, err := r.br.Peek(min(n, cap(r.head)))
+				if err != nil {
+					return nil, err
+				}
+				r.head = append(r.head, p...)
+			}
 		}
 		r.size += n
+		if compressed {
+			// a compressed message is read whole and inflated (RFC 7692 §7.2.2)
+			k := len(r.z)
+			r.z = slices.Grow(r.z, n)[:k+n]
+			if _, err := io.ReadFull(r.br, r.z[k:]); err != nil {
+				return nil, err
+			}
+			if !fin {
+				continue
+			}
+			if err := r.inflate(); err != nil {
+				return nil, err
+			}
+			r.head = append(r.head, r.body[:min(len(r.body), cap(r.head))]...)
+			return r.head, nil
+		}
 		if r.whole != nil && bytes.HasPrefix(r.head, r.whole) {
 			k := len(r.body)
 			r.body = slices.Grow(r.body, n)[:k+n]
@@ -272,6 +308,25 @@ func (r *rawFollower) next() ([]byte, error) {
 			return r.head, nil
 		}
 	}
+}
+
+var deflateTail = []byte{0, 0, 0xff, 0xff}
+
+// inflate decompresses the message in r.z into r.body.
+func (r *rawFollower) inflate() error {
+	src := io.MultiReader(bytes.NewReader(r.z), bytes.NewReader(deflateTail))
+	if r.fr == nil {
+		r.fr = flate.NewReader(src)
+	} else {
+		r.fr.(flate.Resetter).Reset(src, nil)
+	}
+	buf := bytes.NewBuffer(r.body[:0])
+	_, err := buf.ReadFrom(r.fr)
+	r.body = buf.Bytes()
+	if err == io.ErrUnexpectedEOF { // the message ends without a final block
+		err = nil
+	}
+	return err
 }
 
 // eventSeq returns an event message's own seq (it comes first in the
@@ -304,7 +359,7 @@ func roomClientsMain(specJSON string) int {
 	}
 	conns := make([]*rawFollower, spec.Followers)
 	for i := range conns {
-		dial := dialRaw
+		dial := func(u string) (*rawFollower, error) { return dialRaw(u, spec.Deflate) }
 		if spec.Gorilla {
 			dial = dialGorilla
 		}
@@ -538,12 +593,16 @@ func BenchmarkRoomFanout(b *testing.B) {
 						b.ReportMetric(q.lat.p99/p.lat.p99, "full/thinned-p99")
 						b.ReportMetric(q.srvCPU/p.srvCPU, "full/thinned-cpu")
 						b.ReportMetric(q.bytesKiB/p.bytesKiB, "full/thinned-bytes")
+						b.ReportMetric(sum["thinned, deflate"].lat.p99, "deflate-p99-ms")
+						b.ReportMetric(sum["thinned, deflate"].bytesKiB, "deflate-KiB/follower/run")
 						benchLog("%s %s, %d rounds (latency: all rounds' run messages pooled; stacks: the first round, before the runtime caches freed stacks; the rest: medians of rounds)", mode, sc.name, rounds)
 						for _, v := range arms {
 							benchLog("  %-26s %s\n  %-26s 0 followers: %d messages, server cpu %v", v.name+":", sum[v.name], "", base[v.name].msgs, base[v.name].cpu)
 						}
-						benchLog("  p99 per round: thinned %v, full %v (%d rounds not measured: a follower dropped); full/thinned: p99 %.2f, server cpu %.2f, bytes %.2f",
-							roundP99(res["thinned"]), roundP99(res["full"]), drops["full"], q.lat.p99/p.lat.p99, q.srvCPU/p.srvCPU, q.bytesKiB/p.bytesKiB)
+						z := sum["thinned, deflate"]
+						benchLog("  p99 per round: thinned %v, thinned with deflate %v, full %v (%d rounds not measured: a follower dropped); full/thinned: p99 %.2f, server cpu %.2f, bytes %.2f; thinned/deflate: p99 %.2f, server cpu %.2f, bytes %.2f",
+							roundP99(res["thinned"]), roundP99(res["thinned, deflate"]), roundP99(res["full"]), drops["full"], q.lat.p99/p.lat.p99, q.srvCPU/p.srvCPU, q.bytesKiB/p.bytesKiB,
+							p.lat.p99/z.lat.p99, p.srvCPU/z.srvCPU, p.bytesKiB/z.bytesKiB)
 					}
 				})
 			}
@@ -561,12 +620,13 @@ type fanoutVariant struct {
 	full    bool // the room gets a run's every event in full (roomHub.fullRuns: before runs were thinned)
 	plain   bool // the server's followers write with gorilla's WriteMessage
 	gorilla bool // the client process reads with gorilla's ReadMessage
+	deflate bool // the clients negotiate permessage-deflate, as browsers do
 }
 
 // fanoutVariants are the arms; INFERSCOPE_BENCH_ARMS=all adds the writer
 // and client baselines of the earlier sessions.
 func fanoutVariants() []fanoutVariant {
-	v := []fanoutVariant{{name: "thinned"}, {name: "full", full: true}}
+	v := []fanoutVariant{{name: "thinned"}, {name: "thinned, deflate", deflate: true}, {name: "full", full: true}}
 	if os.Getenv("INFERSCOPE_BENCH_ARMS") == "all" {
 		v = append(v, fanoutVariant{name: "plain", plain: true}, fanoutVariant{name: "thinned, gorilla clients", gorilla: true})
 	}
@@ -767,7 +827,7 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 	var cmd *exec.Cmd
 	var out *bufio.Reader
 	if followers > 0 {
-		spec := clientSpec{Followers: followers, Gorilla: v.gorilla}
+		spec := clientSpec{Followers: followers, Gorilla: v.gorilla, Deflate: v.deflate}
 		for _, ts := range tss {
 			spec.URLs = append(spec.URLs, wsURL(ts, "/ws/room?code="+op.Payload.Code))
 		}

@@ -207,6 +207,7 @@ func TestRoomDeflateFramesReadBack(t *testing.T) {
 		{"permessage-deflate; client_max_window_bits=\"15\"", false}, // a quoted value: not read, plain frames
 		{"foo bar, permessage-deflate", false},
 		{"permessage-deflate;;", false},
+		{"permessage-deflate; server_max_window_bits=10", false},
 	} {
 		h := http.Header{}
 		if tc.header != "" {
