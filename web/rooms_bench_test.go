@@ -135,7 +135,7 @@ type rawFollower struct {
 	body  []byte
 	z     []byte        // a compressed message as read
 	fr    io.ReadCloser // its inflater
-	size  int // the last message's length
+	size  int           // the last message's length
 	hdr   [8]byte
 	ws    *websocket.Conn // set: read with gorilla instead (clientSpec.Gorilla)
 }
