@@ -31,6 +31,20 @@ function fresh() {
   return { stage: null, pass: null, passLen: 0, pos: -1, layers: null, lens: null, top: null, chosen: null, rule: "", cacheLen: 0, lit: [], cursor: -1 };
 }
 
+// patch makes the node a the same as b (a parsed copy of what a should
+// become), writing only the attributes and texts that differ; a node of
+// another kind is replaced by b.
+function patch(a, b) {
+  if (a.nodeType !== b.nodeType || a.nodeName !== b.nodeName) { a.replaceWith(b); return; }
+  if (a.nodeType !== 1) { if (a.nodeValue !== b.nodeValue) a.nodeValue = b.nodeValue; return; }
+  for (const at of b.attributes) if (a.getAttribute(at.name) !== at.value) a.setAttribute(at.name, at.value);
+  if (a.attributes.length !== b.attributes.length) for (const at of [...a.attributes]) if (!b.hasAttribute(at.name)) a.removeAttribute(at.name);
+  const ac = a.childNodes, bc = [...b.childNodes], n = Math.min(ac.length, bc.length);
+  for (let i = 0; i < n; i++) patch(ac[i], bc[i]);
+  while (ac.length > bc.length) a.lastChild.remove();
+  for (let i = n; i < bc.length; i++) a.appendChild(bc[i]);
+}
+
 export class ModelView {
   constructor(root, opts = {}) {
     this.root = root;
@@ -222,11 +236,22 @@ export class ModelView {
     if (!this.width) return;
     const W = Math.max(300, this.width);
     const html = this.svg(m, W);
-    // an unchanged picture (an event that lit nothing new) is not parsed again
+    // an unchanged picture (an event that lit nothing new) is not parsed
+    // again; a changed one is parsed off the page and only what differs is
+    // written into the picture on the page (a token changes a few texts and
+    // classes: the rest keeps its layout, and focus stays where it was)
     if (html !== this.html || !this.pic.firstChild) {
-      this.pic.innerHTML = html;
+      const old = this.pic.firstElementChild;
+      if (old && old.tagName === "svg") {
+        const tpl = this.tpl || (this.tpl = document.createElement("template"));
+        tpl.innerHTML = html;
+        patch(old, tpl.content.firstElementChild);
+        tpl.innerHTML = "";
+      } else {
+        this.pic.innerHTML = html;
+        this.pic.appendChild(this.cellCanvas);
+      }
       this.html = html;
-      this.pic.appendChild(this.cellCanvas);
     }
     this.drawCells(W, this.height);
     this.drawLens();
