@@ -572,11 +572,13 @@ type traceEvent struct {
 	Args json.RawMessage `json:"args"`
 }
 
-// traceRunJS clicks "Run to end" and resolves once the stop is drawn.
+// traceRunJS clicks "Run to end" and resolves once the stop is drawn and
+// every panel, in view or not, has caught up (the idle-time drawing of the
+// panels out of view is traced too).
 const traceRunJS = `new Promise(res => {
 	const obs = new MutationObserver(() => {
 		const st = document.getElementById("stop-text");
-		if (st.dataset.reason && ` + pageShownJS + `) { obs.disconnect(); requestAnimationFrame(() => setTimeout(() => res(true), 0)); }
+		if (st.dataset.reason && ` + pageIdleJS + `) { obs.disconnect(); requestAnimationFrame(() => setTimeout(() => res(true), 0)); }
 	});
 	obs.observe(document.body, {subtree: true, childList: true, attributes: true});
 	document.getElementById("btn-run").click();
