@@ -89,7 +89,7 @@ function catchUp() {
     idle = 0;
     if (frame || later || cancelAsked || running()) return; // a command or a visible panel came first: it schedules again
     const n = HEAVY.concat(LIGHT).find((x) => dirty.has(x));
-    if (n) drawOne(n);
+    if (n) drawOne(n, "idle");
     catchUp();
     markStale();
     updateBusy();
@@ -102,8 +102,11 @@ let lastHeavy = -1e9, heavyLeft = false;
 // stats: frames drawn and main-thread milliseconds spent drawing and
 // applying events, per panel (read by the browser benchmark)
 const stats = window.labStats = { frames: 0, drawMs: 0, maxDrawMs: 0, events: 0, applyMs: 0 };
-function drawOne(n) {
+// how each panel was last drawn: "frame" (in view) or "idle" (caught up out of view)
+const drawnBy = window.labDrawn = {};
+function drawOne(n, by = "frame") {
   dirty.delete(n);
+  drawnBy[n] = by;
   const t1 = performance.now();
   draw[n]();
   const dt = performance.now() - t1;
