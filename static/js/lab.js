@@ -650,6 +650,7 @@ const draw = {
     genDrawn = 0;
     const g = $("kv-grid").getContext("2d");
     g.clearRect(0, 0, $("kv-grid").width, $("kv-grid").height);
+    $("kv-grid")._labels = null;
     $("checksum").textContent = run.model ? "before: " + run.model.checksum + " (after: shown when the run stops)" : "";
     $("pass-explain").textContent = "Prefill runs every prompt position through all layers in one pass; decode runs one new position per step.";
     setContext(0, 1);
@@ -888,13 +889,20 @@ function drawKV() {
   if (c.width !== Math.round(W * dpr) || c.height !== Math.round(H * dpr)) { c.width = Math.round(W * dpr); c.height = Math.round(H * dpr); c.style.height = H + "px"; }
   const g = c.getContext("2d");
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
-  g.clearRect(0, 0, W, H);
   const labelW = 52, cw = Math.max(0.5, Math.min(16, (W - labelW) / cap)), ch = Math.max(4, Math.min(16, (H - 4) / L));
-  g.font = "11px system-ui";
   const col = { fg: C.cssVar("--fg"), prompt: C.cssVar("--accent"), gen: C.cssVar("--good"), newest: C.cssVar("--bad"), free: C.cssVar("--border") };
-  for (let l = 0; l < L; l++) {
+  // the layer labels are drawn only when the canvas is new, resized or
+  // the theme changed: setting a canvas font on the page forces a style
+  // recalculation of everything the frame changed before it
+  const key = [c.width, c.height, L, col.fg, C.isDark()].join(" ");
+  if (c._labels !== key) {
+    c._labels = key;
+    g.clearRect(0, 0, W, H);
+    g.font = "11px system-ui";
     g.fillStyle = col.fg;
-    g.fillText("layer " + l, 0, 2 + l * ch + ch * 0.75);
+    for (let l = 0; l < L; l++) g.fillText("layer " + l, 0, 2 + l * ch + ch * 0.75);
+  } else g.clearRect(labelW, 0, W - labelW, H);
+  for (let l = 0; l < L; l++) {
     g.fillStyle = col.free;
     g.fillRect(labelW, 2 + l * ch, cw * cap, ch - 1);
     g.fillStyle = col.prompt;
