@@ -113,8 +113,12 @@ function drawOne(n, by = "frame") {
   stats[n] = (stats[n] || 0) + dt;
   if (dt > (stats["max-" + n] || 0)) stats["max-" + n] = dt;
 }
+// lastSeq is the last event's number, written to body[data-seq] by the
+// frame that draws it (not once per event)
+let lastSeq = null;
 function flush() {
   frame = 0;
+  if (lastSeq !== null && document.body.dataset.seq !== String(lastSeq)) document.body.dataset.seq = lastSeq;
   const t0 = performance.now();
   for (const n of LIGHT) if (dirty.has(n) && inView(n)) drawOne(n);
   const streaming = pending === "run";
@@ -452,8 +456,8 @@ function onEvent(ev) {
     if (p === "step" && !resuming) scrollToStage(stage);
   }
   setButtons();
+  lastSeq = ev.seq;
   mark("pipeline");
-  document.body.dataset.seq = ev.seq;
 }
 
 // apply folds one event into the run's state and marks what to redraw.
@@ -601,13 +605,17 @@ function setStatus(text, isError) {
 }
 function setButtons() {
   const live = runState !== "idle" && !!run.model, busy = !!pending || paced !== null;
-  const stopped = runState === "stopped";
-  $("btn-step").disabled = $("btn-token").disabled = $("btn-run").disabled = !live || busy || stopped || cancelAsked;
-  $("btn-rewind").disabled = !live || busy || run.gen.length === 0 || cancelAsked;
-  $("btn-reset").disabled = !live || busy || cancelAsked;
-  $("btn-cancel").disabled = !(pending === "run" || pending === "paced" || pending === "token" || paced) || cancelAsked;
-  $("force-q").disabled = !live;
-  if (following) for (const id of ["btn-step", "btn-token", "btn-run", "btn-rewind", "btn-reset", "btn-cancel", "btn-start", "force-q"]) $(id).disabled = true;
+  const stopped = runState === "stopped", off = !live || busy || stopped || cancelAsked;
+  // written only when they change: this runs for every event of a run
+  const set = (id, v) => { const b = $(id); if (b.disabled !== v) b.disabled = v; };
+  set("btn-step", off);
+  set("btn-token", off);
+  set("btn-run", off);
+  set("btn-rewind", !live || busy || run.gen.length === 0 || cancelAsked);
+  set("btn-reset", !live || busy || cancelAsked);
+  set("btn-cancel", !(pending === "run" || pending === "paced" || pending === "token" || paced) || cancelAsked);
+  set("force-q", !live);
+  if (following) for (const id of ["btn-step", "btn-token", "btn-run", "btn-rewind", "btn-reset", "btn-cancel", "btn-start", "force-q"]) set(id, true);
   updateBusy();
 }
 // data-busy is "1" while a command runs or its results wait to be drawn,
