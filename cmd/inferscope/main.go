@@ -35,7 +35,9 @@ var errUsage = errors.New("usage")
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	rc := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	zzDump()
+	os.Exit(rc)
 }
 
 // run dispatches to a subcommand and returns the process exit code.
