@@ -35,9 +35,7 @@ var errUsage = errors.New("usage")
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rc := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	zzDump()
-	os.Exit(rc)
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run dispatches to a subcommand and returns the process exit code.
