@@ -623,6 +623,8 @@ function setButtons() {
 // is "0" as soon as everything in view (and near it) is drawn, the panels
 // out of view may still wait (each marked data-stale="1").
 function updateBusy() {
+  // a command that ended without a frame (an error) still lets the panels out of view catch up
+  if (dirty.size && !idle) catchUp();
   const cmd = !!(pending || paced !== null || cancelAsked || frame || later);
   let view = cmd, all = cmd || !!idle;
   if (!view) for (const n of dirty) { all = true; if (inView(n)) { view = true; break; } }
