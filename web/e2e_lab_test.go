@@ -59,7 +59,14 @@ func labServer(t testing.TB) (*httptest.Server, *engine.Model) {
 }
 
 func waitJS(ctx context.Context, expr string) error {
-	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(60*time.Second)))
+	var err error
+	for try := 0; try < 3; try++ {
+		_, err = chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(60*time.Second)))
+		if !staleContext(err) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if err != nil {
 		return fmt.Errorf("waiting for %s: %w", expr, err)
 	}
@@ -69,10 +76,22 @@ func waitJS(ctx context.Context, expr string) error {
 func evalJS[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	for try := 0; try < 2 && staleContext(err); try++ {
+		time.Sleep(100 * time.Millisecond)
+		v, err = chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	}
 	if err != nil {
 		t.Fatalf("%s: %v", expr, err)
 	}
 	return v
+}
+
+// staleContext reports the DevTools error of a script sent to the page's
+// previous JavaScript context, which a navigation has just replaced
+// (chromedp can hand out the old context id for a moment under load):
+// the script never ran, so it is sent again.
+func staleContext(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "Cannot find context with specified id")
 }
 
 // engineRun mirrors what the lab does, through the engine directly.

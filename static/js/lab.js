@@ -41,12 +41,59 @@ setRunState("idle");
 // text, the inter-token chart and the stage strip still draw every frame —
 // and a frame that has spent FRAME_MS on heavy panels (16 ms in the
 // frames that finish a streamed run) leaves the rest to the next frame
-// (the most visible first). data-busy stays "1" until all are drawn.
+// (the most visible first). A panel out of view is not drawn in the frame:
+// it waits until it scrolls near the viewport, or until the page is idle
+// (see "drawing only what can be seen" below). data-view-busy is "0" once
+// everything in view is drawn; data-busy stays "1" until all is drawn.
 const dirty = new Set();
 let frame = 0, later = 0;
 function mark(...names) {
   for (const n of names) dirty.add(n);
   if (!frame && !cancelAsked) frame = requestAnimationFrame(flush);
+}
+
+// ---------- drawing only what can be seen ----------
+// An IntersectionObserver says which panels are in or near the viewport
+// (NEAR_PX above and below it). A panel's drawing waits while it is out of
+// view: it is drawn in the frame after it scrolls near, or, when no command
+// is running, in idle time one panel at a time (so the whole page catches
+// up between clicks without delaying the next one). A panel holding state
+// it has not drawn carries data-stale="1".
+const PANEL_OF = { model: "panel-model", logits: "panel-logits", sample: "panel-sample", tokens: "panel-tokens", embed: "panel-embed",
+  prefill: "panel-prefill", attn: "panel-prefill", kv: "panel-kv", timing: "panel-timing" };
+const PANEL_IDS = [...new Set(Object.values(PANEL_OF))];
+const NEAR_PX = 300;
+const near = new Map(); // panel id → in or near the viewport (unknown until the observer's first report: drawn)
+const seen = new IntersectionObserver((entries) => {
+  let came = false;
+  for (const e of entries) {
+    near.set(e.target.id, e.isIntersecting);
+    if (e.isIntersecting && [...dirty].some((n) => PANEL_OF[n] === e.target.id)) came = true;
+  }
+  if (came) mark();
+  else updateBusy();
+}, { rootMargin: NEAR_PX + "px 0px" });
+for (const id of PANEL_IDS) seen.observe($(id));
+function inView(n) { const id = PANEL_OF[n]; return !id || near.get(id) !== false || (scrollTarget && PANEL[scrollTarget] === id); }
+function viewDirty() { for (const n of dirty) if (inView(n)) return true; return false; }
+// catch-up: the panels out of view are drawn when the browser is idle and
+// no command is running, one per idle callback, the order of HEAVY
+let idle = 0;
+const idleCall = window.requestIdleCallback || ((fn) => setTimeout(() => fn({ didTimeout: true, timeRemaining: () => 0 }), 50));
+const idleCancel = window.cancelIdleCallback || clearTimeout;
+// (between a paced run's tokens too: the server is waiting for the page)
+function running() { return !!pending && !(pending === "paced" && !flying); }
+function catchUp() {
+  if (idle || frame || later || cancelAsked || running() || !dirty.size) return;
+  idle = idleCall(() => {
+    idle = 0;
+    if (frame || later || cancelAsked || running()) return; // a command or a visible panel came first: it schedules again
+    const n = HEAVY.concat(LIGHT).find((x) => dirty.has(x));
+    if (n) drawOne(n, "idle");
+    catchUp();
+    markStale();
+    updateBusy();
+  }, { timeout: 1000 });
 }
 const LIGHT = ["reset", "gen", "timing", "stop", "pipeline", "buttons"];
 const HEAVY = ["model", "logits", "sample", "tokens", "embed", "prefill", "attn", "kv"];
@@ -55,18 +102,25 @@ let lastHeavy = -1e9, heavyLeft = false;
 // stats: frames drawn and main-thread milliseconds spent drawing and
 // applying events, per panel (read by the browser benchmark)
 const stats = window.labStats = { frames: 0, drawMs: 0, maxDrawMs: 0, events: 0, applyMs: 0 };
-function drawOne(n) {
+// how each panel was last drawn: "frame" (in view) or "idle" (caught up out of view)
+const drawnBy = window.labDrawn = {};
+function drawOne(n, by = "frame") {
   dirty.delete(n);
+  drawnBy[n] = by;
   const t1 = performance.now();
   draw[n]();
   const dt = performance.now() - t1;
   stats[n] = (stats[n] || 0) + dt;
   if (dt > (stats["max-" + n] || 0)) stats["max-" + n] = dt;
 }
+// lastSeq is the last event's number, written to body[data-seq] by the
+// frame that draws it (not once per event)
+let lastSeq = null;
 function flush() {
   frame = 0;
+  if (lastSeq !== null && document.body.dataset.seq !== String(lastSeq)) document.body.dataset.seq = lastSeq;
   const t0 = performance.now();
-  for (const n of LIGHT) if (dirty.has(n)) drawOne(n);
+  for (const n of LIGHT) if (dirty.has(n) && inView(n)) drawOne(n);
   const streaming = pending === "run";
   let wait = 0;
   if (streaming && !heavyLeft && t0 - lastHeavy < STREAM_MS) wait = STREAM_MS - (t0 - lastHeavy);
@@ -80,7 +134,7 @@ function flush() {
     let drew = false;
     heavyLeft = false;
     for (const n of HEAVY) {
-      if (!dirty.has(n)) continue;
+      if (!dirty.has(n) || !inView(n)) continue;
       if (drew && performance.now() - t0 > budget) { heavyLeft = true; break; }
       drawOne(n);
       drew = true;
@@ -93,10 +147,12 @@ function flush() {
     if (panel) panel.scrollIntoView({ block: "nearest", behavior: "instant" });
   }
   if (!wait && later) { clearTimeout(later); later = 0; }
-  if (dirty.size && !cancelAsked) {
+  if (viewDirty() && !cancelAsked) {
     if (!wait) frame = requestAnimationFrame(flush);
     else if (!later) later = setTimeout(() => { later = 0; if (!frame && !cancelAsked) frame = requestAnimationFrame(flush); }, wait);
   }
+  catchUp();
+  markStale();
   updateBusy();
   const dt = performance.now() - t0;
   stats.flushStart = t0;
@@ -109,7 +165,8 @@ function flush() {
 function dropDrawing() {
   if (frame) cancelAnimationFrame(frame);
   clearTimeout(later);
-  frame = later = 0;
+  if (idle) idleCancel(idle);
+  frame = later = idle = 0;
 }
 
 // ---------- the model view: the Transformer drawn from the card, lit by events ----------
@@ -399,8 +456,8 @@ function onEvent(ev) {
     if (p === "step" && !resuming) scrollToStage(stage);
   }
   setButtons();
+  lastSeq = ev.seq;
   mark("pipeline");
-  document.body.dataset.seq = ev.seq;
 }
 
 // apply folds one event into the run's state and marks what to redraw.
@@ -548,19 +605,45 @@ function setStatus(text, isError) {
 }
 function setButtons() {
   const live = runState !== "idle" && !!run.model, busy = !!pending || paced !== null;
-  const stopped = runState === "stopped";
-  $("btn-step").disabled = $("btn-token").disabled = $("btn-run").disabled = !live || busy || stopped || cancelAsked;
-  $("btn-rewind").disabled = !live || busy || run.gen.length === 0 || cancelAsked;
-  $("btn-reset").disabled = !live || busy || cancelAsked;
-  $("btn-cancel").disabled = !(pending === "run" || pending === "paced" || pending === "token" || paced) || cancelAsked;
-  $("force-q").disabled = !live;
-  if (following) for (const id of ["btn-step", "btn-token", "btn-run", "btn-rewind", "btn-reset", "btn-cancel", "btn-start", "force-q"]) $(id).disabled = true;
+  const stopped = runState === "stopped", off = !live || busy || stopped || cancelAsked;
+  // written only when they change: this runs for every event of a run
+  const set = (id, v) => { const b = $(id); if (b.disabled !== v) b.disabled = v; };
+  set("btn-step", off);
+  set("btn-token", off);
+  set("btn-run", off);
+  set("btn-rewind", !live || busy || run.gen.length === 0 || cancelAsked);
+  set("btn-reset", !live || busy || cancelAsked);
+  set("btn-cancel", !(pending === "run" || pending === "paced" || pending === "token" || paced) || cancelAsked);
+  set("force-q", !live);
+  if (following) for (const id of ["btn-step", "btn-token", "btn-run", "btn-rewind", "btn-reset", "btn-cancel", "btn-start", "force-q"]) set(id, true);
   updateBusy();
 }
 // data-busy is "1" while a command runs or its results wait to be drawn,
-// so "0" means the page shows everything it has received.
+// so "0" means the page shows everything it has received; data-view-busy
+// is "0" as soon as everything in view (and near it) is drawn, the panels
+// out of view may still wait (each marked data-stale="1").
 function updateBusy() {
-  document.body.dataset.busy = pending || paced !== null || cancelAsked || frame || later ? "1" : "0";
+  // a command that ended without a frame (an error) still lets the panels out of view catch up
+  if (dirty.size && !idle) catchUp();
+  const cmd = !!(pending || paced !== null || cancelAsked || frame || later);
+  let view = cmd, all = cmd || !!idle;
+  if (!view) for (const n of dirty) { all = true; if (inView(n)) { view = true; break; } }
+  const body = document.body.dataset, b = all ? "1" : "0", v = view ? "1" : "0";
+  if (body.busy !== b) body.busy = b;
+  if (body.viewBusy !== v) body.viewBusy = v;
+}
+// markStale sets data-stale="1" on the panels whose drawing waits (after
+// each frame and each panel drawn in idle time)
+const staleShown = new Map();
+function markStale() {
+  const stale = new Set();
+  for (const n of dirty) if (PANEL_OF[n]) stale.add(PANEL_OF[n]);
+  for (const id of PANEL_IDS) {
+    const v = stale.has(id);
+    if (staleShown.get(id) === v) continue;
+    staleShown.set(id, v);
+    if (v) $(id).dataset.stale = "1"; else delete $(id).dataset.stale;
+  }
 }
 const narrow = window.matchMedia("(max-width: 900px)");
 const NEXT_WORDS = { tokenize: "tokenize the prompt", embed: "look up the embeddings", prefill: "run prefill", logits: "compute the logits",
@@ -577,6 +660,7 @@ const draw = {
     genDrawn = 0;
     const g = $("kv-grid").getContext("2d");
     g.clearRect(0, 0, $("kv-grid").width, $("kv-grid").height);
+    $("kv-grid")._labels = null;
     $("checksum").textContent = run.model ? "before: " + run.model.checksum + " (after: shown when the run stops)" : "";
     $("pass-explain").textContent = "Prefill runs every prompt position through all layers in one pass; decode runs one new position per step.";
     setContext(0, 1);
@@ -815,13 +899,20 @@ function drawKV() {
   if (c.width !== Math.round(W * dpr) || c.height !== Math.round(H * dpr)) { c.width = Math.round(W * dpr); c.height = Math.round(H * dpr); c.style.height = H + "px"; }
   const g = c.getContext("2d");
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
-  g.clearRect(0, 0, W, H);
   const labelW = 52, cw = Math.max(0.5, Math.min(16, (W - labelW) / cap)), ch = Math.max(4, Math.min(16, (H - 4) / L));
-  g.font = "11px system-ui";
   const col = { fg: C.cssVar("--fg"), prompt: C.cssVar("--accent"), gen: C.cssVar("--good"), newest: C.cssVar("--bad"), free: C.cssVar("--border") };
-  for (let l = 0; l < L; l++) {
+  // the layer labels are drawn only when the canvas is new, resized or
+  // the theme changed: setting a canvas font on the page forces a style
+  // recalculation of everything the frame changed before it
+  const key = [c.width, c.height, L, col.fg, C.isDark()].join(" ");
+  if (c._labels !== key) {
+    c._labels = key;
+    g.clearRect(0, 0, W, H);
+    g.font = "11px system-ui";
     g.fillStyle = col.fg;
-    g.fillText("layer " + l, 0, 2 + l * ch + ch * 0.75);
+    for (let l = 0; l < L; l++) g.fillText("layer " + l, 0, 2 + l * ch + ch * 0.75);
+  } else g.clearRect(labelW, 0, W - labelW, H);
+  for (let l = 0; l < L; l++) {
     g.fillStyle = col.free;
     g.fillRect(labelW, 2 + l * ch, cw * cap, ch - 1);
     g.fillStyle = col.prompt;

@@ -31,6 +31,20 @@ function fresh() {
   return { stage: null, pass: null, passLen: 0, pos: -1, layers: null, lens: null, top: null, chosen: null, rule: "", cacheLen: 0, lit: [], cursor: -1 };
 }
 
+// patch makes the node a the same as b (a parsed copy of what a should
+// become), writing only the attributes and texts that differ; a node of
+// another kind is replaced by b.
+function patch(a, b) {
+  if (a.nodeType !== b.nodeType || a.nodeName !== b.nodeName) { a.replaceWith(b); return; }
+  if (a.nodeType !== 1) { if (a.nodeValue !== b.nodeValue) a.nodeValue = b.nodeValue; return; }
+  for (const at of b.attributes) if (a.getAttribute(at.name) !== at.value) a.setAttribute(at.name, at.value);
+  if (a.attributes.length !== b.attributes.length) for (const at of [...a.attributes]) if (!b.hasAttribute(at.name)) a.removeAttribute(at.name);
+  const ac = a.childNodes, bc = [...b.childNodes], n = Math.min(ac.length, bc.length);
+  for (let i = 0; i < n; i++) patch(ac[i], bc[i]);
+  while (ac.length > bc.length) a.lastChild.remove();
+  for (let i = n; i < bc.length; i++) a.appendChild(bc[i]);
+}
+
 export class ModelView {
   constructor(root, opts = {}) {
     this.root = root;
@@ -43,7 +57,7 @@ export class ModelView {
     this.selected = null; // the part whose tensor is shown
     root.classList.add("mv");
     this.pic = el("div", { class: "mv-pic", "data-testid": "mv-pic" });
-    this.cellCanvas = el("canvas", { class: "mv-cells", "aria-hidden": "true", width: "0", height: "0" });
+    this.cellCanvases = []; // one per block's heads (drawCells)
     this.inspectBox = el("div", { class: "mv-inspect", "data-testid": "mv-inspect", "aria-live": "polite" });
     this.lensBox = el("div", { class: "mv-lens table-wrap", "data-testid": "mv-lens", tabindex: "0", role: "region", "aria-label": "Logit lens: the top tokens after each block" });
     root.append(this.pic, this.inspectBox, this.lensBox);
@@ -222,11 +236,22 @@ export class ModelView {
     if (!this.width) return;
     const W = Math.max(300, this.width);
     const html = this.svg(m, W);
-    // an unchanged picture (an event that lit nothing new) is not parsed again
+    // an unchanged picture (an event that lit nothing new) is not parsed
+    // again; a changed one is parsed off the page and only what differs is
+    // written into the picture on the page (a token changes a few texts and
+    // classes: the rest keeps its layout, and focus stays where it was)
     if (html !== this.html || !this.pic.firstChild) {
-      this.pic.innerHTML = html;
+      const old = this.pic.firstElementChild;
+      if (old && old.tagName === "svg") {
+        const tpl = this.tpl || (this.tpl = document.createElement("template"));
+        tpl.innerHTML = html;
+        patch(old, tpl.content.firstElementChild);
+        tpl.innerHTML = "";
+      } else {
+        this.pic.innerHTML = html;
+        this.cellsDrawn = null; // the cell canvases were taken off with the old picture
+      }
       this.html = html;
-      this.pic.appendChild(this.cellCanvas);
     }
     this.drawCells(W, this.height);
     this.drawLens();
@@ -416,23 +441,45 @@ export class ModelView {
   }
 
   drawCells(W, H) {
-    const c = this.cellCanvas, dpr = window.devicePixelRatio || 1, cells = this.cells, dark = isDark();
-    const pw = Math.ceil(W * dpr), ph = Math.ceil(H * dpr);
+    const dpr = window.devicePixelRatio || 1, cells = this.cells, dark = isDark();
     // an unchanged picture is not painted again: a repainted canvas is
     // copied whole to the compositor (most events of a streamed run change
     // no cell)
     const last = this.cellsDrawn;
-    if (last && last.pw === pw && last.ph === ph && last.dark === dark && last.cells.length === cells.length && last.cells.every((v, i) => v === cells[i])) return;
-    this.cellsDrawn = { pw, ph, dark, cells: cells.slice() };
-    if (c.width !== pw || c.height !== ph) { c.width = pw; c.height = ph; c.style.width = W + "px"; c.style.height = H + "px"; }
-    const g = c.getContext("2d");
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, W, H);
+    if (last && last.W === W && last.H === H && last.dpr === dpr && last.dark === dark && last.cells.length === cells.length && last.cells.every((v, i) => v === cells[i])) return;
+    this.cellsDrawn = { W, H, dpr, dark, cells: cells.slice() };
+    // one small canvas per band of cells (a block's heads share a row),
+    // not one the size of the picture: what is copied to the compositor
+    // per token is the heads' strips, not the whole drawing
+    const bands = [], byY = new Map();
     for (let i = 0; i < cells.length; i += 5) {
-      g.fillStyle = seq(cells[i + 4], dark);
-      g.fillRect(cells[i], cells[i + 1], cells[i + 2], cells[i + 3]);
+      let b = byY.get(cells[i + 1]);
+      if (!b) { b = { y: cells[i + 1], x0: Infinity, x1: 0, h: 0, idx: [] }; byY.set(b.y, b); bands.push(b); }
+      b.x0 = Math.min(b.x0, cells[i]);
+      b.x1 = Math.max(b.x1, cells[i] + cells[i + 2]);
+      b.h = Math.max(b.h, cells[i + 3]);
+      b.idx.push(i);
     }
-    c.dataset.cells = cells.length / 5;
+    const cs = this.cellCanvases;
+    while (cs.length > bands.length) cs.pop().remove();
+    bands.forEach((b, k) => {
+      let c = cs[k];
+      if (!c) cs.push(c = el("canvas", { class: "mv-cells", "aria-hidden": "true" }));
+      if (c.parentNode !== this.pic) this.pic.appendChild(c);
+      const x0 = Math.floor(b.x0), y0 = Math.floor(b.y), w = Math.ceil(b.x1) - x0, h = Math.ceil(b.y + b.h) - y0;
+      const pw = Math.ceil(w * dpr), ph = Math.ceil(h * dpr);
+      if (c.width !== pw || c.height !== ph) { c.width = pw; c.height = ph; c.style.width = w + "px"; c.style.height = h + "px"; }
+      if (c.style.left !== x0 + "px") c.style.left = x0 + "px";
+      if (c.style.top !== y0 + "px") c.style.top = y0 + "px";
+      const g = c.getContext("2d");
+      g.setTransform(dpr, 0, 0, dpr, -x0 * dpr, -y0 * dpr);
+      g.clearRect(x0, y0, w, h);
+      for (const i of b.idx) {
+        g.fillStyle = seq(cells[i + 4], dark);
+        g.fillRect(cells[i], cells[i + 1], cells[i + 2], cells[i + 3]);
+      }
+      c.dataset.cells = b.idx.length;
+    });
   }
 
   drawLens() {

@@ -1,0 +1,141 @@
+package web_test
+
+// e2e_lab_view_test.go: the lab draws what is in view first — a panel out
+// of view waits (data-stale) and is drawn with the engine's values when it
+// scrolls into view, or in idle time when the student stays where they are.
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/inferscope/inferscope/engine/session"
+	"github.com/inferscope/inferscope/internal/browsertest"
+)
+
+// TestBrowserLabOffscreenPanels: at 1366×900 a next-token click is shown
+// in view (the text, the model view) before the panels below the fold are
+// drawn: at that moment the candidates and KV cache panels are marked
+// stale and still empty; the student staying at the top, they are drawn in
+// idle time with the engine's values. During "Run to end" (no idle-time
+// drawing while a run streams) the KV cache panel scrolled into view is
+// drawn by the frames and ends on the engine's cache length.
+func TestBrowserLabOffscreenPanels(t *testing.T) {
+	ts, m := labServer(t)
+	b := browsertest.New(t)
+	ctx := b.Ctx
+	b.SetViewport(t, 1366, 900, false)
+	_, want := engineRun(t, m, session.Config{Prompt: "The President said", Sampling: session.SamplingParams{Temperature: 0, TopP: 1}, MaxNewTokens: 200, AllAttention: true, Lens: true})
+	nth := func(s session.Stage, i int) *session.Event {
+		for _, e := range want {
+			if e.Stage == s {
+				if i == 0 {
+					return e
+				}
+				i--
+			}
+		}
+		t.Fatalf("the engine's run has no %s event %d", s, i)
+		return nil
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			b.Screenshot(t, "lab-offscreen-failure")
+			t.Fatal(err)
+		}
+	}
+	candIDs := `[...document.querySelectorAll('[data-testid="cand-row"]')].map(r => +r.dataset.id)`
+	engineIDs := func(l *session.LogitsInfo) []int {
+		var ids []int
+		for _, c := range l.Top {
+			ids = append(ids, c.ID)
+		}
+		return ids
+	}
+	labAt(t, b, ts.URL+"/lab?prompt=The%20President%20said&n=200&t=0&p=1")
+	must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`)))
+	must(waitJS(ctx, `document.getElementById("panel-logits").getBoundingClientRect().top > innerHeight + 400 && `+pageIdleJS))
+
+	// the first token: at the moment everything in view is drawn, the
+	// panels below the fold still wait
+	seen, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`new Promise(res => {
+		const n = `+tokenCountJS+`;
+		const obs = new MutationObserver(() => {
+			if (`+tokenCountJS+` > n && document.body.dataset.viewBusy === "0") {
+				obs.disconnect();
+				res([document.getElementById("panel-logits").dataset.stale || "", document.getElementById("panel-kv").dataset.stale || "",
+					document.getElementById("panel-model").dataset.stale || "", String(document.querySelectorAll('[data-testid="cand-row"]').length),
+					document.getElementById("kv-grid").dataset.cacheLen || ""]);
+			}
+		});
+		obs.observe(document.body, {subtree: true, childList: true, attributes: true});
+		document.getElementById("btn-token").click();
+	})`, chromedp.EvalAwaitPromise))
+	must(err)
+	if seen[0] != "1" || seen[1] != "1" || seen[2] != "" || seen[3] != "0" {
+		t.Errorf("when the token was drawn in view: candidates panel stale %q (want 1) with %s rows (want 0), KV panel stale %q (want 1), model view stale %q (want none)",
+			seen[0], seen[3], seen[1], seen[2])
+	}
+	if seen[4] == strconv.Itoa(nth(session.StageAppend, 0).Append.CacheLen) {
+		t.Errorf("the KV grid out of view already showed the new cache length %s", seen[4])
+	}
+	// staying at the top: drawn in idle time, with the engine's values
+	must(waitJS(ctx, pageIdleJS))
+	if got := evalJS[[]string](t, ctx, `[window.labDrawn.logits, window.labDrawn.kv, String(document.querySelectorAll(".panel[data-stale]").length), String(scrollY)]`); got[0] != "idle" || got[1] != "idle" || got[2] != "0" || got[3] != "0" {
+		t.Errorf("out of view after the first token: candidates drawn by %q, KV cache by %q (want idle), %s panels still stale, scrolled to %s (want 0)", got[0], got[1], got[2], got[3])
+	}
+	if got, w := evalJS[[]int](t, ctx, candIDs), engineIDs(nth(session.StageLogits, 0).Logits); fmt.Sprint(got) != fmt.Sprint(w) {
+		t.Errorf("candidates after the first token %v, engine %v", got, w)
+	}
+	if got, w := evalJS[string](t, ctx, `document.getElementById("kv-grid").dataset.cacheLen`), nth(session.StageAppend, 0).Append.CacheLen; got != strconv.Itoa(w) {
+		t.Errorf("KV cache panel shows %s positions, the engine's cache holds %d", got, w)
+	}
+
+	// "Run to end": the KV cache panel is scrolled into view once the run's
+	// first token is shown; the frames draw it, and it ends on the
+	// engine's last cache length
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`new Promise(res => {
+		const n = `+tokenCountJS+`;
+		const obs = new MutationObserver(() => {
+			if (`+tokenCountJS+` > n) {
+				obs.disconnect();
+				document.getElementById("panel-kv").scrollIntoView({block: "start", behavior: "instant"});
+				res(true);
+			}
+		});
+		obs.observe(document.body, {subtree: true, childList: true, attributes: true});
+		document.getElementById("btn-run").click();
+	})`, chromedp.EvalAwaitPromise))
+	must(err)
+	must(waitJS(ctx, `document.getElementById("stop-text").dataset.reason !== undefined && `+pageIdleJS))
+	var last *session.AppendInfo
+	for _, e := range want {
+		if e.Append != nil {
+			last = e.Append
+		}
+	}
+	if by := evalJS[string](t, ctx, `window.labDrawn.kv`); by != "frame" {
+		t.Errorf("the KV cache panel scrolled into view during the run was drawn by %q, want the frames", by)
+	}
+	if got := evalJS[string](t, ctx, `document.getElementById("kv-grid").dataset.cacheLen`); got != strconv.Itoa(last.CacheLen) {
+		t.Errorf("after the run the KV cache panel shows %s positions, the engine's cache holds %d", got, last.CacheLen)
+	}
+	if got := evalJS[int](t, ctx, tokenCountJS); got != countAppends(want) {
+		t.Errorf("the text shows %d tokens, the engine generated %d", got, countAppends(want))
+	}
+	b.AssertNoJSErrors(t)
+}
+
+// countAppends is the number of tokens a run generated.
+func countAppends(evs []*session.Event) int {
+	n := 0
+	for _, e := range evs {
+		if e.Append != nil {
+			n++
+		}
+	}
+	return n
+}
