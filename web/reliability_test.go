@@ -358,7 +358,7 @@ func BenchmarkLoad(b *testing.B) {
 func loadRun(b *testing.B, ts *httptest.Server, sessions, tokens int) {
 	var mu sync.Mutex
 	var all []time.Duration
-	events := 0
+	events, errs := 0, 0
 	var wg sync.WaitGroup
 	start := time.Now()
 	for s := 0; s < sessions; s++ {
@@ -367,10 +367,24 @@ func loadRun(b *testing.B, ts *httptest.Server, sessions, tokens int) {
 			defer wg.Done()
 			// one student per session: each dials from its own loopback
 			// address, so each is its own visitor (its own byte budget and
-			// fair-queue share), as a class of laptops would be
-			w := dialWith(b, fromAddr(fmt.Sprintf("127.0.1.%d", s+1)), "ws"+strings.TrimPrefix(ts.URL, "http")+"/ws", nil)
-			n, lat := runToEnd(b, w, fmt.Sprintf("The President said %d", s), tokens)
+			// fair-queue share), as a class of laptops would be. The raw
+			// client (batching_load_test.go) checks every event's order with
+			// a scan of its first bytes instead of decoding its JSON.
+			w, err := dialRawFrom(fmt.Sprintf("127.0.1.%d", s+1), wsURL(ts))
+			if err != nil {
+				mu.Lock()
+				b.Errorf("session %d: %v", s, err)
+				errs++
+				mu.Unlock()
+				return
+			}
+			defer w.c.Close()
+			n, lat, err := rawRunToEnd(w, fmt.Sprintf("The President said %d", s), tokens)
 			mu.Lock()
+			if err != nil {
+				b.Errorf("session %d: %v", s, err)
+				errs++
+			}
 			all = append(all, lat...)
 			events += n
 			mu.Unlock()
@@ -378,6 +392,10 @@ func loadRun(b *testing.B, ts *httptest.Server, sessions, tokens int) {
 	}
 	wg.Wait()
 	el := time.Since(start)
+	b.ReportMetric(float64(errs), "errors")
+	if b.Failed() {
+		return
+	}
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
 	b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-step-ms")
 	b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-step-ms")
