@@ -358,7 +358,7 @@ func (c *wsConn) replyErr(id int64, typ string, payload any) error {
 // encode makes a reply ready for the queue. A payload that cannot be JSON
 // is errEncode, and the client gets an error message saying why.
 func (c *wsConn) encode(id int64, typ string, payload any) (outMsg, error) {
-	p, err := json.Marshal(payload)
+	p, err := marshalPayload(payload)
 	if err != nil {
 		var uv *json.UnsupportedValueError
 		if errors.As(err, &uv) {
@@ -373,6 +373,17 @@ func (c *wsConn) encode(id int64, typ string, payload any) (outMsg, error) {
 		h.sent(typ, payload, p) // rooms: the presenter's output goes to the class, encoded once
 	}
 	return outMsg{typ: typ, id: id, payload: p}, nil
+}
+
+// marshalPayload is json.Marshal(payload); a session event, most of what
+// a connection sends, is appended by its own encoder (the same bytes,
+// without reflection or encoding/json's second pass over its attention
+// arrays: session/eventjson.go).
+func marshalPayload(payload any) ([]byte, error) {
+	if ev, ok := payload.(*session.Event); ok && ev != nil {
+		return ev.AppendJSON(make([]byte, 0, 2048))
+	}
+	return json.Marshal(payload)
 }
 
 var errClosed = errors.New("connection closed")

@@ -86,29 +86,72 @@ type Compact []float32
 
 // MarshalJSON implements json.Marshaler.
 func (c Compact) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 2+7*len(c))
+	return c.appendJSON(make([]byte, 0, 2+7*len(c))), nil
+}
+
+// appendJSON appends c as MarshalJSON writes it.
+func (c Compact) appendJSON(b []byte) []byte {
 	b = append(b, '[')
 	for i, v := range c {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			b = append(b, "null"...)
-			continue
-		}
-		n := len(b)
-		b = strconv.AppendFloat(b, float64(v), 'f', 4, 32)
-		for len(b) > n+1 && b[len(b)-1] == '0' {
-			b = b[:len(b)-1]
-		}
-		if b[len(b)-1] == '.' {
-			b = b[:len(b)-1]
-		}
-		if string(b[n:]) == "-0" {
-			b = append(b[:n], '0')
-		}
+		b = appendFixed4(b, v)
 	}
-	return append(b, ']'), nil
+	return append(b, ']')
+}
+
+// appendFixed4 appends v with 4 decimals, trailing zeros (and a trailing
+// point) dropped, −0 as 0, and a non-finite value as null: what
+// strconv.AppendFloat(b, v, 'f', 4, 32) writes, trimmed. v·10⁴ is exact in
+// float64 (24 significant bits times 10⁴ < 2¹⁴ need at most 38), so
+// rounding it half to even is the decimal rounding strconv does; only
+// values too large for that integer path go through strconv.
+func appendFixed4(b []byte, v float32) []byte {
+	f := float64(v)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	y := f * 1e4
+	if math.Abs(y) >= 1<<53 {
+		return appendFixed4Slow(b, v)
+	}
+	r := math.RoundToEven(y)
+	if r == 0 {
+		return append(b, '0')
+	}
+	n := int64(r)
+	if n < 0 {
+		b = append(b, '-')
+		n = -n
+	}
+	b = strconv.AppendInt(b, n/1e4, 10)
+	if fr := n % 1e4; fr != 0 {
+		d := [5]byte{'.', byte('0' + fr/1000), byte('0' + fr/100%10), byte('0' + fr/10%10), byte('0' + fr%10)}
+		k := 5
+		for d[k-1] == '0' {
+			k--
+		}
+		b = append(b, d[:k]...)
+	}
+	return b
+}
+
+// appendFixed4Slow is appendFixed4 by strconv (the reference it is tested
+// against).
+func appendFixed4Slow(b []byte, v float32) []byte {
+	n := len(b)
+	b = strconv.AppendFloat(b, float64(v), 'f', 4, 32)
+	for len(b) > n+1 && b[len(b)-1] == '0' {
+		b = b[:len(b)-1]
+	}
+	if b[len(b)-1] == '.' {
+		b = b[:len(b)-1]
+	}
+	if string(b[n:]) == "-0" {
+		b = append(b[:n], '0')
+	}
+	return b
 }
 
 // PrefillInfo: the whole prompt through every layer in one batched pass.
