@@ -108,33 +108,41 @@ func (c Compact) appendJSON(b []byte) []byte {
 // rounding it half to even is the decimal rounding strconv does; only
 // values too large for that integer path go through strconv.
 func appendFixed4(b []byte, v float32) []byte {
-	f := float64(v)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(b, "null"...)
-	}
-	y := f * 1e4
-	if math.Abs(y) >= 1<<53 {
+	y := float64(v) * 1e4
+	if !(y > -1<<53 && y < 1<<53) { // also NaN and ±Inf
+		if math.IsNaN(y) || math.IsInf(y, 0) {
+			return append(b, "null"...)
+		}
 		return appendFixed4Slow(b, v)
 	}
-	r := math.RoundToEven(y)
-	if r == 0 {
+	n := int64(math.RoundToEven(y))
+	if n == 0 {
 		return append(b, '0')
 	}
-	n := int64(r)
 	if n < 0 {
 		b = append(b, '-')
 		n = -n
 	}
-	b = strconv.AppendInt(b, n/1e4, 10)
-	if fr := n % 1e4; fr != 0 {
-		d := [5]byte{'.', byte('0' + fr/1000), byte('0' + fr/100%10), byte('0' + fr/10%10), byte('0' + fr%10)}
-		k := 5
-		for d[k-1] == '0' {
-			k--
-		}
-		b = append(b, d[:k]...)
+	if ip := n / 1e4; ip < 10 {
+		b = append(b, byte('0'+ip))
+	} else {
+		b = strconv.AppendInt(b, ip, 10)
 	}
-	return b
+	fr := n % 1e4
+	if fr == 0 {
+		return b
+	}
+	d1, d2, d3, d4 := byte(fr/1000), byte(fr/100%10), byte(fr/10%10), byte(fr%10)
+	switch {
+	case d4 != 0:
+		return append(b, '.', '0'+d1, '0'+d2, '0'+d3, '0'+d4)
+	case d3 != 0:
+		return append(b, '.', '0'+d1, '0'+d2, '0'+d3)
+	case d2 != 0:
+		return append(b, '.', '0'+d1, '0'+d2)
+	default:
+		return append(b, '.', '0'+d1)
+	}
 }
 
 // appendFixed4Slow is appendFixed4 by strconv (the reference it is tested
