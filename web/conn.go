@@ -381,7 +381,7 @@ func (c *wsConn) encode(id int64, typ string, payload any) (outMsg, error) {
 // arrays: session/eventjson.go).
 func marshalPayload(payload any) ([]byte, error) {
 	if ev, ok := payload.(*session.Event); ok && ev != nil {
-		return ev.AppendJSON(make([]byte, 0, 2048))
+		return ev.AppendJSON(nil)
 	}
 	return json.Marshal(payload)
 }

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -26,7 +27,7 @@ func (e *Event) AppendJSON(b []byte) ([]byte, error) {
 	if e == nil {
 		return append(b, "null"...), nil
 	}
-	w := jsonWriter{b: b}
+	w := jsonWriter{b: slices.Grow(b, e.sizeHint())}
 	w.raw(`{"seq":`)
 	w.int(e.Seq)
 	w.raw(`,"stage":`)
@@ -69,6 +70,36 @@ func (e *Event) AppendJSON(b []byte) ([]byte, error) {
 		return b, w.err
 	}
 	return w.b, nil
+}
+
+// sizeHint is about how many bytes AppendJSON writes for e (a decode
+// step's layer traces are most of it), so the buffer grows once.
+func (e *Event) sizeHint() int {
+	n := 1024
+	var ls []LayerTrace
+	switch {
+	case e.Append != nil:
+		ls = e.Append.LayerTraces
+	case e.Prefill != nil:
+		ls = e.Prefill.Layers
+	case e.Sample != nil:
+		n += 96*len(e.Sample.CDF) + 32*len(e.Sample.CDFTail)
+	case e.Logits != nil:
+		n += 160*len(e.Logits.Top) + 8*len(e.Logits.Histogram.Counts)
+	}
+	for i := range ls {
+		l := &ls[i]
+		n += 64 + 12*(len(l.ResidualNorm)+len(l.MLPNorm))
+		for _, c := range l.Attn {
+			n += 2 + 7*len(c)
+		}
+		for _, heads := range l.AttnAll {
+			for _, c := range heads {
+				n += 2 + 7*len(c)
+			}
+		}
+	}
+	return n
 }
 
 // jsonWriter appends JSON to b; the first error sticks (later writes are
