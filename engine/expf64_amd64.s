@@ -72,7 +72,71 @@ DATA expc<>+480(SB)/8, $1023 // exponent bias (int64 lanes)
 DATA expc<>+488(SB)/8, $1023
 DATA expc<>+496(SB)/8, $1023
 DATA expc<>+504(SB)/8, $1023
-GLOBL expc<>(SB), RODATA, $512
+DATA expc<>+512(SB)/8, $-104.0 // float32(e^x) is 0 below
+DATA expc<>+520(SB)/8, $-104.0
+DATA expc<>+528(SB)/8, $-104.0
+DATA expc<>+536(SB)/8, $-104.0
+GLOBL expc<>(SB), RODATA, $544
+
+// EXP4 sets Y0 = e^Y0 (four lanes, math.Exp's avxfma path) for lanes in
+// [−708, 709]; it uses Y1–Y4 and X2.
+#define EXP4 \
+	VMULPD      expc<>+0(SB), Y0, Y1 \
+	VCVTPD2DQY  Y1, X2 \
+	VCVTDQ2PD   X2, Y1 \
+	VFNMADD231PD expc<>+32(SB), Y1, Y0 \
+	VFNMADD231PD expc<>+64(SB), Y1, Y0 \
+	VMULPD      expc<>+96(SB), Y0, Y0 \
+	VMOVUPD     expc<>+128(SB), Y3 \
+	VFMADD213PD expc<>+160(SB), Y0, Y3 \
+	VFMADD213PD expc<>+192(SB), Y0, Y3 \
+	VFMADD213PD expc<>+224(SB), Y0, Y3 \
+	VFMADD213PD expc<>+256(SB), Y0, Y3 \
+	VFMADD213PD expc<>+288(SB), Y0, Y3 \
+	VFMADD213PD expc<>+320(SB), Y0, Y3 \
+	VFMADD213PD expc<>+352(SB), Y0, Y3 \
+	VMULPD      Y3, Y0, Y0 \
+	VADDPD      expc<>+384(SB), Y0, Y3 \
+	VMULPD      Y3, Y0, Y0 \
+	VADDPD      expc<>+384(SB), Y0, Y3 \
+	VMULPD      Y3, Y0, Y0 \
+	VADDPD      expc<>+384(SB), Y0, Y3 \
+	VMULPD      Y3, Y0, Y0 \
+	VADDPD      expc<>+384(SB), Y0, Y3 \
+	VFMADD213PD expc<>+352(SB), Y3, Y0 \
+	VPMOVSXDQ   X2, Y4 \
+	VPADDQ      expc<>+480(SB), Y4, Y4 \
+	VPSLLQ      $52, Y4, Y4 \
+	VMULPD      Y4, Y0, Y0
+
+// func softmaxExpF32AVX2(x *float32, n int, mx float32)
+//
+// For i < n (a multiple of 4): x[i] = float32(math.Exp(float64(x[i] − mx))),
+// the attention softmax's exponentials. Lanes below −104 are 0 (as the
+// float32 of any e^x there is); NaN stays NaN.
+TEXT ·softmaxExpF32AVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS mx+16(FP), X13
+	SHRQ $2, CX
+	JZ   f32done
+
+f32loop:
+	VMOVUPS   (SI), X0
+	VSUBPS    X13, X0, X0
+	VCVTPS2PD X0, Y0
+	VCMPPD    $0x11, expc<>+512(SB), Y0, Y6 // x < −104
+	EXP4
+	VANDNPD   Y0, Y6, Y0
+	VCVTPD2PSY Y0, X0
+	VMOVUPS   X0, (SI)
+	ADDQ $16, SI
+	DECQ CX
+	JNZ  f32loop
+
+f32done:
+	VZEROUPPER
+	RET
 
 // func softmaxExpAVX2(u, e *float64, z *float32, n int, mx, t float64) (outside int)
 //

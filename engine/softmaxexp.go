@@ -13,6 +13,22 @@ import "math"
 // NaN); nil without the CPU features.
 var softmaxExpSIMD func(u, e []float64, z []float32, n int, mx, t float64) int
 
+// expShiftedSIMD sets x[i] = float32(math.Exp(float64(x[i] − mx))) for a
+// prefix of x and returns its length; nil without the CPU features.
+var expShiftedSIMD func(x []float32, mx float32) int
+
+// expShifted sets x[i] = float32(math.Exp(float64(x[i] − mx))) for every
+// i: the attention softmax's exponentials, bit for bit.
+func expShifted(x []float32, mx float32) {
+	done := 0
+	if expShiftedSIMD != nil {
+		done = expShiftedSIMD(x, mx)
+	}
+	for i := done; i < len(x); i++ {
+		x[i] = float32(math.Exp(float64(x[i] - mx)))
+	}
+}
+
 // SoftmaxExp sets u[i] = (float64(z[i]) − mx) / t and e[i] = math.Exp(u[i])
 // for every i < len(z); u and e must hold len(z) values.
 func SoftmaxExp(u, e []float64, z []float32, mx, t float64) {

@@ -113,3 +113,64 @@ func BenchmarkSoftmaxExp(b *testing.B) {
 		}
 	})
 }
+
+// softmaxReference is the attention softmax as it was written first: one
+// math.Exp per value.
+func softmaxReference(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	mx := x[0]
+	for _, v := range x[1:] {
+		mx = max(mx, v)
+	}
+	var sum float32
+	for i, v := range x {
+		e := float32(math.Exp(float64(v - mx)))
+		x[i] = e
+		sum += e
+	}
+	for i := range x {
+		x[i] /= sum
+	}
+}
+
+// TestSoftmaxInPlaceEqualsReference: the attention softmax with the vector
+// exponentials gives the one-at-a-time bits, including values far below
+// the largest (0 in float32), −Inf, NaN and subnormal results.
+func TestSoftmaxInPlaceEqualsReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	for _, scale := range []float64{0.1, 1, 10, 40, 200} {
+		for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 33, 256, 1000} {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * scale)
+			}
+			if n > 4 {
+				x[1] = float32(math.Inf(-1))
+				x[2] = x[0] - 103.5 // near the float32 underflow
+				x[3] = x[0] - 95    // a subnormal result
+			}
+			checkSoftmaxInPlace(t, x)
+		}
+	}
+	checkSoftmaxInPlace(t, []float32{1, float32(math.NaN()), 2, 3, 4})
+	checkSoftmaxInPlace(t, []float32{float32(math.Inf(-1)), float32(math.Inf(-1)), float32(math.Inf(-1)), float32(math.Inf(-1))})
+	x := make([]float32, 1<<14) // every shift in [−110, 0] on a grid
+	for i := range x {
+		x[i] = -float32(i) * 110 / float32(len(x))
+	}
+	checkSoftmaxInPlace(t, x)
+}
+
+func checkSoftmaxInPlace(t *testing.T, x []float32) {
+	t.Helper()
+	got, want := append([]float32(nil), x...), append([]float32(nil), x...)
+	softmaxInPlace(got)
+	softmaxReference(want)
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+			t.Fatalf("len %d: [%d] from %v: %v, reference %v", len(x), i, x[i], got[i], want[i])
+		}
+	}
+}
