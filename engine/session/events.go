@@ -7,6 +7,7 @@ package session
 import (
 	"math"
 	"strconv"
+	"sync"
 
 	"github.com/inferscope/inferscope/engine/tokenizer"
 )
@@ -116,8 +117,10 @@ func appendFixed4(b []byte, v float32) []byte {
 		return appendFixed4Slow(b, v)
 	}
 	n := int64(math.RoundToEven(y))
-	if n == 0 {
-		return append(b, '0')
+	if n >= 0 && n <= 1e4 { // [0, 1]: attention weights, by table
+		fixed4Once.Do(buildFixed4)
+		e := &fixed4Table[n]
+		return append(b, e.s[:e.n]...)
 	}
 	if n < 0 {
 		b = append(b, '-')
@@ -142,6 +145,35 @@ func appendFixed4(b []byte, v float32) []byte {
 		return append(b, '.', '0'+d1, '0'+d2)
 	default:
 		return append(b, '.', '0'+d1)
+	}
+}
+
+// fixed4Table holds appendFixed4's text for n/10⁴, n = 0…10⁴.
+var (
+	fixed4Table [1e4 + 1]struct {
+		s [6]byte
+		n uint8
+	}
+	fixed4Once sync.Once
+)
+
+func buildFixed4() {
+	for n := range fixed4Table {
+		var b []byte
+		if n == 0 {
+			b = []byte{'0'}
+		} else {
+			b = strconv.AppendInt(nil, int64(n/1e4), 10)
+			if fr := n % 1e4; fr != 0 {
+				d := []byte{'.', byte('0' + fr/1000), byte('0' + fr/100%10), byte('0' + fr/10%10), byte('0' + fr%10)}
+				for d[len(d)-1] == '0' {
+					d = d[:len(d)-1]
+				}
+				b = append(b, d...)
+			}
+		}
+		e := &fixed4Table[n]
+		e.n = uint8(copy(e.s[:], b))
 	}
 }
 
