@@ -94,6 +94,17 @@ func nextOf(w *wsClient, typ string, evs *[]string) inMsg {
 	}
 }
 
+// readReply reads the next message that is not room_counts: the class's
+// counts reach followers at any time, between a command and its reply.
+func readReply(w *wsClient) inMsg {
+	w.t.Helper()
+	m := w.read()
+	for m.Type == web.MsgRoomCounts {
+		m = w.read()
+	}
+	return m
+}
+
 // evKey identifies an event: its run seq, stage and appended token.
 func evKey(p json.RawMessage) string {
 	var e evPayload
@@ -216,7 +227,7 @@ func TestRoomFollowerCannotCommand(t *testing.T) {
 		{"room_recall", map[string]any{"code": room.Code, "key": room.Key}},
 	} {
 		f.send(cmd.typ, cmd.payload)
-		m := f.read()
+		m := readReply(f)
 		var e web.ErrorPayload
 		json.Unmarshal(m.Payload, &e)
 		if m.Type != web.MsgError || e.Code != "following" {
@@ -521,7 +532,7 @@ func TestRoomFollowsPages(t *testing.T) {
 		}
 	}
 	early.send("room_page", map[string]any{"code": room.Code, "key": room.Key, "page": "/lab"})
-	if m := early.read(); m.Type != web.MsgError || !strings.Contains(string(m.Payload), `"following"`) {
+	if m := readReply(early); m.Type != web.MsgError || !strings.Contains(string(m.Payload), `"following"`) {
 		t.Errorf("a follower's room_page: %s %s, want error following", m.Type, m.Payload)
 	}
 
