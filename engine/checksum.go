@@ -1,7 +1,8 @@
 package engine
 
 // checksum.go: the loaded model's weights checksum, computed once per Model
-// and kept with it (the app shows it before and after every run).
+// and kept with it (the app shows it before and after every run), and the
+// checksum again after a run, shared by the runs that ask at once.
 
 import (
 	"encoding/hex"
@@ -10,6 +11,20 @@ import (
 
 type checksum struct {
 	once sync.Once
+	hex  string
+
+	// RecheckWeights' rounds: pending collects callers until it starts;
+	// running is the round hashing now (or the last one)
+	mu      sync.Mutex
+	pending *hashRound
+	running *hashRound
+	rounds  int // hashes RecheckWeights has started (tests)
+}
+
+// hashRound is one hash of the weights shared by the callers that joined
+// it before it started.
+type hashRound struct {
+	done chan struct{}
 	hex  string
 }
 
@@ -21,4 +36,34 @@ func (m *Model) WeightsChecksum() string {
 		m.checksum.hex = hex.EncodeToString(sum[:])
 	})
 	return m.checksum.hex
+}
+
+// RecheckWeights hashes the weights again, as WeightsChecksum's hex: the
+// proof, after a run, that they did not change. Every answer is a hash
+// that started after the call: callers that arrive while a hash runs join
+// the next one, which starts when that one ends, so 64 runs stopping at
+// once read the weights a few times, not 64.
+func (m *Model) RecheckWeights() string {
+	c := &m.checksum
+	c.mu.Lock()
+	if rd := c.pending; rd != nil { // a round not started yet: join it
+		c.mu.Unlock()
+		<-rd.done
+		return rd.hex
+	}
+	rd := &hashRound{done: make(chan struct{})}
+	c.pending = rd
+	prev := c.running
+	c.mu.Unlock()
+	if prev != nil {
+		<-prev.done // it may have started before this call: wait, then hash anew
+	}
+	c.mu.Lock()
+	c.pending, c.running = nil, rd // started: later callers make the next round
+	c.rounds++
+	c.mu.Unlock()
+	sum := m.Weights.Checksum()
+	rd.hex = hex.EncodeToString(sum[:])
+	close(rd.done)
+	return rd.hex
 }

@@ -312,10 +312,9 @@ func softmaxInPlace(x []float32) {
 	for _, v := range x[1:] {
 		mx = max(mx, v)
 	}
+	expShifted(x, mx) // float32(math.Exp(float64(v − mx))), four at a time
 	var sum float32
-	for i, v := range x {
-		e := float32(math.Exp(float64(v - mx)))
-		x[i] = e
+	for _, e := range x {
 		sum += e
 	}
 	for i := range x {

@@ -6,6 +6,7 @@ package web
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,6 +111,12 @@ type wsConn struct {
 	shutdownOnce sync.Once
 	seq          int64 // writer-owned: the last seq sent
 	slow         atomic.Bool
+
+	// writer-owned scratch for writeQueued
+	wbatch []outMsg
+	wparts net.Buffers
+	wheads []byte
+	wends  []int
 
 	mu        sync.Mutex
 	cancelRun context.CancelFunc
@@ -251,18 +258,9 @@ func (c *wsConn) writer() {
 				reason: fmt.Sprintf("this session was closed after %v without a command; reconnect (resume) to continue where you were", c.lim.IdleTimeout)})
 			return
 		case m := <-c.send:
-			c.seq++
-			b := m.frame(c.seq)
-			c.ws.SetWriteDeadline(time.Now().Add(c.lim.WriteWait))
-			if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
-				if ne, ok := err.(net.Error); ok && ne.Timeout() {
-					c.s.log.Warn("closing a client too slow to read its events", "conn", c.id)
-					c.closeSlow()
-				}
-				c.close()
+			if !c.writeQueued(m) {
 				return
 			}
-			c.s.metrics.bytesSent.Add(int64(len(b)))
 		case <-ping.C:
 			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(c.lim.WriteWait)); err != nil {
 				c.close()
@@ -276,6 +274,65 @@ func (c *wsConn) writer() {
 		}
 	}
 }
+
+// writeQueued writes m and the messages queued behind it (up to 64) as
+// websocket frames in one write (writev): a decode step's three events
+// cost one system call when the writer wakes after them, and a payload is
+// not copied into a frame (the frame is its header and envelope, the
+// payload, and the closing brace). Only the writer goroutine writes data
+// frames, and the connection's write lock keeps each writev whole beside
+// gorilla's control frames (the reader's pongs), as the room's follower
+// writer does (roomconn.go). /ws negotiates no compression, so a frame is
+// its bytes. False: the connection is closed.
+func (c *wsConn) writeQueued(m outMsg) bool {
+	const maxBatch = 64
+	batch := append(c.wbatch[:0], m)
+more:
+	for len(batch) < maxBatch {
+		select {
+		case m := <-c.send:
+			batch = append(batch, m)
+		default:
+			break more
+		}
+	}
+	head, ends, n := c.wheads[:0], c.wends[:0], 0
+	for i := range batch {
+		c.seq++
+		var size int
+		head, size = batch[i].appendFrameHead(head, c.seq)
+		ends = append(ends, len(head))
+		n += size
+	}
+	parts, from := c.wparts[:0], 0
+	for i, m := range batch {
+		parts = append(parts, head[from:ends[i]:ends[i]])
+		from = ends[i]
+		if m.hasPayload() {
+			parts = append(parts, m.payload, frameEnd)
+		}
+	}
+	c.wends, c.wheads = ends, head
+	c.ws.NetConn().SetWriteDeadline(time.Now().Add(c.lim.WriteWait))
+	c.wparts = parts // a field, so WriteTo's receiver does not escape per call
+	_, err := c.wparts.WriteTo(c.ws.NetConn())
+	clear(batch) // let the payloads go
+	c.wbatch = batch[:0]
+	clear(parts[:cap(parts)])
+	c.wparts = parts[:0]
+	if err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			c.s.log.Warn("closing a client too slow to read its events", "conn", c.id)
+			c.closeSlow()
+		}
+		c.close()
+		return false
+	}
+	c.s.metrics.bytesSent.Add(int64(n))
+	return true
+}
+
+var frameEnd = []byte{'}'}
 
 // flushAndClose writes what is queued, then the closing event and a close
 // frame, so a client sees everything up to "closing" in order.
@@ -311,6 +368,46 @@ type outMsg struct {
 	payload json.RawMessage // nil: no payload field
 }
 
+// hasPayload reports whether the message's wire form has a payload field.
+func (m outMsg) hasPayload() bool { return len(m.payload) > 0 && string(m.payload) != "null" }
+
+// appendFrameHead appends the start of m's websocket text frame with seq:
+// the frame header (FIN, text, unmasked, the whole message's length) and
+// the envelope up to the payload; the payload and '}' follow (or, without
+// a payload, the envelope is whole). size is the message's length (what
+// frame returns).
+func (m outMsg) appendFrameHead(b []byte, seq int64) (_ []byte, size int) {
+	var env [96]byte
+	e := append(env[:0], `{"type":`...)
+	e = strconv.AppendQuote(e, m.typ)
+	e = append(e, `,"v":`...)
+	e = strconv.AppendInt(e, ProtocolVersion, 10)
+	e = append(e, `,"seq":`...)
+	e = strconv.AppendInt(e, seq, 10)
+	if m.id != 0 {
+		e = append(e, `,"id":`...)
+		e = strconv.AppendInt(e, m.id, 10)
+	}
+	if m.hasPayload() {
+		e = append(e, `,"payload":`...)
+		size = len(e) + len(m.payload) + 1
+	} else {
+		e = append(e, '}')
+		size = len(e)
+	}
+	b = append(b, 0x80|websocket.TextMessage)
+	switch {
+	case size < 126:
+		b = append(b, byte(size))
+	case size < 1<<16:
+		b = append(b, 126, byte(size>>8), byte(size))
+	default:
+		b = append(b, 127)
+		b = binary.BigEndian.AppendUint64(b, uint64(size))
+	}
+	return append(b, e...), size
+}
+
 // frame is the message's wire form with seq.
 func (m outMsg) frame(seq int64) []byte {
 	b := make([]byte, 0, len(m.payload)+64)
@@ -324,7 +421,7 @@ func (m outMsg) frame(seq int64) []byte {
 		b = append(b, `,"id":`...)
 		b = strconv.AppendInt(b, m.id, 10)
 	}
-	if len(m.payload) > 0 && string(m.payload) != "null" {
+	if m.hasPayload() {
 		b = append(b, `,"payload":`...)
 		b = append(b, m.payload...)
 	}
@@ -358,7 +455,7 @@ func (c *wsConn) replyErr(id int64, typ string, payload any) error {
 // encode makes a reply ready for the queue. A payload that cannot be JSON
 // is errEncode, and the client gets an error message saying why.
 func (c *wsConn) encode(id int64, typ string, payload any) (outMsg, error) {
-	p, err := json.Marshal(payload)
+	p, err := marshalPayload(payload)
 	if err != nil {
 		var uv *json.UnsupportedValueError
 		if errors.As(err, &uv) {
@@ -373,6 +470,17 @@ func (c *wsConn) encode(id int64, typ string, payload any) (outMsg, error) {
 		h.sent(typ, payload, p) // rooms: the presenter's output goes to the class, encoded once
 	}
 	return outMsg{typ: typ, id: id, payload: p}, nil
+}
+
+// marshalPayload is json.Marshal(payload); a session event, most of what
+// a connection sends, is appended by its own encoder (the same bytes,
+// without reflection or encoding/json's second pass over its attention
+// arrays: session/eventjson.go).
+func marshalPayload(payload any) ([]byte, error) {
+	if ev, ok := payload.(*session.Event); ok && ev != nil {
+		return ev.AppendJSON(nil)
+	}
+	return json.Marshal(payload)
 }
 
 var errClosed = errors.New("connection closed")

@@ -41,6 +41,7 @@ type concurrentResult struct {
 	QueueP50ms    float64 `json:"queue_p50_ms"`
 	QueueP99ms    float64 `json:"queue_p99_ms"`
 	MeanBatchSize float64 `json:"mean_batch_size"`
+	Passes        int64   `json:"batched_passes"` // batched forward passes for the timed steps (gen_tokens when every pass holds every session)
 	// With one more session prefilling a long prompt meanwhile: the decode
 	// sessions' inter-token latency p99, and how long that prefill took.
 	ITLp99WithLongPrefill float64 `json:"itl_p99_ms_batched_with_long_prefill"`
@@ -63,7 +64,7 @@ func concSeqs(m *engine.Model, n, promptN, genN int) ([]*concSeq, error) {
 		for j := range prompt {
 			prompt[j] = rng.IntN(c.VocabSize)
 		}
-		kv, err := engine.NewKVCache(c, promptN+genN)
+		kv, err := engine.NewKVCache(c, promptN+genN+1) // +1: decodeAll's untimed step
 		if err != nil {
 			return nil, err
 		}
@@ -78,26 +79,45 @@ func concSeqs(m *engine.Model, n, promptN, genN int) ([]*concSeq, error) {
 }
 
 // decodeAll runs genN decode steps in every sequence at once, one goroutine
-// per session; step is the forward of one step. It returns the wall time
-// and every inter-token latency.
-func decodeAll(seqs []*concSeq, genN int, step func(s *concSeq) ([]float32, error)) (time.Duration, []float64, error) {
+// per session; step is the forward of one step. Every session first runs
+// one untimed step, and the timed steps start together once all have:
+// the steady state a server's decoding sessions are in (32 sessions
+// created in the same instant would otherwise reach the batcher one by
+// one, and the first would run a pass alone and stay a pass behind the
+// rest for the whole run). timed, if not nil, is called as they start. It
+// returns the wall time of the timed steps and their inter-token latencies.
+func decodeAll(seqs []*concSeq, genN int, step func(s *concSeq) ([]float32, error), timed func()) (time.Duration, []float64, error) {
 	var mu sync.Mutex
 	var itl []float64
 	var firstErr error
-	var wg sync.WaitGroup
-	start := time.Now()
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	var wg, warm sync.WaitGroup
+	release := make(chan struct{})
+	warm.Add(len(seqs))
 	for _, s := range seqs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			logits, err := step(s) // the untimed step
+			warm.Done()
+			if err != nil {
+				fail(err)
+				return
+			}
+			s.tok = argmaxF(logits)
+			<-release
 			var mine []float64
 			for i := 0; i < genN; i++ {
 				t0 := time.Now()
 				logits, err := step(s)
 				if err != nil {
-					mu.Lock()
-					firstErr = err
-					mu.Unlock()
+					fail(err)
 					return
 				}
 				s.tok = argmaxF(logits)
@@ -108,6 +128,12 @@ func decodeAll(seqs []*concSeq, genN int, step func(s *concSeq) ([]float32, erro
 			mu.Unlock()
 		}()
 	}
+	warm.Wait()
+	if timed != nil {
+		timed()
+	}
+	start := time.Now()
+	close(release)
 	wg.Wait()
 	return time.Since(start), itl, firstErr
 }
@@ -123,15 +149,15 @@ func pctl(v []float64, p float64) float64 {
 
 func benchConcurrent(m *engine.Model, n, promptN, genN int, opt serve.Options) (concurrentResult, error) {
 	r := concurrentResult{Model: m.Name, Sessions: n, PromptTokens: promptN, GenTokens: genN, MaxBatch: opt.MaxBatch}
-	if promptN+genN > m.Config.SeqLen {
-		return r, fmt.Errorf("%s: prompt %d + gen %d exceeds the context %d", m.Name, promptN, genN, m.Config.SeqLen)
+	if promptN+genN+1 > m.Config.SeqLen {
+		return r, fmt.Errorf("%s: prompt %d + gen %d + 1 (the untimed first step) exceeds the context %d", m.Name, promptN, genN, m.Config.SeqLen)
 	}
 	// unbatched: each session its own forward passes, all at once
 	seqs, err := concSeqs(m, n, promptN, genN)
 	if err != nil {
 		return r, err
 	}
-	wall, itl, err := decodeAll(seqs, genN, func(s *concSeq) ([]float32, error) { return m.Forward(s.st, s.kv, []int{s.tok}, nil) })
+	wall, itl, err := decodeAll(seqs, genN, func(s *concSeq) ([]float32, error) { return m.Forward(s.st, s.kv, []int{s.tok}, nil) }, nil)
 	if err != nil {
 		return r, err
 	}
@@ -139,14 +165,16 @@ func benchConcurrent(m *engine.Model, n, promptN, genN int, opt serve.Options) (
 	r.ITLp50Unbatched, r.ITLp99Unbatched = pctl(itl, 0.5), pctl(itl, 0.99)
 
 	// batched: the same steps through the scheduler
-	run := func(extra func()) (time.Duration, []float64, []float64, *serve.Batcher, error) {
+	// (the passes and queue times of the timed steps only)
+	run := func(extra func()) (time.Duration, []float64, []float64, serve.Stats, error) {
 		seqs, err := concSeqs(m, n, promptN, genN)
 		if err != nil {
-			return 0, nil, nil, nil, err
+			return 0, nil, nil, serve.Stats{}, err
 		}
 		b := serve.New(m, opt)
 		var qmu sync.Mutex
 		var queue []float64
+		var st0 serve.Stats
 		if extra != nil {
 			go extra()
 		}
@@ -157,19 +185,26 @@ func benchConcurrent(m *engine.Model, n, promptN, genN int, opt serve.Options) (
 			queue = append(queue, slot.Wait.Seconds()*1000)
 			qmu.Unlock()
 			return seq.Logits, err
+		}, func() {
+			qmu.Lock()
+			queue = queue[:0]
+			qmu.Unlock()
+			st0 = b.Stats()
 		})
 		b.Close()
-		return wall, itl, queue, b, err
+		st := b.Stats()
+		st.Passes, st.Steps = st.Passes-st0.Passes, st.Steps-st0.Steps
+		return wall, itl, queue, st, err
 	}
-	wall, itl, queue, b, err := run(nil)
+	wall, itl, queue, st, err := run(nil)
 	if err != nil {
 		return r, err
 	}
-	st := b.Stats()
 	r.AggBatched = round(float64(n*genN)/wall.Seconds(), 1)
 	r.Speedup = round(r.AggBatched/r.AggUnbatched, 2)
 	r.ITLp50Batched, r.ITLp99Batched = pctl(itl, 0.5), pctl(itl, 0.99)
 	r.QueueP50ms, r.QueueP99ms = pctl(queue, 0.5), pctl(queue, 0.99)
+	r.Passes = st.Passes
 	if st.Passes > 0 {
 		r.MeanBatchSize = round(float64(st.Steps)/float64(st.Passes), 2)
 	}

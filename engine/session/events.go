@@ -7,6 +7,7 @@ package session
 import (
 	"math"
 	"strconv"
+	"sync"
 
 	"github.com/inferscope/inferscope/engine/tokenizer"
 )
@@ -86,29 +87,111 @@ type Compact []float32
 
 // MarshalJSON implements json.Marshaler.
 func (c Compact) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 2+7*len(c))
+	return c.appendJSON(make([]byte, 0, 2+7*len(c))), nil
+}
+
+// appendJSON appends c as MarshalJSON writes it.
+func (c Compact) appendJSON(b []byte) []byte {
 	b = append(b, '[')
 	for i, v := range c {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			b = append(b, "null"...)
-			continue
-		}
-		n := len(b)
-		b = strconv.AppendFloat(b, float64(v), 'f', 4, 32)
-		for len(b) > n+1 && b[len(b)-1] == '0' {
-			b = b[:len(b)-1]
-		}
-		if b[len(b)-1] == '.' {
-			b = b[:len(b)-1]
-		}
-		if string(b[n:]) == "-0" {
-			b = append(b[:n], '0')
-		}
+		b = appendFixed4(b, v)
 	}
-	return append(b, ']'), nil
+	return append(b, ']')
+}
+
+// appendFixed4 appends v with 4 decimals, trailing zeros (and a trailing
+// point) dropped, −0 as 0, and a non-finite value as null: what
+// strconv.AppendFloat(b, v, 'f', 4, 32) writes, trimmed. v·10⁴ is exact in
+// float64 (24 significant bits times 10⁴ < 2¹⁴ need at most 38), so
+// rounding it half to even is the decimal rounding strconv does; only
+// values too large for that integer path go through strconv.
+func appendFixed4(b []byte, v float32) []byte {
+	y := float64(v) * 1e4
+	if !(y > -1<<53 && y < 1<<53) { // also NaN and ±Inf
+		if math.IsNaN(y) || math.IsInf(y, 0) {
+			return append(b, "null"...)
+		}
+		return appendFixed4Slow(b, v)
+	}
+	n := int64(math.RoundToEven(y))
+	if n >= 0 && n <= 1e4 { // [0, 1]: attention weights, by table
+		fixed4Once.Do(buildFixed4)
+		e := &fixed4Table[n]
+		return append(b, e.s[:e.n]...)
+	}
+	if n < 0 {
+		b = append(b, '-')
+		n = -n
+	}
+	if ip := n / 1e4; ip < 10 {
+		b = append(b, byte('0'+ip))
+	} else {
+		b = strconv.AppendInt(b, ip, 10)
+	}
+	fr := n % 1e4
+	if fr == 0 {
+		return b
+	}
+	d1, d2, d3, d4 := byte(fr/1000), byte(fr/100%10), byte(fr/10%10), byte(fr%10)
+	switch {
+	case d4 != 0:
+		return append(b, '.', '0'+d1, '0'+d2, '0'+d3, '0'+d4)
+	case d3 != 0:
+		return append(b, '.', '0'+d1, '0'+d2, '0'+d3)
+	case d2 != 0:
+		return append(b, '.', '0'+d1, '0'+d2)
+	default:
+		return append(b, '.', '0'+d1)
+	}
+}
+
+// fixed4Table holds appendFixed4's text for n/10⁴, n = 0…10⁴.
+var (
+	fixed4Table [1e4 + 1]struct {
+		s [6]byte
+		n uint8
+	}
+	fixed4Once sync.Once
+)
+
+func buildFixed4() {
+	for n := range fixed4Table {
+		var b []byte
+		if n == 0 {
+			b = []byte{'0'}
+		} else {
+			b = strconv.AppendInt(nil, int64(n/1e4), 10)
+			if fr := n % 1e4; fr != 0 {
+				d := []byte{'.', byte('0' + fr/1000), byte('0' + fr/100%10), byte('0' + fr/10%10), byte('0' + fr%10)}
+				for d[len(d)-1] == '0' {
+					d = d[:len(d)-1]
+				}
+				b = append(b, d...)
+			}
+		}
+		e := &fixed4Table[n]
+		e.n = uint8(copy(e.s[:], b))
+	}
+}
+
+// appendFixed4Slow is appendFixed4 by strconv (the reference it is tested
+// against).
+func appendFixed4Slow(b []byte, v float32) []byte {
+	n := len(b)
+	b = strconv.AppendFloat(b, float64(v), 'f', 4, 32)
+	for len(b) > n+1 && b[len(b)-1] == '0' {
+		b = b[:len(b)-1]
+	}
+	if b[len(b)-1] == '.' {
+		b = b[:len(b)-1]
+	}
+	if string(b[n:]) == "-0" {
+		b = append(b[:n], '0')
+	}
+	return b
 }
 
 // PrefillInfo: the whole prompt through every layer in one batched pass.

@@ -28,11 +28,16 @@ type Prob float32
 
 // MarshalJSON implements json.Marshaler.
 func (p Prob) MarshalJSON() ([]byte, error) {
+	return p.appendJSON(nil), nil
+}
+
+// appendJSON appends p as MarshalJSON writes it.
+func (p Prob) appendJSON(b []byte) []byte {
 	v := float64(p)
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return []byte("null"), nil
+		return append(b, "null"...)
 	}
-	return strconv.AppendFloat(nil, v, 'g', 4, 32), nil
+	return strconv.AppendFloat(b, v, 'g', 4, 32)
 }
 
 // LensToken is one token of a layer's reading.

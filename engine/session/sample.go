@@ -6,8 +6,11 @@ package session
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
+
+	"github.com/inferscope/inferscope/engine"
 )
 
 // SamplingParams choose how the next token is picked from the logits.
@@ -202,19 +205,27 @@ func newSoftmaxSumsKeep(logits []float32, t float64, e []float64) softmaxSums {
 		s.mx = float64(mx)
 	}
 	// entropy H = −Σ p·log p with log p = u − log S (u = (z−max)/t), so
-	// H = log S − Σ e^u·u / S: no logarithm per token.
-	var eu float64
-	for i, v := range logits {
-		u := (float64(v) - s.mx) / t
-		x := math.Exp(u)
-		if e != nil {
-			e[i] = x
-		}
-		s.sum += x
+	// H = log S − Σ e^u·u / S: no logarithm per token. The exponentials
+	// come four at a time (engine.SoftmaxExp: math.Exp's bits); the sums
+	// add them in token order, as Softmax does.
+	ub, doneU := keptExp(len(logits))
+	defer doneU()
+	ex := e
+	if ex == nil {
+		eb, doneE := keptExp(len(logits))
+		defer doneE()
+		ex = eb
+	}
+	engine.SoftmaxExp(ub, ex, logits, s.mx, t)
+	var sum, eu float64
+	ub = ub[:len(ex)]
+	for i, x := range ex {
+		sum += x
 		if x > 0 {
-			eu += x * u
+			eu += x * ub[i]
 		}
 	}
+	s.sum = sum
 	s.entropy = math.Log(s.sum) - eu/s.sum
 	s.e = e
 	return s
@@ -321,11 +332,38 @@ func (d *Distribution) selectTop(n int) *Distribution {
 	idBuf := idBufs.Get().(*[]int)
 	defer idBufs.Put(idBuf)
 	m := min(max(n, 1), V)
+	// sampling: first the tokens whose logit lies within span of the
+	// largest, the span read off the probability mass by distance from the
+	// top (nucleusSpan): one pass to bin, one to gather, a sort of those
+	// few. A heap of the first 64 missed the nucleus on a third of the
+	// default model's steps (T 0.8, top-p 0.9) and then ranked the whole
+	// vocabulary. Widened until the cut-offs are decided inside it; past
+	// an eighth of the vocabulary, all of it.
+	var span float64
 	if !p.Greedy() {
 		m = min(max(m, 64), V)
+		if mx := d.sT.mx; !math.IsInf(mx, 0) && !math.IsNaN(mx) && V > 64 && d.sT.e != nil {
+			if span = d.nucleusSpan(m); math.IsInf(span, 1) {
+				span, m = 0, V
+			}
+		}
 	}
 	for {
-		ids := topIDs(logits, m, (*idBuf)[:0])
+		var ids []int
+		if span > 0 {
+			var count int
+			ids, count = rankWithin(logits, d.sT.mx-span, m, V/8, (*idBuf)[:0])
+			if ids == nil {
+				if count < m && span < 1e4 {
+					span *= 4
+					continue
+				}
+				span, m = 0, V // too many within reach (or too few): rank them all
+			}
+		}
+		if ids == nil {
+			ids = topIDs(logits, m, (*idBuf)[:0])
+		}
 		*idBuf = ids
 		if cap(d.Sorted) < len(ids) {
 			d.Sorted = make([]Candidate, 0, len(ids))
@@ -336,6 +374,12 @@ func (d *Distribution) selectTop(n int) *Distribution {
 		}
 		if d.cut(V) {
 			break
+		}
+		if span > 0 {
+			if span *= 4; span >= 1e4 {
+				span, m = 0, V
+			}
+			continue
 		}
 		// grow fast, and past an eighth of the vocabulary a full sort is
 		// cheaper than a heap that large (a flat distribution keeps most).
@@ -363,6 +407,49 @@ func (d *Distribution) selectTop(n int) *Distribution {
 		d.Sorted[i].ProbKept = d.Sorted[i].ProbT / d.KeptMass
 	}
 	return d
+}
+
+// nucleusSpan is how far below the largest logit the cut-offs are likely
+// decided, with m candidates at least: the mass after temperature binned
+// by distance from the top (bins of 0.5 in ln-probability), summed from
+// the top until top-k's k (and one more, for ties) or top-p's mass is
+// inside, or min-p's floor, plus a bin. A guess, checked by cut; +Inf
+// when everything is kept or it reaches past the bins. Needs d.sT.e.
+func (d *Distribution) nucleusSpan(m int) float64 {
+	const bins, w = 64, 0.5
+	p, s := d.Params, d.sT
+	if p.TopK <= 0 && p.TopP >= 1 && p.MinP <= 0 {
+		return math.Inf(1)
+	}
+	var mass [bins + 1]float64
+	var count [bins + 1]int
+	scale := 1 / (s.t * w)
+	for i, v := range d.logits {
+		b := int((s.mx - float64(v)) * scale)
+		if b < 0 || b > bins {
+			b = bins
+		}
+		mass[b] += s.e[i]
+		count[b]++
+	}
+	need := p.TopP * s.sum
+	floor := math.Inf(1) // min-p: u ≥ ln(min_p)
+	if p.MinP > 0 {
+		floor = -math.Log(p.MinP) / w
+	}
+	var cm float64
+	var cc int
+	for b := range bins {
+		cm += mass[b]
+		cc += count[b]
+		if cc < m {
+			continue
+		}
+		if p.TopK > 0 && cc > p.TopK || p.TopK <= 0 && p.TopP < 1 && cm >= need || float64(b) >= floor {
+			return float64(b+2) * w * s.t
+		}
+	}
+	return math.Inf(1)
 }
 
 func (d *Distribution) candidate(id int) Candidate {
@@ -512,6 +599,49 @@ func topIDs(logits []float32, m int, dst []int) []int {
 	return h
 }
 
+// rankWithin returns, in rank order, the ids whose logit is ≥ lo when
+// there are between atLeast and atMost of them (a prefix of the ranking:
+// every token ranked before one of them has a logit at least as large),
+// else nil and how many there are (counted up to atMost+1).
+func rankWithin(logits []float32, lo float64, atLeast, atMost int, dst []int) ([]int, int) {
+	keys := keyBufs.Get().(*[]uint64)
+	defer keyBufs.Put(keys)
+	k := (*keys)[:0]
+	for id, v := range logits {
+		if float64(v) >= lo {
+			if len(k) == atMost {
+				return nil, atMost + 1
+			}
+			k = append(k, uint64(^orderKey(v))<<32|uint64(id))
+		}
+	}
+	*keys = k
+	if len(k) < atLeast {
+		return nil, len(k)
+	}
+	slices.Sort(k)
+	ids := dst[:0]
+	for _, x := range k {
+		ids = append(ids, int(uint32(x)))
+	}
+	return ids, len(ids)
+}
+
+// orderKey maps a logit to an unsigned key in the same order (−0 as +0).
+func orderKey(v float32) uint32 {
+	if v == 0 {
+		v = 0
+	}
+	u := math.Float32bits(v)
+	if u&(1<<31) != 0 {
+		return ^u
+	}
+	return u | 1<<31
+}
+
+// keyBufs are rankWithin's keys, reused across steps and sessions.
+var keyBufs = sync.Pool{New: func() any { return new([]uint64) }}
+
 // rankAll returns every id in rank order (larger logit first, ties by
 // smaller id): a stable least-significant-digit radix sort on the logits'
 // bits, O(vocab), a tenth of a comparison sort's time on 32 000 tokens. The
@@ -527,16 +657,7 @@ func rankAll(logits []float32, dst []int) []int {
 	}
 	a, b := bufs[0][:V], bufs[1][:V] // descending-order key << 32 | id
 	for id, v := range logits {
-		if v == 0 {
-			v = 0 // −0 ranks as +0
-		}
-		u := math.Float32bits(v)
-		if u&(1<<31) != 0 {
-			u = ^u
-		} else {
-			u |= 1 << 31
-		}
-		a[id] = uint64(^u)<<32 | uint64(id)
+		a[id] = uint64(^orderKey(v))<<32 | uint64(id)
 	}
 	const bits = 11
 	var count [1 << bits]int

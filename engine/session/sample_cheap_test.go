@@ -233,3 +233,26 @@ func TestRankAllIsAComparisonSort(t *testing.T) {
 		}
 	}
 }
+
+// TestRankWithin: the ids at or above a logit, in rank order, only when
+// their count is within the bounds asked for.
+func TestRankWithin(t *testing.T) {
+	logits := []float32{1, 3, float32(math.Copysign(0, -1)), 3, -2, 0, 2}
+	for _, tc := range []struct {
+		lo              float64
+		atLeast, atMost int
+		want            []int
+		count           int
+	}{
+		{2, 1, 10, []int{1, 3, 6}, 3},
+		{0, 1, 10, []int{1, 3, 6, 0, 2, 5}, 6}, // −0 ties with +0, by id
+		{0, 1, 5, nil, 6},                      // more than atMost: counting stops
+		{2.5, 3, 10, nil, 2},                   // fewer than atLeast
+		{math.Inf(-1), 7, 7, []int{1, 3, 6, 0, 2, 5, 4}, 7},
+	} {
+		got, n := rankWithin(logits, tc.lo, tc.atLeast, tc.atMost, nil)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) || n != tc.count {
+			t.Errorf("rankWithin(%v, %d, %d) = %v, %d; want %v, %d", tc.lo, tc.atLeast, tc.atMost, got, n, tc.want, tc.count)
+		}
+	}
+}

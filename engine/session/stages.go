@@ -6,7 +6,6 @@ package session
 
 import (
 	"context"
-	"encoding/hex"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -381,8 +380,7 @@ func (s *Session) stop(reason, detail string) *Event {
 	}
 	s.stopped = &StopInfo{Reason: reason, Detail: detail, Generated: len(s.gen), Text: s.text.String() + s.dec.Pending(), Timings: t}
 	if !s.cfg.TextOnly {
-		after := s.m.Weights.Checksum()
-		afterHex := hex.EncodeToString(after[:])
+		afterHex := s.m.RecheckWeights()
 		s.stopped.ChecksumBefore, s.stopped.ChecksumAfter, s.stopped.WeightsUnchanged = s.before, afterHex, afterHex == s.before
 	}
 	s.next = StageStop

@@ -1,0 +1,217 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// expf64_amd64.s: e^x for four float64 lanes at a time, the same
+// operations in the same order as the Go runtime's math.Exp on a CPU with
+// FMA (math/exp_amd64.s, its avxfma path: Shibata's reduction and Taylor
+// series), so every lane equals math.Exp bit for bit.
+
+// constants, each repeated in four lanes
+DATA expc<>+0(SB)/8, $1.4426950408889634073599246810018920 // LOG2E
+DATA expc<>+8(SB)/8, $1.4426950408889634073599246810018920
+DATA expc<>+16(SB)/8, $1.4426950408889634073599246810018920
+DATA expc<>+24(SB)/8, $1.4426950408889634073599246810018920
+DATA expc<>+32(SB)/8, $0.69314718055966295651160180568695068359375 // LN2U
+DATA expc<>+40(SB)/8, $0.69314718055966295651160180568695068359375
+DATA expc<>+48(SB)/8, $0.69314718055966295651160180568695068359375
+DATA expc<>+56(SB)/8, $0.69314718055966295651160180568695068359375
+DATA expc<>+64(SB)/8, $0.28235290563031577122588448175013436025525412068e-12 // LN2L
+DATA expc<>+72(SB)/8, $0.28235290563031577122588448175013436025525412068e-12
+DATA expc<>+80(SB)/8, $0.28235290563031577122588448175013436025525412068e-12
+DATA expc<>+88(SB)/8, $0.28235290563031577122588448175013436025525412068e-12
+DATA expc<>+96(SB)/8, $0.0625
+DATA expc<>+104(SB)/8, $0.0625
+DATA expc<>+112(SB)/8, $0.0625
+DATA expc<>+120(SB)/8, $0.0625
+DATA expc<>+128(SB)/8, $2.4801587301587301587e-5
+DATA expc<>+136(SB)/8, $2.4801587301587301587e-5
+DATA expc<>+144(SB)/8, $2.4801587301587301587e-5
+DATA expc<>+152(SB)/8, $2.4801587301587301587e-5
+DATA expc<>+160(SB)/8, $1.9841269841269841270e-4
+DATA expc<>+168(SB)/8, $1.9841269841269841270e-4
+DATA expc<>+176(SB)/8, $1.9841269841269841270e-4
+DATA expc<>+184(SB)/8, $1.9841269841269841270e-4
+DATA expc<>+192(SB)/8, $1.3888888888888888889e-3
+DATA expc<>+200(SB)/8, $1.3888888888888888889e-3
+DATA expc<>+208(SB)/8, $1.3888888888888888889e-3
+DATA expc<>+216(SB)/8, $1.3888888888888888889e-3
+DATA expc<>+224(SB)/8, $8.3333333333333333333e-3
+DATA expc<>+232(SB)/8, $8.3333333333333333333e-3
+DATA expc<>+240(SB)/8, $8.3333333333333333333e-3
+DATA expc<>+248(SB)/8, $8.3333333333333333333e-3
+DATA expc<>+256(SB)/8, $4.1666666666666666667e-2
+DATA expc<>+264(SB)/8, $4.1666666666666666667e-2
+DATA expc<>+272(SB)/8, $4.1666666666666666667e-2
+DATA expc<>+280(SB)/8, $4.1666666666666666667e-2
+DATA expc<>+288(SB)/8, $1.6666666666666666667e-1
+DATA expc<>+296(SB)/8, $1.6666666666666666667e-1
+DATA expc<>+304(SB)/8, $1.6666666666666666667e-1
+DATA expc<>+312(SB)/8, $1.6666666666666666667e-1
+DATA expc<>+320(SB)/8, $0.5
+DATA expc<>+328(SB)/8, $0.5
+DATA expc<>+336(SB)/8, $0.5
+DATA expc<>+344(SB)/8, $0.5
+DATA expc<>+352(SB)/8, $1.0
+DATA expc<>+360(SB)/8, $1.0
+DATA expc<>+368(SB)/8, $1.0
+DATA expc<>+376(SB)/8, $1.0
+DATA expc<>+384(SB)/8, $2.0
+DATA expc<>+392(SB)/8, $2.0
+DATA expc<>+400(SB)/8, $2.0
+DATA expc<>+408(SB)/8, $2.0
+DATA expc<>+416(SB)/8, $-708.0 // the lanes computed here: -708 ≤ x ≤ 709
+DATA expc<>+424(SB)/8, $-708.0
+DATA expc<>+432(SB)/8, $-708.0
+DATA expc<>+440(SB)/8, $-708.0
+DATA expc<>+448(SB)/8, $709.0
+DATA expc<>+456(SB)/8, $709.0
+DATA expc<>+464(SB)/8, $709.0
+DATA expc<>+472(SB)/8, $709.0
+DATA expc<>+480(SB)/8, $1023 // exponent bias (int64 lanes)
+DATA expc<>+488(SB)/8, $1023
+DATA expc<>+496(SB)/8, $1023
+DATA expc<>+504(SB)/8, $1023
+DATA expc<>+512(SB)/8, $-104.0 // float32(e^x) is 0 below
+DATA expc<>+520(SB)/8, $-104.0
+DATA expc<>+528(SB)/8, $-104.0
+DATA expc<>+536(SB)/8, $-104.0
+GLOBL expc<>(SB), RODATA, $544
+
+// EXP4 sets Y0 = e^Y0 (four lanes, math.Exp's avxfma path) for lanes in
+// [−708, 709]; it uses Y1–Y4 and X2.
+#define EXP4 \
+	VMULPD      expc<>+0(SB), Y0, Y1 \
+	VCVTPD2DQY  Y1, X2 \
+	VCVTDQ2PD   X2, Y1 \
+	VFNMADD231PD expc<>+32(SB), Y1, Y0 \
+	VFNMADD231PD expc<>+64(SB), Y1, Y0 \
+	VMULPD      expc<>+96(SB), Y0, Y0 \
+	VMOVUPD     expc<>+128(SB), Y3 \
+	VFMADD213PD expc<>+160(SB), Y0, Y3 \
+	VFMADD213PD expc<>+192(SB), Y0, Y3 \
+	VFMADD213PD expc<>+224(SB), Y0, Y3 \
+	VFMADD213PD expc<>+256(SB), Y0, Y3 \
+	VFMADD213PD expc<>+288(SB), Y0, Y3 \
+	VFMADD213PD expc<>+320(SB), Y0, Y3 \
+	VFMADD213PD expc<>+352(SB), Y0, Y3 \
+	VMULPD      Y3, Y0, Y0 \
+	VADDPD      expc<>+384(SB), Y0, Y3 \
+	VMULPD      Y3, Y0, Y0 \
+	VADDPD      expc<>+384(SB), Y0, Y3 \
+	VMULPD      Y3, Y0, Y0 \
+	VADDPD      expc<>+384(SB), Y0, Y3 \
+	VMULPD      Y3, Y0, Y0 \
+	VADDPD      expc<>+384(SB), Y0, Y3 \
+	VFMADD213PD expc<>+352(SB), Y3, Y0 \
+	VPMOVSXDQ   X2, Y4 \
+	VPADDQ      expc<>+480(SB), Y4, Y4 \
+	VPSLLQ      $52, Y4, Y4 \
+	VMULPD      Y4, Y0, Y0
+
+// func softmaxExpF32AVX2(x *float32, n int, mx float32)
+//
+// For i < n (a multiple of 4): x[i] = float32(math.Exp(float64(x[i] − mx))),
+// the attention softmax's exponentials. Lanes below −104 are 0 (as the
+// float32 of any e^x there is); NaN stays NaN.
+TEXT ·softmaxExpF32AVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS mx+16(FP), X13
+	SHRQ $2, CX
+	JZ   f32done
+
+f32loop:
+	VMOVUPS   (SI), X0
+	VSUBPS    X13, X0, X0
+	VCVTPS2PD X0, Y0
+	VCMPPD    $0x11, expc<>+512(SB), Y0, Y6 // x < −104
+	EXP4
+	VANDNPD   Y0, Y6, Y0
+	VCVTPD2PSY Y0, X0
+	VMOVUPS   X0, (SI)
+	ADDQ $16, SI
+	DECQ CX
+	JNZ  f32loop
+
+f32done:
+	VZEROUPPER
+	RET
+
+// func softmaxExpAVX2(u, e *float64, z *float32, n int, mx, t float64) (outside int)
+//
+// For i < n (a multiple of 4): u[i] = (float64(z[i]) − mx) / t and
+// e[i] = math.Exp(u[i]). Lanes with u outside [−708, 709] (or NaN) are
+// counted in outside and their e left for the caller to compute.
+TEXT ·softmaxExpAVX2(SB), NOSPLIT, $0-56
+	MOVQ u+0(FP), DI
+	MOVQ e+8(FP), DX
+	MOVQ z+16(FP), SI
+	MOVQ n+24(FP), CX
+	VBROADCASTSD mx+32(FP), Y13
+	VBROADCASTSD t+40(FP), Y14
+	XORQ R8, R8
+	SHRQ $2, CX
+	JZ   done
+
+loop:
+	VCVTPS2PD (SI), Y0
+	VSUBPD    Y13, Y0, Y0
+	VDIVPD    Y14, Y0, Y0
+	VMOVUPD   Y0, (DI)
+
+	// lanes outside the normal range
+	VCMPPD    $0x1d, expc<>+416(SB), Y0, Y6 // x ≥ −708
+	VCMPPD    $0x12, expc<>+448(SB), Y0, Y7 // x ≤ 709
+	VANDPD    Y6, Y7, Y6
+	VMOVMSKPD Y6, AX
+	XORL      $0xf, AX
+	POPCNTL   AX, AX
+	ADDQ      AX, R8
+
+	// BX = round(x·log2e); x −= BX·ln2 (in two parts); x /= 16
+	VMULPD      expc<>+0(SB), Y0, Y1
+	VCVTPD2DQY  Y1, X2
+	VCVTDQ2PD   X2, Y1
+	VFNMADD231PD expc<>+32(SB), Y1, Y0
+	VFNMADD231PD expc<>+64(SB), Y1, Y0
+	VMULPD      expc<>+96(SB), Y0, Y0
+
+	// Taylor series
+	VMOVUPD     expc<>+128(SB), Y3
+	VFMADD213PD expc<>+160(SB), Y0, Y3
+	VFMADD213PD expc<>+192(SB), Y0, Y3
+	VFMADD213PD expc<>+224(SB), Y0, Y3
+	VFMADD213PD expc<>+256(SB), Y0, Y3
+	VFMADD213PD expc<>+288(SB), Y0, Y3
+	VFMADD213PD expc<>+320(SB), Y0, Y3
+	VFMADD213PD expc<>+352(SB), Y0, Y3
+	VMULPD      Y3, Y0, Y0
+
+	// square four times: y·(y+2)
+	VADDPD      expc<>+384(SB), Y0, Y3
+	VMULPD      Y3, Y0, Y0
+	VADDPD      expc<>+384(SB), Y0, Y3
+	VMULPD      Y3, Y0, Y0
+	VADDPD      expc<>+384(SB), Y0, Y3
+	VMULPD      Y3, Y0, Y0
+	VADDPD      expc<>+384(SB), Y0, Y3
+	VFMADD213PD expc<>+352(SB), Y3, Y0
+
+	// × 2^BX
+	VPMOVSXDQ X2, Y4
+	VPADDQ    expc<>+480(SB), Y4, Y4
+	VPSLLQ    $52, Y4, Y4
+	VMULPD    Y4, Y0, Y0
+	VMOVUPD   Y0, (DX)
+
+	ADDQ $16, SI
+	ADDQ $32, DI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ  loop
+
+done:
+	VZEROUPPER
+	MOVQ R8, outside+48(FP)
+	RET
