@@ -30,9 +30,6 @@ func gemvF32AVX512(out, w *float32, ldw int, x *float32, rows, cols, pf int)
 func gemvBF16AVX512(out *float32, w *uint16, ldw int, x *float32, rows, cols, pf int)
 
 //go:noescape
-func gemvBF16AVX512x2(out *float32, w *uint16, ldw int, x *float32, rows, cols, pf int)
-
-//go:noescape
 func gemv4F32AVX512(outs *[4]*float32, w *float32, ldw int, xs *[4]*float32, rows, cols int)
 
 //go:noescape
@@ -123,23 +120,12 @@ func gemvBF16AVX512w(out []float32, w []uint16, ldw int, x []float32, rows, cols
 		r4 = 0
 	}
 	if r4 > 0 {
-		switch bf16Variant {
-		case 1:
-			gemvBF16AVX512x2(&out[0], &w[0], ldw, &x[0], r4, cols, prefetchAhead(ldw, 2))
-		case 2:
-			gemvBF16AVX512x2(&out[0], &w[0], ldw, &x[0], r4, cols, prefetchAhead(ldw, 4))
-		case 3:
-			gemvBF16AVX512(&out[0], &w[0], ldw, &x[0], r4, cols, prefetchAhead(ldw, 4))
-		default:
-			gemvBF16AVX512(&out[0], &w[0], ldw, &x[0], r4, cols, prefetchAhead(ldw, 2))
-		}
+		gemvBF16AVX512(&out[0], &w[0], ldw, &x[0], r4, cols, prefetchAhead(ldw, 2))
 	}
 	if r4 < rows {
 		gemvBF16AVX2(&out[r4], &w[r4*ldw], ldw, &x[0], rows-r4, cols)
 	}
 }
-
-var bf16Variant = 0
 
 func prefetchAhead(ldw, size int) int {
 	if gemvPrefetch < 0 {
