@@ -277,6 +277,10 @@ func (b *BatchState) linearBatch(x []float32, B int, jobs ...linJob) {
 	}
 	in := jobs[0].w.Cols
 	parallelForAligned(total, 16, 64, func(_, lo, hi int) {
+		// the kernel's vector tables, once per worker: passed to the kernel
+		// through a func value they live on the heap (one allocation per
+		// region, not per block and group of four)
+		o4, x4 := new([4][]float32), new([4][]float32)
 		forJobs(jobs, lo, hi, func(j linJob, lo, hi int) {
 			if B == 1 {
 				gemvRange(j, x, lo, hi)
@@ -289,7 +293,7 @@ func (b *BatchState) linearBatch(x []float32, B int, jobs ...linJob) {
 				e := min(a+blk, hi)
 				s := 0
 				for ; four && s+4 <= B; s += 4 {
-					gemv4Range(j, x, in, s, a, e)
+					gemv4Range(j, x, in, s, a, e, o4, x4)
 				}
 				for ; s < B; s++ {
 					js := linJob{out: j.out[s*rows : (s+1)*rows], w: j.w, bias: j.bias}
@@ -312,17 +316,16 @@ func gemv4For(w *Mat) bool {
 // gemv4Range is gemvRange for sequences s..s+3 of x [B][in] at once:
 // outputs [lo, hi) of each one's rows in j.out [B][rows], then the bias, as
 // gemvRange adds it.
-func gemv4Range(j linJob, x []float32, in, s, lo, hi int) {
+func gemv4Range(j linJob, x []float32, in, s, lo, hi int, o4, x4 *[4][]float32) {
 	w, rows := j.w, j.w.Rows
-	var o4, x4 [4][]float32
 	for v := range 4 {
 		o4[v] = j.out[(s+v)*rows+lo : (s+v)*rows+hi]
 		x4[v] = x[(s+v)*in : (s+v+1)*in]
 	}
 	if w.DType == F32 {
-		kern.gemv4(&o4, w.F32[lo*w.Ld+w.Off:], w.Ld, &x4, hi-lo, w.Cols)
+		kern.gemv4(o4, w.F32[lo*w.Ld+w.Off:], w.Ld, x4, hi-lo, w.Cols)
 	} else {
-		kern.gemv4BF16(&o4, w.BF16[lo*w.Ld+w.Off:], w.Ld, &x4, hi-lo, w.Cols)
+		kern.gemv4BF16(o4, w.BF16[lo*w.Ld+w.Off:], w.Ld, x4, hi-lo, w.Cols)
 	}
 	if j.bias != nil {
 		for _, out := range o4 {
