@@ -7,6 +7,7 @@ package engine
 import (
 	"encoding/hex"
 	"sync"
+	"time"
 )
 
 type checksum struct {
@@ -24,8 +25,9 @@ type checksum struct {
 // hashRound is one hash of the weights shared by the callers that joined
 // it before it started.
 type hashRound struct {
-	done chan struct{}
-	hex  string
+	done  chan struct{}
+	hex   string
+	start time.Time // when it began hashing (set under checksum.mu)
 }
 
 // WeightsChecksum is the hex SHA-256 of the model's weights as loaded
@@ -39,13 +41,25 @@ func (m *Model) WeightsChecksum() string {
 }
 
 // RecheckWeights hashes the weights again, as WeightsChecksum's hex: the
-// proof, after a run, that they did not change. Every answer is a hash
-// that started after the call: callers that arrive while a hash runs join
-// the next one, which starts when that one ends, so 64 runs stopping at
-// once read the weights a few times, not 64.
-func (m *Model) RecheckWeights() string {
+// proof, after a run, that they did not change. The answer is a hash that
+// started after the call (RecheckWeightsSince(time.Now())).
+func (m *Model) RecheckWeights() string { return m.RecheckWeightsSince(time.Now()) }
+
+// RecheckWeightsSince is RecheckWeights for a caller that last used the
+// weights at since (its run's last forward pass): every answer is a hash
+// that started at or after since, which is all the proof needs. A round
+// that started after since (running or done) is shared; otherwise the
+// caller joins the next round, which starts when the running one ends. So
+// 64 runs stopping within a few milliseconds of each other read the
+// weights a few times, not 64.
+func (m *Model) RecheckWeightsSince(since time.Time) string {
 	c := &m.checksum
 	c.mu.Lock()
+	if rd := c.running; rd != nil && !rd.start.Before(since) { // began after since: share it
+		c.mu.Unlock()
+		<-rd.done
+		return rd.hex
+	}
 	if rd := c.pending; rd != nil { // a round not started yet: join it
 		c.mu.Unlock()
 		<-rd.done
@@ -56,9 +70,10 @@ func (m *Model) RecheckWeights() string {
 	prev := c.running
 	c.mu.Unlock()
 	if prev != nil {
-		<-prev.done // it may have started before this call: wait, then hash anew
+		<-prev.done // it started before since: wait, then hash anew
 	}
 	c.mu.Lock()
+	rd.start = time.Now()
 	c.pending, c.running = nil, rd // started: later callers make the next round
 	c.rounds++
 	c.mu.Unlock()

@@ -6,6 +6,7 @@ package engine
 import (
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestRecheckWeightsShared(t *testing.T) {
@@ -45,5 +46,48 @@ func TestRecheckWeightsShared(t *testing.T) {
 	}
 	if m.checksum.rounds != rounds+2 {
 		t.Fatalf("a later call shared an earlier hash (%d hashes)", m.checksum.rounds)
+	}
+}
+
+// TestRecheckWeightsSince: a caller whose last use of the weights came
+// before the latest hash began shares that hash; one whose last use came
+// after it gets a new hash, started after that use.
+func TestRecheckWeightsSince(t *testing.T) {
+	m, err := RandomModel("recheck-since", Shapes["stories15M"], 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := m.WeightsChecksum()
+	used := time.Now()
+	if m.RecheckWeights() != want {
+		t.Fatal("first recheck")
+	}
+	m.checksum.mu.Lock()
+	first := m.checksum.running.start
+	m.checksum.mu.Unlock()
+	for _, c := range []struct {
+		name  string
+		since time.Time
+		more  int // new hashes
+	}{
+		{"used before the last hash began: shared", used, 0},
+		{"used exactly when it began: shared", first, 0},
+		{"used after it began: hashed anew", first.Add(time.Nanosecond), 1},
+	} {
+		m.checksum.mu.Lock()
+		n := m.checksum.rounds
+		m.checksum.mu.Unlock()
+		if got := m.RecheckWeightsSince(c.since); got != want {
+			t.Fatalf("%s: %s, want %s", c.name, got, want)
+		}
+		m.checksum.mu.Lock()
+		got, start := m.checksum.rounds-n, m.checksum.running.start
+		m.checksum.mu.Unlock()
+		if got != c.more {
+			t.Errorf("%s: %d new hashes, want %d", c.name, got, c.more)
+		}
+		if start.Before(c.since) {
+			t.Errorf("%s: answered by a hash that began %v before the caller's last use", c.name, c.since.Sub(start))
+		}
 	}
 }

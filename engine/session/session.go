@@ -49,6 +49,7 @@ type Session struct {
 	stopped     *StopInfo
 	pending     pendingStop
 	before      string
+	usedWeights time.Time         // the end of the run's last forward pass (RecheckWeightsSince)
 	view        passView          // the last pass's last position, for Inspect (lens.go)
 	lens        *engine.LogitLens // the lens's scratch, with Config.Lens
 }
@@ -277,6 +278,7 @@ func (s *Session) Rewind(n int) (*Event, error) {
 	s.gen = s.gen[:len(s.gen)-n]
 	start := time.Now()
 	logits, err := s.m.Forward(s.st, s.kv, s.ids[keep-1:keep], s.rewindHooks())
+	s.usedWeights = time.Now()
 	if err != nil {
 		return nil, err
 	}

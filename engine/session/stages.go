@@ -102,6 +102,7 @@ func (s *Session) prefill() (*PrefillInfo, error) {
 	start := time.Now()
 	all := s.cfg.AllAttention && s.nPrompt <= MaxAllAttention
 	logits, err := s.m.Forward(s.st, s.kv, s.ids[:s.nPrompt], s.passHooks(all, &info.Layers))
+	s.usedWeights = time.Now()
 	if err != nil {
 		return nil, err
 	}
@@ -320,6 +321,7 @@ func (s *Session) appendToken() (*AppendInfo, error) {
 			logits, err = s.m.Forward(s.st, s.kv, feed, s.passHooks(false, &traces))
 			info.BatchSize = 1
 		}
+		s.usedWeights = time.Now()
 		if err != nil {
 			return nil, err
 		}
@@ -380,7 +382,11 @@ func (s *Session) stop(reason, detail string) *Event {
 	}
 	s.stopped = &StopInfo{Reason: reason, Detail: detail, Generated: len(s.gen), Text: s.text.String() + s.dec.Pending(), Timings: t}
 	if !s.cfg.TextOnly {
-		afterHex := s.m.RecheckWeights()
+		since := s.usedWeights
+		if since.IsZero() { // no forward pass yet: a hash from now on
+			since = time.Now()
+		}
+		afterHex := s.m.RecheckWeightsSince(since)
 		s.stopped.ChecksumBefore, s.stopped.ChecksumAfter, s.stopped.WeightsUnchanged = s.before, afterHex, afterHex == s.before
 	}
 	s.next = StageStop
