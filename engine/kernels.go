@@ -36,6 +36,12 @@ type kernelSet struct {
 	gemmTile func(k int, a []float32, lda int, bp []float32, c []float32, ldc int)
 	nr       int // panel width of gemmTile
 	simdCols int // gemv/gemvT handle column counts that are multiples of this; 1 = any
+	// gelu and swiglu apply geluTanh (x[i]) and silu(hb[i])·up[i] to a
+	// leading run of their slices, each value bit for bit the scalar
+	// function's, and return its length (a multiple of 8; they stop early
+	// at a group whose exponent needs expf's slow path); nil: all scalar.
+	gelu   func(x []float32) int
+	swiglu func(hb, up []float32) int
 }
 
 // gemvPrefetch is how far ahead the AVX-512 gemv prefetches each row:

@@ -40,7 +40,7 @@ func init() {
 		return
 	}
 	k := &kernelSet{name: "avx2-fma", gemv: gemvAVX2, gemvBF16: gemvBF16AVX2w, gemvT: gemvTAVX2,
-		gemmTile: gemmTileAVX2, nr: 16, simdCols: 8}
+		gemmTile: gemmTileAVX2, nr: 16, simdCols: 8, gelu: geluAVX2w, swiglu: swigluAVX2w}
 	otherKernels = append(otherKernels, k)
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL {
 		k512 := *k
@@ -51,6 +51,29 @@ func init() {
 	}
 	simdKernels = k
 	kern = chooseKernels(getenvKernels())
+}
+
+// activations_amd64.s
+
+//go:noescape
+func geluAVX2(x *float32, n int) (done int)
+
+//go:noescape
+func swigluAVX2(hb, up *float32, n int) (done int)
+
+func geluAVX2w(x []float32) int {
+	if len(x) < 8 {
+		return 0
+	}
+	return geluAVX2(&x[0], len(x))
+}
+
+func swigluAVX2w(hb, up []float32) int {
+	n := min(len(hb), len(up))
+	if n < 8 {
+		return 0
+	}
+	return swigluAVX2(&hb[0], &up[0], n)
 }
 
 // The wrappers check every bound the assembly relies on, so a wrong call
