@@ -267,13 +267,19 @@ func (m *Model) mlpBatch(b *BatchState, lw *LayerWeights, B int) {
 //
 // [in][out] matrices side by side (GPT-2) go through splitK, as they do alone.
 func (b *BatchState) linearBatch(x []float32, B int, jobs ...linJob) {
+	b.part = linearRows(x, B, b.part, jobs)
+}
+
+// linearRows is linearBatch for any B rows of x (sequences of a batch, or
+// the positions of a short prefill): each output is what a lone decode
+// step computes for that row. part is splitK's scratch (grown and returned).
+func linearRows(x []float32, B int, part [][]float32, jobs []linJob) [][]float32 {
 	total := 0
 	for _, j := range jobs {
 		total += j.w.Rows
 	}
 	if inOutRun(jobs) {
-		b.part = splitK(x, B, total, jobs, b.part)
-		return
+		return splitK(x, B, total, jobs, part)
 	}
 	in := jobs[0].w.Cols
 	parallelForAligned(total, 16, 64, func(_, lo, hi int) {
@@ -302,6 +308,7 @@ func (b *BatchState) linearBatch(x []float32, B int, jobs ...linJob) {
 			}
 		})
 	})
+	return part
 }
 
 // gemv4For reports whether the kernel set can run w for four sequences in

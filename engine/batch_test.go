@@ -332,3 +332,63 @@ func BenchmarkDecodeBatch(b *testing.B) {
 		}
 	}
 }
+
+// TestShortPrefillIsDecodeSteps: a pass of up to rowsMaxT positions runs
+// the decode kernels (linearRows), so every position's logits and cached
+// keys and values equal those of decoding the tokens one at a time, bit
+// for bit; a longer pass uses the GEMM and agrees to the reference
+// tolerance.
+func TestShortPrefillIsDecodeSteps(t *testing.T) {
+	for name, m := range batchModels(t) {
+		for _, T := range []int{2, 5, rowsMaxT, rowsMaxT + 3} {
+			tokens := make([]int, T)
+			for i := range tokens {
+				tokens[i] = (7*i + 3) % m.Config.VocabSize
+			}
+			st, kv := NewState(m.Config), mustKV(t, m.Config)
+			all, err := m.ForwardAll(st, kv, tokens, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append([]float32(nil), all...)
+			st1, kv1 := NewState(m.Config), mustKV(t, m.Config)
+			V := m.Config.VocabSize
+			for p, tok := range tokens {
+				lg, err := m.Forward(st1, kv1, []int{tok}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range lg {
+					w := all[p*V+i]
+					if T <= rowsMaxT && v != w {
+						t.Fatalf("%s T=%d: position %d logit %d: pass %v, one at a time %v", name, T, p, i, w, v)
+					}
+					if d := float64(v - w); d > 1e-4 || d < -1e-4 {
+						t.Fatalf("%s T=%d: position %d logit %d: pass %v, one at a time %v", name, T, p, i, w, v)
+					}
+				}
+			}
+			if T <= rowsMaxT {
+				for l := range m.Config.NLayers {
+					k0, v0 := kv.layerKV(l)
+					k1, v1 := kv1.layerKV(l)
+					n := T * m.Config.KVDim()
+					for i := range n {
+						if k0[i] != k1[i] || v0[i] != v1[i] {
+							t.Fatalf("%s T=%d: layer %d cache entry %d differs", name, T, l, i)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func mustKV(t *testing.T, c Config) *KVCache {
+	t.Helper()
+	kv, err := NewKVCache(c, min(c.SeqLen, 64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
+}
