@@ -7,6 +7,11 @@ import "math"
 // expf is e^x in float32 (Cephes' expf: x = k·ln2 + r, |r| ≤ ln2/2, a
 // degree-6 polynomial for e^r, then ·2^k), within 2 ulp of the float64
 // result and several times faster than math.Exp.
+//
+// Every product that an add follows is rounded by an explicit float32(...)
+// conversion, which the Go spec says prevents fusing the two into one FMA:
+// so the result is the same with any GOAMD64 level, and the same as the
+// SIMD kernels' (activations_amd64.s), which round each operation.
 func expf(x float32) float32 {
 	switch {
 	case x != x: // NaN
@@ -16,15 +21,15 @@ func expf(x float32) float32 {
 	case x < -87.33654: // the result is subnormal or 0: rare, take the slow path
 		return float32(math.Exp(float64(x)))
 	}
-	k := float32(math.Floor(float64(x*1.442695041 + 0.5)))
-	r := x - k*0.693359375 + k*2.12194440e-4
+	k := float32(math.Floor(float64(float32(x*1.442695041) + 0.5)))
+	r := x - float32(k*0.693359375) + float32(k*2.12194440e-4)
 	p := float32(1.9875691500e-4)
-	p = p*r + 1.3981999507e-3
-	p = p*r + 8.3334519073e-3
-	p = p*r + 4.1665795894e-2
-	p = p*r + 1.6666665459e-1
-	p = p*r + 5.0000001201e-1
-	p = p*r*r + r + 1
+	p = float32(p*r) + 1.3981999507e-3
+	p = float32(p*r) + 8.3334519073e-3
+	p = float32(p*r) + 4.1665795894e-2
+	p = float32(p*r) + 1.6666665459e-1
+	p = float32(p*r) + 5.0000001201e-1
+	p = float32(float32(p*r)*r) + r + 1
 	e := int32(k)
 	if e > 127 { // 2^128 is not a float32: scale in two steps
 		p *= 2
@@ -40,7 +45,7 @@ func silu(x float32) float32 { return x / (1 + expf(-x)) }
 // with tanh(u) = 1 − 2/(1 + e^{2u}).
 func geluTanh(x float32) float32 {
 	const k = 0.7978845608028654 // sqrt(2/pi)
-	u := k * (x + 0.044715*x*x*x)
+	u := k * (x + float32(0.044715*x*x*x)) // rounded before the add: no FMA (see expf)
 	return 0.5 * x * (2 - 2/(1+expf(2*u)))
 }
 
