@@ -44,8 +44,9 @@ func silu(x float32) float32 { return x / (1 + expf(-x)) }
 // geluTanh is GPT-2's GELU: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))),
 // with tanh(u) = 1 − 2/(1 + e^{2u}).
 func geluTanh(x float32) float32 {
-	const k = 0.7978845608028654           // sqrt(2/pi)
-	u := k * (x + float32(0.044715*x*x*x)) // rounded before the add: no FMA (see expf)
+	const k = 0.7978845608028654 // sqrt(2/pi)
+	// the cube term is rounded before the add: no FMA (see expf)
+	u := k * (x + float32(0.044715*x*x*x))
 	return 0.5 * x * (2 - 2/(1+expf(2*u)))
 }
 
