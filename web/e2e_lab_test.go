@@ -736,6 +736,12 @@ func TestBrowserLabPhone(t *testing.T) {
 		wide := evalJS[[]string](t, ctx, `[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5).slice(0, 8).map(e => e.tagName + "#" + e.id + "." + e.className)`)
 		t.Errorf("after a run the page is %v px wider than the screen: %v", w, wide)
 	}
+	// no chart text is cut off at the chart's edges (titles wrap on a phone)
+	if cut := evalJS[[]string](t, ctx, `[...document.querySelectorAll(".chart svg text")].filter(e => {
+		const s = e.ownerSVGElement.getBoundingClientRect(), r = e.getBoundingClientRect();
+		return r.width > 0 && (r.left < s.left - 1 || r.right > s.right + 1) }).slice(0, 8).map(e => e.textContent)`); len(cut) > 0 {
+		t.Errorf("chart texts cut off at the chart's edge at 390 px: %q", cut)
+	}
 	small := evalJS[[]string](t, ctx, `[...document.querySelectorAll("main button, main select, main input, main textarea, main summary, main .pipeline a, main [data-testid=cand-row]")]
 		.filter(e => e.offsetParent !== null).map(e => [e, e.getBoundingClientRect()]).filter(([e, r]) => r.height < 24 || r.width < 24)
 		.map(([e, r]) => e.tagName + "#" + e.id + " " + Math.round(r.width) + "x" + Math.round(r.height))`)

@@ -73,10 +73,23 @@ function legend(series, x, y) {
 // series and the first series' value printed at its bar's end. cut.after
 // (a count of rows) draws a dashed line below that many rows, labelled
 // cut.label; rows after it get the class "cut".
+// wrapLines splits text at spaces into lines of at most width px, at
+// about 7 px per character of the charts' bold 11 px title font.
+export function wrapLines(text, width) {
+  const max = Math.max(12, Math.floor(width / 7)), lines = [];
+  let cur = "";
+  for (const w of String(text).split(" ")) {
+    if (cur && (cur + " " + w).length > max) { lines.push(cur); cur = w; } else cur = cur ? cur + " " + w : w;
+  }
+  if (cur) lines.push(cur);
+  return lines.length ? lines : [""];
+}
+
 export function hbars(box, o) {
   const W = widthOf(box, 360), rows = o.rows, S = o.series;
   const rowH = S.length > 1 ? 12 + 7 * S.length : 18, top = S.length > 1 ? 10 + 15 * S.length : 6, labelW = Math.min(120, Math.max(60, W * 0.28)), valW = 54;
-  const plotW = Math.max(40, W - labelW - valW - 8), H = top + rows.length * rowH + 34;
+  const plotW = Math.max(40, W - labelW - valW - 8);
+  const title = wrapLines(o.xTitle, W - 8), H = top + rows.length * rowH + 34 + 13 * (title.length - 1);
   const max = o.max || Math.max(1e-12, ...rows.flatMap((r) => r.values.map(Math.abs)));
   const x = (v) => labelW + Math.max(0, v) / max * plotW;
   let s = "";
@@ -103,7 +116,9 @@ export function hbars(box, o) {
   for (const t of niceTicks(0, max, Math.max(2, Math.floor(plotW / 70)))) {
     s += `<text x="${x(t)}" y="${bottom + 13}" text-anchor="middle" class="ch-tick">${esc(o.tickFmt ? o.tickFmt(t) : t)}</text>`;
   }
-  s += `<text x="${labelW + plotW / 2}" y="${bottom + 28}" text-anchor="middle" class="ch-title">${esc(o.xTitle)}</text>`;
+  // a title wider than the chart is wrapped and centred on the whole width (a 390 px phone)
+  const tx = title.length > 1 ? W / 2 : labelW + plotW / 2;
+  title.forEach((t, i) => { s += `<text x="${tx}" y="${bottom + 28 + 13 * i}" text-anchor="middle" class="ch-title">${esc(t)}</text>`; });
   setSVG(box, `<svg xmlns="${NS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(o.aria || o.xTitle)}">${s}</svg>`);
   box.dataset.rows = rows.length;
   if (o.cut) box.dataset.cutAfter = o.cut.after;
