@@ -15,20 +15,18 @@ package web_test
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/wsraw"
 	"github.com/inferscope/inferscope/web"
 )
 
@@ -56,19 +54,9 @@ func dialRawFrom(ip, ws string) (*rawClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	var key [16]byte
-	rand.Read(key[:])
-	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n",
-		u.RequestURI(), u.Host, base64.StdEncoding.EncodeToString(key[:]))
-	br := bufio.NewReaderSize(c, 64<<10)
-	resp, err := http.ReadResponse(br, nil)
+	br, _, err := wsraw.Upgrade(c, u, "", 64<<10)
 	if err != nil {
-		c.Close()
 		return nil, err
-	}
-	if resp.StatusCode != http.StatusSwitchingProtocols {
-		c.Close()
-		return nil, fmt.Errorf("upgrade: %s", resp.Status)
 	}
 	r := &rawClient{c: c, br: br}
 	typ, err := r.next()

@@ -53,8 +53,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/flate"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -62,7 +60,6 @@ import (
 	"io"
 	"maps"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -80,6 +77,7 @@ import (
 	natsserver "github.com/nats-io/nats-server/v2/server"
 
 	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/internal/wsraw"
 	"github.com/inferscope/inferscope/models"
 )
 
@@ -195,23 +193,13 @@ func dialRaw(ws string, deflate bool) (*rawFollower, error) {
 	if err != nil {
 		return nil, err
 	}
-	var key [16]byte
-	rand.Read(key[:])
 	ext := ""
 	if deflate {
 		ext = "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n"
 	}
-	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n%s\r\n",
-		u.RequestURI(), u.Host, base64.StdEncoding.EncodeToString(key[:]), ext)
-	br := bufio.NewReaderSize(c, 32<<10)
-	resp, err := http.ReadResponse(br, nil)
+	br, resp, err := wsraw.Upgrade(c, u, ext, 32<<10)
 	if err != nil {
-		c.Close()
 		return nil, err
-	}
-	if resp.StatusCode != http.StatusSwitchingProtocols {
-		c.Close()
-		return nil, fmt.Errorf("upgrade: %s", resp.Status)
 	}
 	if deflate && !strings.Contains(resp.Header.Get("Sec-WebSocket-Extensions"), "permessage-deflate") {
 		c.Close()
