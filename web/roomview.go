@@ -540,29 +540,22 @@ func (v *roomView) applyLocked(m roomMsg) {
 		// a thinned run's thin events (thin.go): out first, then kept one by one
 		p := bytes.Clone(m.payload)
 		v.fanLocked(m.typ, p, false, false)
-		var g struct {
-			Events []json.RawMessage `json:"events"`
-		}
-		json.Unmarshal(p, &g)
-		for _, raw := range g.Events {
+		evs := groupEvents(p)
+		for _, raw := range evs {
 			e := viewEvent{slot: -1, thin: raw}
 			if seq, st, ok := evHead(raw); ok {
 				e.seq, e.slot = seq, thinSlot(st)
 			}
 			v.addEventLocked(e)
 		}
-		v.pendSteps += len(g.Events)
+		v.pendSteps += len(evs)
 		v.snapshot = nil
 	case MsgDetail:
 		// the full form of the latest thin events, before the stop: the
 		// events they complete now hold their stages' detail
 		p := bytes.Clone(m.payload)
 		v.fanLocked(m.typ, p, false, false)
-		var g struct {
-			Events []json.RawMessage `json:"events"`
-		}
-		json.Unmarshal(p, &g)
-		for _, raw := range g.Events {
+		for _, raw := range groupEvents(p) {
 			seq, st, ok := evHead(raw)
 			if !ok || thinSlot(st) < 0 {
 				continue
@@ -611,6 +604,15 @@ func (v *roomView) applyLocked(m roomMsg) {
 		v.fanLocked(m.typ, bytes.Clone(m.payload), true, true)
 		go v.teardown()
 	}
+}
+
+// groupEvents is the events of an events or detail message ({events: [...]}).
+func groupEvents(p []byte) []json.RawMessage {
+	var g struct {
+		Events []json.RawMessage `json:"events"`
+	}
+	json.Unmarshal(p, &g)
+	return g.Events
 }
 
 // isCancelledStop reads only the start of an event: its stage comes first.
