@@ -18,7 +18,8 @@ import (
 	"github.com/inferscope/inferscope/models"
 )
 
-func catalogServer(t *testing.T) (*Server, *EngineCatalog) {
+// defaultEngineCatalog is a catalog holding the embedded default model.
+func defaultEngineCatalog(t testing.TB) *EngineCatalog {
 	t.Helper()
 	m, err := models.Default()
 	if err != nil {
@@ -28,6 +29,12 @@ func catalogServer(t *testing.T) (*Server, *EngineCatalog) {
 	if err := cat.Add(m, "", true); err != nil {
 		t.Fatal(err)
 	}
+	return cat
+}
+
+func catalogServer(t *testing.T) (*Server, *EngineCatalog) {
+	t.Helper()
+	cat := defaultEngineCatalog(t)
 	s, err := New(Options{Catalog: cat})
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/inferscope/inferscope/engine/session"
-	"github.com/inferscope/inferscope/models"
 )
 
 func TestRoomMsgThinForm(t *testing.T) {
@@ -69,14 +68,7 @@ func FuzzDecodeRoomMsg(f *testing.F) {
 // its events in order.
 func viewRun(t *testing.T, tokens int) []*session.Event {
 	t.Helper()
-	m, err := models.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := NewEngineCatalog()
-	if err := cat.Add(m, "", true); err != nil {
-		t.Fatal(err)
-	}
+	cat := defaultEngineCatalog(t)
 	start := &StartPayload{Prompt: "Once upon a time", MaxNewTokens: tokens, Lens: true}
 	_, evs, err := replayLog(context.Background(), cat, start, []LogEntry{{Type: CmdRun}})
 	if err != nil {
