@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/engine"
-	"github.com/inferscope/inferscope/internal/serve"
 )
 
 func init() {
@@ -86,6 +85,14 @@ type benchReport struct {
 	Paired []pairedResult `json:"paired,omitempty"`
 }
 
+// benchBatched runs --concurrent's batched half through the server's
+// scheduler; bench_batched.go sets it, and it stays nil in the engine-only
+// build. defaultMaxBatch is the scheduler's default batch size.
+var (
+	benchBatched    func(m *engine.Model, n, promptN, genN, maxBatch int) (concurrentResult, error)
+	defaultMaxBatch = 32
+)
+
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--concurrent N [--max-batch B]] [--paired] [--write-llama2c PATH] [--write-hf DIR]", stderr)
 	var names []string
@@ -103,12 +110,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	probe := fs.Int("probe-bytes", 512<<20, "bytes the bandwidth probe streams; 0 skips it")
 	concurrent := fs.Int("concurrent", 0, "also run N sessions decoding at once, batched (the server's scheduler) and unbatched, in the same run")
 	paired := fs.Bool("paired", false, "also decode in rounds of probe run, F32 step and BF16 step back to back, and report the per-round ratios' median and quartiles (decode vs the bandwidth bound, BF16 vs F32); needs --probe-bytes > 0")
-	maxBatch := fs.Int("max-batch", serve.DefaultOptions().MaxBatch, "with --concurrent: most decode steps per batched pass")
+	maxBatch := fs.Int("max-batch", defaultMaxBatch, "with --concurrent: most decode steps per batched pass")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *concurrent < 0 || *concurrent > 256 || *maxBatch < 1 || *maxBatch > 256 {
 		return fmt.Errorf("--concurrent %d / --max-batch %d out of range: allowed 0 to 256 and 1 to 256", *concurrent, *maxBatch)
+	}
+	if *concurrent > 0 && benchBatched == nil {
+		return fmt.Errorf("--concurrent needs the server's scheduler, which this engine-only build (-tags engineonly) leaves out: use the full inferscope binary")
 	}
 	if *paired && *probe <= 0 {
 		return fmt.Errorf("--paired needs the bandwidth probe: --probe-bytes must be above 0")
@@ -193,7 +203,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			rep.Generate = append(rep.Generate, g)
 		}
 		if *concurrent > 0 {
-			cr, err := benchConcurrent(m, *concurrent, *promptN, *genN, serve.Options{MaxBatch: *maxBatch, MaxWait: serve.DefaultOptions().MaxWait})
+			cr, err := benchBatched(m, *concurrent, *promptN, *genN, *maxBatch)
 			if err != nil {
 				return err
 			}

@@ -1,3 +1,5 @@
+//go:build !engineonly
+
 package main
 
 // bench_concurrent_test.go: bench --concurrent on a tiny random model: the

@@ -2,6 +2,11 @@
 //
 //	inferscope [serve] [--addr 127.0.0.1:8080]   start the web app (default)
 //	inferscope <command> --help                 help for one command
+//
+// Built with -tags engineonly it is the command-line tools alone (generate,
+// tokenize, trace, bench): no web app, hub client or server scheduler, so a
+// one-shot run touches only the engine's code (the engine-only build in the
+// README's performance section).
 package main
 
 import (
@@ -13,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 )
 
@@ -49,6 +55,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		name, args = args[0], args[1:]
 	}
 	c, ok := commands[name]
+	if !ok && name == "serve" && (len(args) == 0 || strings.HasPrefix(args[0], "-")) {
+		fmt.Fprintln(stderr, "inferscope: this engine-only build (-tags engineonly) has no web app; name a command")
+		usage(stderr)
+		return 2
+	}
 	if !ok {
 		fmt.Fprintf(stderr, "inferscope: unknown command %q\n\n", name)
 		usage(stderr)
@@ -72,7 +83,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "inferscope: watch a small language model do inference, one step at a time.")
-	fmt.Fprintln(w, "\nUsage: inferscope <command> [flags]   (no command means serve)")
+	if commands["serve"] != nil {
+		fmt.Fprintln(w, "\nUsage: inferscope <command> [flags]   (no command means serve)")
+	} else {
+		fmt.Fprintln(w, "\nUsage: inferscope <command> [flags]   (engine-only build: no web app)")
+	}
 	fmt.Fprintln(w, "\nCommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {

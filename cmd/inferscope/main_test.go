@@ -1,3 +1,5 @@
+//go:build !engineonly
+
 package main
 
 // main_test.go: command dispatch and serve's shutdown on cancel.

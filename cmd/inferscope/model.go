@@ -11,7 +11,6 @@ import (
 
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/models"
-	"github.com/inferscope/inferscope/models/hub"
 )
 
 // modelFlags are the flags every model-using command shares.
@@ -46,23 +45,21 @@ func (f modelFlags) loadAny() (*engine.Model, error) {
 	return m, err
 }
 
+// hubRef loads a hub repo id from the Hugging Face cache, reporting ok=false
+// when ref is not a valid repo id; model_hub.go sets it, and the engine-only
+// build (-tags engineonly), which has no hub client, leaves it nil.
+var hubRef func(ref, tokenizer string) (m *engine.Model, ok bool, err error)
+
 // loadModelRef loads "default", a path, or a hub repo id found in the
 // Hugging Face cache (pulled by inferscope or by Python tools).
 func loadModelRef(ref, tokenizer string) (*engine.Model, error) {
 	if ref == "" || ref == "default" || ref == models.DefaultName {
 		return models.Default()
 	}
-	if _, err := os.Stat(ref); err != nil && hub.ValidRepo(ref) == nil && strings.Contains(ref, "/") {
-		dir, rerr := hub.FromEnv().Resolve(ref, "")
-		if rerr != nil {
-			return nil, rerr
+	if _, err := os.Stat(ref); err != nil && hubRef != nil && strings.Contains(ref, "/") {
+		if m, ok, err := hubRef(ref, tokenizer); ok {
+			return m, err
 		}
-		m, err := engine.LoadModel(dir, tokenizer)
-		if err != nil {
-			return nil, err
-		}
-		m.Name, m.Source = ref, "hf-cache:"+ref // no server path in what visitors see
-		return m, nil
 	}
 	return engine.LoadModel(ref, tokenizer)
 }

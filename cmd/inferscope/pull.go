@@ -1,3 +1,5 @@
+//go:build !engineonly
+
 package main
 
 // pull.go: the pull command: download a model from the Hugging Face hub into the HF cache.

@@ -1,3 +1,5 @@
+//go:build !engineonly
+
 package main
 
 // pull_test.go: the pull command against a fake hub.

@@ -1,3 +1,5 @@
+//go:build !engineonly
+
 package main
 
 // puller.go: the server-side puller: hub downloads started from the lab

@@ -1,3 +1,5 @@
+//go:build !engineonly
+
 package main
 
 import (

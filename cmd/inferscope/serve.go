@@ -1,3 +1,5 @@
+//go:build !engineonly
+
 package main
 
 // serve.go: the serve command: load models into the catalog and run the web server.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # rss_check.sh: peak resident memory of `inferscope generate` on a stories15M-shaped llama2.c .bin,
-# against the weight bytes and llama2.c's run.c on the same file, interleaved.
+# for the full binary (web app included) and the engine-only build (-tags engineonly), against the
+# weight bytes and llama2.c's run.c on the same file, interleaved.
 #
 #   scripts/bench/rss_check.sh [ROUNDS] [RUN_C_BINARY]
 #
@@ -15,6 +16,7 @@ runc=${2:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/inferscope" ./cmd/inferscope
+go build -tags engineonly -o "$work/inferscope-engine" ./cmd/inferscope
 "$work/inferscope" bench --write-llama2c "$work/s15.bin" >/dev/null
 params=$("$work/inferscope" bench --shape stories15M --prompt-tokens 1 --gen-tokens 1 --probe-bytes 0 |
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["weights_bytes"])')
@@ -23,18 +25,19 @@ echo "weights: $params bytes; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"$work/rows"
 for r in $(seq "$rounds"); do
 	e=$(cd "$work" && hwm ./inferscope generate --model s15.bin --tokenizer tokenizer.bin --prompt Once --max-tokens 200 --temperature 0)
+	l=$(cd "$work" && hwm ./inferscope-engine generate --model s15.bin --tokenizer tokenizer.bin --prompt Once --max-tokens 200 --temperature 0)
 	c=0
 	if [ -n "$runc" ]; then
 		c=$(cd "$work" && OMP_NUM_THREADS=2 hwm "$runc" s15.bin -n 216 -t 0 -i Once)
 	fi
-	echo "$e $c" >>"$work/rows"
-	echo "round $r: inferscope $e KiB, run.c $c KiB, load $(cut -d' ' -f1 /proc/loadavg)"
+	echo "$e $c $l" >>"$work/rows"
+	echo "round $r: inferscope $e KiB, engine-only $l KiB, run.c $c KiB, load $(cut -d' ' -f1 /proc/loadavg)"
 done
 python3 - "$work/rows" "$params" <<'PY'
 import statistics, sys
 rows = [list(map(int, l.split())) for l in open(sys.argv[1])]
 w = int(sys.argv[2])
-for i, name in enumerate(["inferscope generate", "run.c"]):
+for i, name in enumerate(["inferscope generate", "run.c", "inferscope generate, engine-only build"]):
     v = [r[i] for r in rows if r[i]]
     if not v:
         continue
