@@ -11,6 +11,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/inferscope/inferscope/engine/session"
@@ -154,20 +155,16 @@ type SamplingPayload struct {
 // other sampling settings; absent fields keep the run's own settings. TopN
 // is how many candidates to list (0: the run's top_n).
 type ResamplePayload struct {
-	Temperature *float64 `json:"temperature"`
-	TopK        *int     `json:"top_k"`
-	TopP        *float64 `json:"top_p"`
-	MinP        *float64 `json:"min_p"`
-	Seed        *uint64  `json:"seed"`
-	TopN        int      `json:"top_n"`
+	SamplingPayload
+	TopN int `json:"top_n"`
 }
 
-// Sampling returns the settings fields as a SamplingPayload.
+// Sampling returns the settings fields (nil for a nil payload).
 func (p *ResamplePayload) Sampling() *SamplingPayload {
 	if p == nil {
 		return nil
 	}
-	return &SamplingPayload{Temperature: p.Temperature, TopK: p.TopK, TopP: p.TopP, MinP: p.MinP, Seed: p.Seed}
+	return &p.SamplingPayload
 }
 
 // over returns s with the fields sp sets replaced (sp may be nil).
@@ -354,7 +351,7 @@ func strictUnmarshal(b []byte, v any) error {
 func describeJSONError(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		field := te.Field
+		field := jsonPath(te.Field)
 		if field == "" {
 			field = "the message"
 		}
@@ -368,6 +365,22 @@ func describeJSONError(err error) string {
 		return "invalid JSON: the message ends too early"
 	}
 	return err.Error()
+}
+
+// jsonPath is an UnmarshalTypeError's field path as the client wrote it:
+// encoding/json names an embedded struct by its Go type (for example
+// "SamplingPayload.temperature" in a resample payload), which is not a
+// field of the message. The protocol's JSON names are lower case, so the
+// path's capitalised parts are those Go names.
+func jsonPath(field string) string {
+	parts := strings.Split(field, ".")
+	keep := parts[:0]
+	for _, p := range parts {
+		if p != "" && !unicode.IsUpper(rune(p[0])) {
+			keep = append(keep, p)
+		}
+	}
+	return strings.Join(keep, ".")
 }
 
 func jsonTypeName(goType string) string {
