@@ -8,6 +8,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +153,18 @@ type classTabs struct {
 	t0 time.Time
 }
 
+// newClass starts a room server and a browser whose first tab, the
+// presenter's, is 1366×900; further tabs come from c.tab().
+func newClass(t *testing.T) (*httptest.Server, *classTabs, context.Context) {
+	ts := roomServer(t, web.RoomOptions{})
+	b := browsertest.New(t)
+	pres := b.Ctx
+	if err := chromedp.Do(pres, chromedp.EmulateViewport(1366, 900)); err != nil {
+		t.Fatal(err)
+	}
+	return ts, &classTabs{t: t, b: b, t0: time.Now()}, pres
+}
+
 func (c *classTabs) tab() context.Context {
 	ctx, cancel := chromedp.NewContext(c.b.Ctx)
 	c.t.Cleanup(cancel)
@@ -192,13 +205,7 @@ func (c *classTabs) wait(ctx context.Context, expr string) {
 // follows (one more joins late) with the same tokens; a student runs a
 // comparison of their own and comes back.
 func TestBrowserRoomPages(t *testing.T) {
-	ts := roomServer(t, web.RoomOptions{})
-	b := browsertest.New(t)
-	c := &classTabs{t: t, b: b, t0: time.Now()}
-	pres := b.Ctx
-	if err := chromedp.Do(pres, chromedp.EmulateViewport(1366, 900)); err != nil {
-		t.Fatal(err)
-	}
+	ts, c, pres := newClass(t)
 	sectionDone := func(n int) string {
 		return fmt.Sprintf(`!document.getElementById('section-%d').hidden && document.querySelector('#section-%d .panel-out').dataset.state === 'done'`, n, n)
 	}
@@ -274,8 +281,8 @@ func TestBrowserRoomPages(t *testing.T) {
 	}
 	c.must(s1, "back to the class on compare", c.click("#btn-back"))
 	c.wait(s1, `document.body.dataset.room === 'following' && `+compareState+` === `+jsString(wantC))
-	b.Screenshot(t, "room-compare-presenter")
-	b.AssertNoJSErrors(t)
+	c.b.Screenshot(t, "room-compare-presenter")
+	c.b.AssertNoJSErrors(t)
 }
 
 // compareState: the token ids of both sides and the prompt on /compare.
@@ -323,13 +330,7 @@ const countMsgsJS = `(() => {
 // the stop), and a follower's page, and a student who joins after the
 // run, end with the presenter's tokens and final panels.
 func TestBrowserRoomFastRun(t *testing.T) {
-	ts := roomServer(t, web.RoomOptions{})
-	b := browsertest.New(t)
-	c := &classTabs{t: t, b: b, t0: time.Now()}
-	pres := b.Ctx
-	if err := chromedp.Do(pres, chromedp.EmulateViewport(1366, 900)); err != nil {
-		t.Fatal(err)
-	}
+	ts, c, pres := newClass(t)
 	ready := `document.getElementById('main').dataset.runState === 'ready' && document.body.dataset.busy === '0'`
 	c.must(pres, "open the lab", chromedp.Navigate(ts.URL+"/lab?prompt=Once+upon+a+time&n=60&t=0.9&seed=5"))
 	c.wait(pres, ready)
@@ -376,7 +377,7 @@ func TestBrowserRoomFastRun(t *testing.T) {
 	c.must(s2, "join late", chromedp.Navigate(ts.URL+"/join?code="+code))
 	c.wait(s2, `document.body.dataset.roomSynced === '1'`)
 	check("the student who joined after the run", s2)
-	b.Screenshot(t, "room-fast-run-presenter")
+	c.b.Screenshot(t, "room-fast-run-presenter")
 	(&browsertest.Browser{Ctx: s1}).Screenshot(t, "room-fast-run-student")
-	b.AssertNoJSErrors(t)
+	c.b.AssertNoJSErrors(t)
 }
