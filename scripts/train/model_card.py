@@ -37,6 +37,35 @@ def loss_svg(curve, target=3.80, w=640, h=320):
     return "\n".join(out) + "\n"
 
 
+def choices():
+    """The "Choices" section: why this size, schedule, batch and facts share (pilot.json, when present)."""
+    pilot = os.path.join(d, "pilot.json")
+    out = ["## Choices", ""]
+    tps = t["tokens_per_second"]
+    if os.path.exists(pilot):
+        pj = json.load(open(pilot))
+        out += ["Size from a throughput pilot (`scripts/train/pilot.py`, random data, "
+                f"{pj['timed_steps']} timed steps per shape, one torch thread, OpenBLAS {pj['openblas_threads'] or 'default'} threads, this machine):", "",
+                "| shape | parameters | tokens/s | tokens in 140 minutes | tokens per parameter |", "| --- | --- | --- | --- | --- |"]
+        for r in pj["shapes"]:
+            n = r["tokens_per_s"] * 140 * 60
+            out.append(f"| {r['shape']} | {r['params']:,} | {r['tokens_per_s']:,} | {n / 1e6:.1f} M | {n / r['params']:.0f} |")
+        out.append("")
+    out += [f"- **Size**: the shape that can see about 20 tokens per parameter in the budget (the compute-optimal ratio of"
+            f" Hoffmann et al. 2022): {t['params']:,} parameters saw {t['tokens_seen']:,} tokens"
+            f" ({t['tokens_seen'] / t['params']:.0f} per parameter). The larger shapes in the pilot would see"
+            " fewer tokens per parameter in the same minutes.",
+            f"- **Batch {t['args']['batch']} × {t['args']['ctx']}**, one torch thread with OpenBLAS's 2: the fastest setting measured"
+            " on 2 cores (the pilot's b32 row; two torch threads: ~3,150 tokens/s against 5,246, docs/notes-issue-16.md).",
+            "- **One cosine schedule** over the whole budget. An earlier model trained 95 minutes and then restarted at a lower"
+            " learning rate for 55: the restart raised the validation loss for ~30 minutes (its curve is in `docs/notes-issue-16.md`).",
+            f"- **Facts share {t.get('facts_frac', 0)}**: enough for every country's sentences to be seen many times; a run at 0.04 reached"
+            " a lower loss but lost \"The capital of France is\" → \" Paris\" to other capitals, because the prose and the facts about"
+            " France's territories share its words.",
+            f"- **Wall clock**: {t['train_minutes']} minutes at ~{tps:,} tokens/s on an otherwise idle 2-core machine."]
+    return out
+
+
 d = sys.argv[1] if len(sys.argv) > 1 else "models/default"
 t = json.load(open(os.path.join(d, "training.json")))
 c = json.load(open(os.path.join(d, "config.json")))
@@ -88,6 +117,8 @@ lines = [
     " cross-entropy over 40 fixed random windows of the held-out prose",
     "",
     "![Training and validation loss against training minutes](loss_curve.svg)",
+    "",
+] + choices() + [
     "",
     "| minutes | tokens seen | train loss | validation loss | capitals right (greedy) |",
     "| --- | --- | --- | --- | --- |",

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Throughput pilot: training steps per second for candidate shapes (random data).
 
-    OPENBLAS_NUM_THREADS=2 /usr/bin/python3 scripts/train/pilot.py
-Prints tokens/s per shape; the result and the choice it led to are in MODEL_CARD.md.
+    OPENBLAS_NUM_THREADS=2 /usr/bin/python3 scripts/train/pilot.py [models/default/pilot.json]
+Prints tokens/s per shape (and writes them to the file given); model_card.py puts them and the
+choice they led to in MODEL_CARD.md ("Choices").
 """
 import json, sys, os, time
 import torch
@@ -38,3 +39,6 @@ for name, d, L, h, kv, f, b in SHAPES:
     n = sum(p.numel() for p in m.parameters())
     res.append({"shape": name, "params": n, "tokens_per_s": round(b * 256 / dt)})
     print(json.dumps(res[-1]), flush=True)
+if len(sys.argv) > 1:
+    with open(sys.argv[1], "w") as f:
+        json.dump({"torch_threads": 1, "openblas_threads": os.environ.get("OPENBLAS_NUM_THREADS", ""), "timed_steps": 10, "shapes": res}, f, indent=1)
