@@ -35,21 +35,30 @@ setRunState("idle");
 
 // ---------- drawing, at most once per frame ----------
 // Events only mark panels dirty; flush draws them in the next animation
-// frame with the latest state. Two caps keep a frame short however fast
-// the engine runs: while "Run to end" streams, the heavy panels (tables,
+// frame with the latest state. Three caps keep the page light however fast
+// the engine runs: while "Run to end" streams, a new event's frame comes
+// at most RUN_FRAME_MS after the last one, and the heavy panels (tables,
 // charts, heatmaps, the model view) draw at most every STREAM_MS — the
-// text, the inter-token chart and the stage strip still draw every frame —
-// and a frame that has spent FRAME_MS on heavy panels (16 ms in the
-// frames that finish a streamed run) leaves the rest to the next frame
+// text, the inter-token chart and the stage strip draw in every frame;
+// and a frame that has spent its budget on heavy panels (STREAM_FRAME_MS
+// while a run streams, FRAME_MS otherwise, 16 ms in the frames that finish
+// a streamed run) leaves the rest to the next frame, which follows at once
 // (the most visible first). A panel out of view is not drawn in the frame:
 // it waits until it scrolls near the viewport, or until the page is idle
 // (see "drawing only what can be seen" below). data-view-busy is "0" once
 // everything in view is drawn; data-busy stays "1" until all is drawn.
 const dirty = new Set();
-let frame = 0, later = 0;
+let frame = 0, later = 0, gapTimer = 0, lastFlush = -1e9;
 function mark(...names) {
   for (const n of names) dirty.add(n);
-  if (!frame && !cancelAsked) frame = requestAnimationFrame(flush);
+  if (frame || cancelAsked) return;
+  if (pending === "run") {
+    // while a run streams, frames come at most every RUN_FRAME_MS
+    if (gapTimer) return;
+    const gap = RUN_FRAME_MS - (performance.now() - lastFlush);
+    if (gap > 1) { gapTimer = setTimeout(() => { gapTimer = 0; if (!frame && !cancelAsked) frame = requestAnimationFrame(flush); }, gap); return; }
+  } else if (gapTimer) { clearTimeout(gapTimer); gapTimer = 0; }
+  frame = requestAnimationFrame(flush);
 }
 
 // ---------- drawing only what can be seen ----------
@@ -84,10 +93,10 @@ const idleCancel = window.cancelIdleCallback || clearTimeout;
 // (between a paced run's tokens too: the server is waiting for the page)
 function running() { return !!pending && !(pending === "paced" && !flying); }
 function catchUp() {
-  if (idle || frame || later || cancelAsked || running() || !dirty.size) return;
+  if (idle || frame || later || gapTimer || cancelAsked || running() || !dirty.size) return;
   idle = idleCall(() => {
     idle = 0;
-    if (frame || later || cancelAsked || running()) return; // a command or a visible panel came first: it schedules again
+    if (frame || later || gapTimer || cancelAsked || running()) return; // a command or a visible panel came first: it schedules again
     const n = HEAVY.concat(LIGHT).find((x) => dirty.has(x));
     if (n) drawOne(n, "idle");
     catchUp();
@@ -98,6 +107,12 @@ function catchUp() {
 const LIGHT = ["reset", "gen", "timing", "stop", "pipeline", "buttons"];
 const HEAVY = ["model", "logits", "sample", "tokens", "embed", "prefill", "attn", "kv"];
 const STREAM_MS = 250, FRAME_MS = 40, STREAM_FRAME_MS = 6;
+// While "Run to end" streams, an event is drawn RUN_FRAME_MS after the last frame at the soonest
+// (20 per second: the text still grows smoothly): every frame costs the
+// browser style, layout, paint and canvas work that grows with the page,
+// and on a small machine that work competes with receiving the stream
+// (BenchmarkBrowserRun, BenchmarkBrowserRunTrace).
+const RUN_FRAME_MS = 50;
 let lastHeavy = -1e9, heavyLeft = false;
 // stats: frames drawn and main-thread milliseconds spent drawing and
 // applying events, per panel (read by the browser benchmark)
@@ -118,6 +133,11 @@ function drawOne(n, by = "frame") {
 let lastSeq = null;
 function flush() {
   frame = 0;
+  // this frame draws what a waiting gap timer was for; later marks wait
+  // RUN_FRAME_MS from here
+  clearTimeout(gapTimer);
+  gapTimer = 0;
+  lastFlush = performance.now();
   if (lastSeq !== null && document.body.dataset.seq !== String(lastSeq)) document.body.dataset.seq = lastSeq;
   const t0 = performance.now();
   for (const n of LIGHT) if (dirty.has(n) && inView(n)) drawOne(n);
@@ -165,8 +185,9 @@ function flush() {
 function dropDrawing() {
   if (frame) cancelAnimationFrame(frame);
   clearTimeout(later);
+  clearTimeout(gapTimer);
   if (idle) idleCancel(idle);
-  frame = later = idle = 0;
+  frame = later = gapTimer = idle = 0;
 }
 
 // ---------- the model view: the Transformer drawn from the card, lit by events ----------
@@ -305,8 +326,11 @@ function runToEnd() {
   const rate = parseFloat($("speed").value) || 0;
   // the server sends the heavy detail (layer traces, lens, top lists, CDF)
   // at most as often as the page draws it during a run, and the last
-  // token's in full before the stop (a "detail" message)
-  if (!rate) { send("run", { detail_ms: STREAM_MS }); return; }
+  // token's in full before the stop (a "detail" message). The panels show
+  // the state before the run until STREAM_MS into it: a run shorter than
+  // that draws them once, at its end, and the browser spends its first
+  // frames on the text and on receiving the stream
+  if (!rate) { lastHeavy = performance.now(); send("run", { detail_ms: STREAM_MS }); return; }
   // playback for a class: one token at a time at the chosen rate
   paced = { rate, timer: 0 };
   pacedStep();
@@ -409,6 +433,7 @@ function onStarted(p) {
 function onError(msg, p) {
   if (/nothing to cancel/.test(p.message || "")) return; // the run had stopped on its own first
   flying = false;
+  cancelAsked = false; // drawing waited for a stop event that an error replaces
   const wasStart = msg.id === startID && pending === "start";
   const wasResume = resuming;
   pending = null;
@@ -625,7 +650,7 @@ function setButtons() {
 function updateBusy() {
   // a command that ended without a frame (an error) still lets the panels out of view catch up
   if (dirty.size && !idle) catchUp();
-  const cmd = !!(pending || paced !== null || cancelAsked || frame || later);
+  const cmd = !!(pending || paced !== null || cancelAsked || frame || later || gapTimer);
   let view = cmd, all = cmd || !!idle;
   if (!view) for (const n of dirty) { all = true; if (inView(n)) { view = true; break; } }
   const body = document.body.dataset, b = all ? "1" : "0", v = view ? "1" : "0";
