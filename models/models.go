@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"strings"
 	"sync"
 
 	"github.com/inferscope/inferscope/engine"
@@ -74,6 +75,7 @@ func Training() (Trained, error) {
 		Tokens  int64   `json:"tokens_seen"`
 		Minutes float64 `json:"train_minutes"`
 		ValLoss float64 `json:"final_val_loss"`
+		Device  string  `json:"device"` // "NVIDIA H200", "CPU (1 torch threads)"; absent before GPU training
 	}
 	var c CapitalEval
 	for name, v := range map[string]any{"training.json": &t, "capitals_eval.json": &c} {
@@ -87,7 +89,16 @@ func Training() (Trained, error) {
 	}
 	return Trained{
 		Corpus: "the Brown Corpus, US State of the Union addresses and sentences about the world's countries",
-		Tokens: t.Tokens, Minutes: t.Minutes, Hardware: "2 CPU cores", ValLoss: t.ValLoss,
+		Tokens: t.Tokens, Minutes: t.Minutes, Hardware: hardware(t.Device), ValLoss: t.ValLoss,
 		CapitalsRight: c.Right, CapitalsTotal: c.Total,
 	}, nil
+}
+
+// hardware says in words where training.json's run trained: a GPU by its
+// name, else the 2-core machine the CPU recipe is written for.
+func hardware(device string) string {
+	if device == "" || strings.HasPrefix(device, "CPU") {
+		return "2 CPU cores"
+	}
+	return "one " + device + " GPU"
 }

@@ -10,7 +10,7 @@ generation_config.json; plus training.json (loss curve, timings, corpus stats)
 and golden.json (token ids and float32 logits for a few prompts) which Go tests
 check the engine against.
 """
-import argparse, shutil, json, math, os, struct, sys, time
+import argparse, copy, shutil, json, math, os, struct, sys, time
 
 import numpy as np
 import torch
@@ -56,6 +56,9 @@ class Attention(nn.Module):
         rep = self.h // self.kv
         k = k.repeat_interleave(rep, dim=1)
         v = v.repeat_interleave(rep, dim=1)
+        if x.is_cuda:  # fused kernel on a GPU; the explicit form below is what golden.json is computed with
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return self.o_proj(y.transpose(1, 2).reshape(B, T, self.h * self.hd))
         att = (q @ k.transpose(-1, -2)) / math.sqrt(self.hd)
         att = att.masked_fill(mask[:T, :T], float("-inf")).softmax(-1)
         y = (att @ v).transpose(1, 2).reshape(B, T, self.h * self.hd)
@@ -81,10 +84,11 @@ class Block(nn.Module):
         self.self_attn = Attention(c)
         self.post_attention_layernorm = RMSNorm(c["hidden_size"], c["rms_norm_eps"])
         self.mlp = MLP(c)
+        self.drop = nn.Dropout(c.get("dropout", 0.0))  # training only; the saved model has none
 
     def forward(self, x, cos, sin, mask):
-        x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask)
-        return x + self.mlp(self.post_attention_layernorm(x))
+        x = x + self.drop(self.self_attn(self.input_layernorm(x), cos, sin, mask))
+        return x + self.drop(self.mlp(self.post_attention_layernorm(x)))
 
 
 class Llama(nn.Module):
@@ -166,6 +170,7 @@ GOLDEN_PROMPTS = ["The President said", "Once upon a time", "In the morning the"
 
 
 def write_outputs(model, cfg, enc, out, info):
+    model = copy.deepcopy(model).cpu().float()  # golden logits in plain CPU float32, as the engine computes
     model.eval()
     save_safetensors(os.path.join(out, "model.safetensors"), state_for_hf(model))
     with open(os.path.join(out, "config.json"), "w") as f:
@@ -181,39 +186,44 @@ def write_outputs(model, cfg, enc, out, info):
         json.dump({"note": "float32 logits of the torch model at save time", "prompts": golden}, f)
     with open(os.path.join(out, "training.json"), "w") as f:
         json.dump(info, f, indent=2)
-    model.train()
 
 
 @torch.no_grad()
-def evaluate(model, val, T, batches, rng):
+def evaluate(model, val, T, batches, rng, dev="cpu"):
     model.eval()
     losses = []
     for _ in range(batches):
         ix = rng.integers(0, len(val) - T - 1, 16)
-        x = torch.from_numpy(np.stack([val[i:i + T] for i in ix]).astype(np.int64))
-        y = torch.from_numpy(np.stack([val[i + 1:i + T + 1] for i in ix]).astype(np.int64))
+        x = torch.from_numpy(np.stack([val[i:i + T] for i in ix]).astype(np.int64)).to(dev)
+        y = torch.from_numpy(np.stack([val[i + 1:i + T + 1] for i in ix]).astype(np.int64)).to(dev)
         losses.append(F.cross_entropy(model(x).flatten(0, 1), y.flatten()).item())
     model.train()
     return float(np.mean(losses))
 
 
 @torch.no_grad()
-def capital_accuracy(model, capitals):
-    """Share of countries whose greedy continuation of "The capital of X is" spells the capital."""
+def capital_accuracy(model, capitals, dev="cpu"):
+    """Share of countries whose greedy continuation of "The capital of X is" spells the capital, and
+    whether France's does. Greedy decoding spells the target exactly when, given the target's own
+    prefix, every next-token argmax is the target token, so one teacher-forced forward pass per
+    country decides it; rows are right-padded (a causal model's earlier positions never see padding)."""
     model.eval()
-    ok = 0
-    for prompt, target in capitals:
-        ids = list(prompt)
-        good = True
-        for t in target:
-            nxt = int(model(torch.tensor([ids]))[0, -1].argmax())
-            if nxt != t:
-                good = False
-                break
-            ids.append(nxt)
-        ok += good
+    rows = [p + t for p, t in capitals]
+    n = max(len(r) for r in rows)
+    x = torch.tensor([r + [0] * (n - len(r)) for r in rows], device=dev)
+    oks = []
+    for i in range(0, len(rows), 64):
+        am = model(x[i:i + 64]).argmax(-1).tolist()
+        for j, (p, t) in enumerate(capitals[i:i + 64]):
+            oks.append(all(am[j][len(p) - 1 + k] == t[k] for k in range(len(t))))
     model.train()
-    return ok / len(capitals)
+    return sum(oks) / len(capitals), oks
+
+
+def device_name(dev):
+    if dev.type == "cuda":
+        return torch.cuda.get_device_name(dev)
+    return f"CPU ({torch.get_num_threads()} torch threads)"
 
 
 def main():
@@ -234,9 +244,18 @@ def main():
     ap.add_argument("--resume", help="continue from this finished run's directory (tokenizer, weights, curve)")
     ap.add_argument("--facts-frac", type=float, default=0.06,
                     help="share of training rows drawn from facts.txt (country facts) instead of the prose corpus")
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda on a machine with a GPU")
+    ap.add_argument("--dropout", type=float, default=0.0, help="residual dropout while training (none in the saved model)")
+    ap.add_argument("--eval-seconds", type=float, default=300, help="seconds between validation evaluations")
+    ap.add_argument("--keep-best", action="store_true",
+                    help="save at each evaluation whose validation loss is the lowest so far (not every 10 minutes)")
     a = ap.parse_args()
     torch.manual_seed(a.seed)
-    torch.set_num_threads(1)  # OPENBLAS_NUM_THREADS=2 does the parallel work
+    dev = torch.device(a.device)
+    if dev.type == "cuda":
+        torch.set_float32_matmul_precision("high")  # TF32 while training; golden.json is computed on the CPU
+    else:
+        torch.set_num_threads(1)  # OPENBLAS_NUM_THREADS=2 does the parallel work
     os.makedirs(a.out, exist_ok=True)
     t0 = time.time()
     train_text = open(os.path.join(a.corpus, "train.txt"), encoding="utf-8").read()
@@ -269,7 +288,7 @@ def main():
     train_ids = np.array(enc.encode(train_text), dtype=np.int16)
     val_ids = np.array(enc.encode(val_text), dtype=np.int16)
     facts_ids = np.array(enc.encode(facts_text), dtype=np.int16) if facts_text else None
-    capitals = []
+    capitals, france = [], None
     cap_path = os.path.join(a.corpus, "capitals.json")
     if os.path.exists(cap_path):
         shutil.copy(cap_path, os.path.join(a.out, "capitals.json"))  # the engine's own check reads it there
@@ -277,6 +296,8 @@ def main():
             p = enc.encode(f"The capital of {c['country']} is")
             full = enc.encode(f"The capital of {c['country']} is {c['capital']}")
             if full[:len(p)] == p:
+                if c["country"] == "France":
+                    france = len(capitals)
                 capitals.append((p, full[len(p):]))
     t_tok = time.time() - t0
     print(f"tokenizer: {len(vocab)+1} tokens, train {len(train_ids)} tokens, val {len(val_ids)} tokens, {t_tok:.0f}s", flush=True)
@@ -291,10 +312,11 @@ def main():
     }
     with open(os.path.join(a.out, "generation_config.json"), "w") as f:
         json.dump({"bos_token_id": eot, "eos_token_id": eot, "do_sample": True, "temperature": 0.8, "top_p": 0.9}, f, indent=2)
-    model = Llama(cfg)
+    model = Llama(dict(cfg, dropout=a.dropout))
     if prev:
         st = load_safetensors(os.path.join(a.resume, "model.safetensors"))
         model.load_state_dict({k[len("model."):]: torch.from_numpy(v) for k, v in st.items()})
+    model.to(dev)
     n_params = sum(p.numel() for p in model.parameters())
     n_emb = model.embed_tokens.weight.numel()
     print(f"params {n_params} (non-embedding {n_params - n_emb})", flush=True)
@@ -312,6 +334,7 @@ def main():
             p.setdefault("phase", 1)
         print(f"resuming after {m0} minutes, {t0k} tokens, val loss {prev['final_val_loss']}", flush=True)
     info = {}
+    best = float("inf")
     T = a.ctx
     while True:
         el = time.time() - start
@@ -325,7 +348,7 @@ def main():
             src = facts_ids if facts_ids is not None and rng.random() < a.facts_frac else train_ids
             i = int(rng.integers(0, len(src) - T - 1))
             rows.append(src[i:i + T + 1])
-        xy = torch.from_numpy(np.stack(rows).astype(np.int64))
+        xy = torch.from_numpy(np.stack(rows).astype(np.int64)).to(dev, non_blocking=True)
         x, y = xy[:, :-1], xy[:, 1:]
         loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
         opt.zero_grad(set_to_none=True)
@@ -335,23 +358,33 @@ def main():
         step += 1
         tokens += a.batch * T
         done = el >= budget
-        if el - last_eval >= 300 or done or (step == 1 and not prev):
-            vl = evaluate(model, val_ids, T, 40, np.random.default_rng(erng_seed))
+        improved = False
+        if el - last_eval >= a.eval_seconds or done or (step == 1 and not prev):
+            vl = evaluate(model, val_ids, T, 40, np.random.default_rng(erng_seed), dev)
             curve.append({"minutes": round(m0 + el / 60, 2), "step": s0 + step, "tokens": t0k + tokens, "train_loss": round(loss.item(), 4), "val_loss": round(vl, 4)})
             if prev:
                 curve[-1]["phase"] = 2
             if capitals:
-                curve[-1]["capital_accuracy"] = round(capital_accuracy(model, capitals), 4)
+                acc, oks = capital_accuracy(model, capitals, dev)
+                curve[-1]["capital_accuracy"] = round(acc, 4)
+                if france is not None:
+                    curve[-1]["france"] = oks[france]
             print(json.dumps(curve[-1]), f"tok/s {tokens / max(el, 1e-9):.0f}", flush=True)
             last_eval = el
-        if time.time() - last_save >= 600 or done:
+            # With --keep-best the kept weights are the lowest validation loss among evaluations
+            # that also continue "The capital of France is" with " Paris" (the lesson's example).
+            improved = vl < best and curve[-1].get("france", True) is not False
+            if improved:
+                best = vl
+        if (improved or (done and not info)) if a.keep_best else (time.time() - last_save >= 600 or done):
             info = {
                 "seed": a.seed, "args": prev["args"] if prev else vars(a), "params": n_params, "non_embedding_params": n_params - n_emb,
                 "train_tokens_in_corpus": int(len(train_ids)), "val_tokens_in_corpus": int(len(val_ids)),
                 "tokens_seen": t0k + tokens, "steps": s0 + step, "train_minutes": round(m0 + el / 60, 2),
                 "tokenizer_seconds": prev["tokenizer_seconds"] if prev else round(t_tok, 1),
                 "tokens_per_second": round((t0k + tokens) / max(m0 * 60 + el, 1e-9)),
-                "final_val_loss": curve[-1]["val_loss"], "curve": curve, "facts_frac": a.facts_frac,
+                "final_val_loss": curve[-1]["val_loss"], "curve": list(curve), "device": device_name(dev),
+                "dropout": a.dropout, "keep_best": a.keep_best, "schedule_minutes": a.minutes, "facts_frac": a.facts_frac,
                 "facts_tokens_in_corpus": int(len(facts_ids)) if facts_ids is not None else 0, "torch": torch.__version__,
             }
             if prev:
@@ -361,6 +394,13 @@ def main():
             last_save = time.time()
             print("saved", a.out, flush=True)
         if done:
+            if a.keep_best and info:
+                # The weights are the best evaluation's; the curve goes on to the end of the schedule.
+                info["run_curve"] = curve
+                info["run_minutes"] = round(m0 + el / 60, 2)
+                info["run_tokens_seen"] = t0k + tokens
+                with open(os.path.join(a.out, "training.json"), "w") as f:
+                    json.dump(info, f, indent=2)
             break
 
 
