@@ -139,3 +139,57 @@ func countAppends(evs []*session.Event) int {
 	}
 	return n
 }
+
+// TestBrowserLabNoFadesWhileStreaming: the model view's parts fade in over
+// 150 ms when the student steps, but not while "Run to end" streams (each
+// frame would start new fades and keep Chromium repainting the drawing at
+// 60 frames a second for the whole run): main carries data-streaming then,
+// and the parts' transition is off; after the stop it is back.
+func TestBrowserLabNoFadesWhileStreaming(t *testing.T) {
+	ts, _ := labServer(t)
+	b := browsertest.New(t)
+	ctx := b.Ctx
+	b.SetViewport(t, 1366, 900, false)
+	labAt(t, b, ts.URL+"/lab?prompt=The%20President%20said&n=120&t=0&p=1")
+	fade := `getComputedStyle(document.querySelector("#panel-model .mv-part > rect")).transitionDuration`
+	step, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`new Promise(res => {
+		const n = `+tokenCountJS+`;
+		const obs = new MutationObserver(() => {
+			if (`+tokenCountJS+` > n && document.body.dataset.viewBusy === "0") {
+				obs.disconnect();
+				res([String(document.getElementById("main").hasAttribute("data-streaming")), `+fade+`]);
+			}
+		});
+		obs.observe(document.body, {subtree: true, childList: true, attributes: true});
+		document.getElementById("btn-token").click();
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if step[0] != "false" || step[1] != "0.15s, 0.15s" {
+		t.Errorf("after a next-token step: data-streaming %s, the parts' transition %q; want false and 0.15s (stroke, fill)", step[0], step[1])
+	}
+	run, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`new Promise(res => {
+		const main = document.getElementById("main");
+		let during = "";
+		const obs = new MutationObserver(() => {
+			if (!during && main.hasAttribute("data-streaming")) during = `+fade+`;
+			const st = document.getElementById("stop-text");
+			if (st.dataset.reason && document.body.dataset.viewBusy === "0") {
+				obs.disconnect();
+				requestAnimationFrame(() => res([during, String(main.hasAttribute("data-streaming")), `+fade+`, st.dataset.reason]));
+			}
+		});
+		obs.observe(document.body, {subtree: true, childList: true, attributes: true});
+		document.getElementById("btn-run").click();
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run[0] != "0s" {
+		t.Errorf("while the run streamed: the parts' transition %q, want 0s (or data-streaming was never set)", run[0])
+	}
+	if run[1] != "false" || run[2] != "0.15s, 0.15s" {
+		t.Errorf("after the run stopped (%s): data-streaming %s, the parts' transition %q; want false and 0.15s (stroke, fill)", run[3], run[1], run[2])
+	}
+}

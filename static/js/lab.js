@@ -133,6 +133,8 @@ function drawOne(n, by = "frame") {
 let lastSeq = null;
 function flush() {
   frame = 0;
+  // no fades in the model view while a run streams (modelview.css)
+  main.toggleAttribute("data-streaming", pending === "run");
   // this frame draws what a waiting gap timer was for; later marks wait
   // RUN_FRAME_MS from here
   clearTimeout(gapTimer);
