@@ -108,11 +108,11 @@ const LIGHT = ["reset", "gen", "timing", "stop", "pipeline", "buttons"];
 const HEAVY = ["model", "logits", "sample", "tokens", "embed", "prefill", "attn", "kv"];
 const STREAM_MS = 250, FRAME_MS = 40, STREAM_FRAME_MS = 6;
 // While "Run to end" streams, an event is drawn RUN_FRAME_MS after the last frame at the soonest
-// (20 per second: the text still grows smoothly): every frame costs the
+// (10 per second: the text still visibly streams; 50 ms made the page 1.2× slower, 200 ms 0.83× but choppy): every frame costs the
 // browser style, layout, paint and canvas work that grows with the page,
 // and on a small machine that work competes with receiving the stream
 // (BenchmarkBrowserRun, BenchmarkBrowserRunTrace).
-const RUN_FRAME_MS = 50;
+const RUN_FRAME_MS = 100;
 let lastHeavy = -1e9, heavyLeft = false;
 // stats: frames drawn and main-thread milliseconds spent drawing and
 // applying events, per panel (read by the browser benchmark)
