@@ -108,7 +108,7 @@ const LIGHT = ["reset", "gen", "timing", "stop", "pipeline", "buttons"];
 const HEAVY = ["model", "logits", "sample", "tokens", "embed", "prefill", "attn", "kv"];
 const STREAM_MS = 250, FRAME_MS = 40, STREAM_FRAME_MS = 6;
 // While "Run to end" streams, an event is drawn RUN_FRAME_MS after the last frame at the soonest
-// (10 per second: the text still visibly streams; 50 ms made the page 1.2× slower, 200 ms 0.83× but choppy): every frame costs the
+// (10 per second: the text still visibly streams; 50 ms made the page 1.2× slower, 200 ms 0.83× more, at five updates a second): every frame costs the
 // browser style, layout, paint and canvas work that grows with the page,
 // and on a small machine that work competes with receiving the stream
 // (BenchmarkBrowserRun, BenchmarkBrowserRunTrace).
