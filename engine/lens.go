@@ -21,6 +21,11 @@ type LogitLens struct {
 	// Done receives the readings; the slices are the lens's buffers, valid
 	// only during the call.
 	Done func(LensInfo)
+	// Defer, when set, has a pass capture its residuals but read nothing:
+	// no extra head rows, no Done. Read reads the last captured pass later,
+	// with the values the pass would have handed Done (a caller that shows
+	// only some passes' readings pays only for those).
+	Defer bool
 
 	x      []float32   // [layers][dim] residual after each block, pass's last position
 	xb     []float32   // [layers][dim] the same through the final norm
@@ -54,7 +59,30 @@ func (ll *LogitLens) capture(c Config, l int, row []float32) {
 
 // ready reports whether the lens has captured a pass and wants it read.
 func (ll *LogitLens) ready(c Config) bool {
-	return ll != nil && ll.Done != nil && len(ll.x) == c.NLayers*c.Dim && c.NLayers > 0
+	return ll != nil && !ll.Defer && ll.captured(c)
+}
+
+// captured reports whether the lens holds a pass's residuals to read.
+func (ll *LogitLens) captured(c Config) bool {
+	return ll.Done != nil && len(ll.x) == c.NLayers*c.Dim && c.NLayers > 0
+}
+
+// Read reads the last pass the lens captured and calls Done, as that pass
+// would have without Defer: logits are the pass's logits at its last
+// position (the last layer's reading), pos that position. The other layers'
+// rows are made by headRows, as in the pass, so every value is bit-identical
+// to the pass's own reading. It reports false, calling nothing, when no
+// pass was captured (or Done is nil). Another pass with this lens since
+// the one meant overwrites what Read reads: the caller keeps track.
+func (ll *LogitLens) Read(m *Model, pos int, logits []float32) bool {
+	c := m.Config
+	if ll == nil || !ll.captured(c) || len(logits) < c.VocabSize {
+		return false
+	}
+	xs, outs := ll.toRead(m)
+	headRows(&m.Weights.Head, xs, outs)
+	ll.finish(c, pos, logits)
+	return true
 }
 
 // toRead puts every layer but the last through the final norm and returns

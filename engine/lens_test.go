@@ -246,3 +246,66 @@ func BenchmarkDecodeLens(b *testing.B) {
 		})
 	}
 }
+
+// TestLensDeferredRead: a pass with Defer set captures its residuals and
+// reads nothing (Done is not called); Read afterwards hands Done the
+// reading the pass would have given, bit for bit — after a lone decode
+// step (where the eager reading shares the head pass with the logits) and
+// after a batched one. Read with nothing captured reports false.
+func TestLensDeferredRead(t *testing.T) {
+	for name, m := range batchModels(t) {
+		t.Run(name, func(t *testing.T) {
+			c := m.Config
+			if (&LogitLens{Done: func(LensInfo) {}}).Read(m, 0, make([]float32, c.VocabSize)) {
+				t.Fatal("Read with nothing captured reported true")
+			}
+			for _, s := range prefilled(t, m, 4, 21) {
+				var eager, deferred [][]float32
+				calls := 0
+				he := &Hooks{Lens: &LogitLens{Done: func(li LensInfo) { eager = copyRows(li.Logits) }}}
+				ld := &LogitLens{Defer: true, Done: func(li LensInfo) { calls++; deferred = copyRows(li.Logits) }}
+				hd := &Hooks{Lens: ld}
+				logitsE, err := m.Forward(NewState(c), cloneKV(s.kv), []int{s.tok}, he)
+				if err != nil {
+					t.Fatal(err)
+				}
+				stD, kvD := NewState(c), cloneKV(s.kv)
+				logitsD, err := m.Forward(stD, kvD, []int{s.tok}, hd)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if calls != 0 {
+					t.Fatalf("a deferred pass called Done %d times", calls)
+				}
+				if k, diff := firstDiff(logitsD, logitsE); k >= 0 {
+					t.Fatalf("logits with a deferred lens: %d is %s", k, diff)
+				}
+				check := func(how string) {
+					t.Helper()
+					if !ld.Read(m, kvD.Len-1, logitsD) || calls != 1 {
+						t.Fatalf("%s: Read reported false or called Done %d times", how, calls)
+					}
+					for l := range eager {
+						if k, diff := firstDiff(deferred[l], eager[l]); k >= 0 {
+							t.Fatalf("%s: layer %d: deferred score %d is %s", how, l, k, diff)
+						}
+					}
+					calls = 0
+				}
+				check("lone step")
+				// the same step batched with another sequence
+				bs := NewBatchState(c, 2)
+				kvD = cloneKV(s.kv)
+				batch := []*BatchSeq{{State: NewState(c), KV: kvD, Token: s.tok, Hooks: hd}, {State: NewState(c), KV: cloneKV(s.kv), Token: s.tok}}
+				if err := m.ForwardBatch(bs, batch); err != nil {
+					t.Fatal(err)
+				}
+				if calls != 0 {
+					t.Fatalf("a deferred batched pass called Done %d times", calls)
+				}
+				logitsD = batch[0].Logits
+				check("batched step")
+			}
+		})
+	}
+}

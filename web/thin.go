@@ -101,6 +101,20 @@ func (t *thinner) pass(ev *session.Event, full bool) *session.Event {
 	return thinEvent(ev)
 }
 
+// deferLens says whether the run's next forward pass may leave its logit
+// lens unread: the token in progress goes out thin, so its append event
+// will not carry the lens (a thinned run reads it for the tokens sent in
+// full, and for the last pass, in detailMsg).
+func (t *thinner) deferLens() bool { return t != nil && !t.full }
+
+// lensDeferrer is a Runner that can leave its decode steps' logit lens
+// unread until asked (*session.Session): a thinned run pays for the lens
+// of the tokens it sends in full only.
+type lensDeferrer interface {
+	DeferLens(on bool)
+	FillLens(ev *session.Event) bool
+}
+
 // heavy says whether ev has fields a thin copy leaves out.
 func heavy(ev *session.Event) bool {
 	switch {
@@ -192,6 +206,12 @@ func (c *wsConn) detailMsg(id int64, t *thinner) (outMsg, bool) {
 	evs := t.take()
 	if len(evs) == 0 {
 		return outMsg{}, false
+	}
+	if ld, ok := c.runner.(lensDeferrer); ok {
+		// the pending append is the run's last pass: its lens, read now
+		for _, ev := range evs {
+			ld.FillLens(ev)
+		}
 	}
 	m, err := c.encode(id, MsgDetail, map[string]any{"events": evs})
 	return m, err == nil

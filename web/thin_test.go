@@ -233,6 +233,9 @@ func TestRunDetailMs(t *testing.T) {
 		if m.Type != web.MsgEvent || e.Stage != want || e.Thin {
 			t.Fatalf("step_token after a thinned run: %s %s thin=%v, want a full %s event", m.Type, e.Stage, e.Thin, want)
 		}
+		if want == "append" && len(e.Append.Lens) == 0 {
+			t.Fatal("step_token after a thinned run: the append carries no logit lens")
+		}
 	}
 }
 

@@ -68,15 +68,19 @@ type LensReading struct {
 type passView struct {
 	pos   int
 	valid bool
-	in    []float32 // [dim]
-	resid []float32 // [layers][dim]
-	mlp   []float32 // [layers][hidden]
-	lens  *LensReading
+	// deferred: the pass captured its lens without reading it (DeferLens);
+	// FillLens reads it while it is still the last pass.
+	deferred bool
+	in       []float32 // [dim]
+	resid    []float32 // [layers][dim]
+	mlp      []float32 // [layers][hidden]
+	lens     *LensReading
 }
 
 // viewHooks extends h (which may be nil) to keep the pass's last position
-// for Inspect and, when the run asked for it, to read the logit lens.
-func (s *Session) viewHooks(h *engine.Hooks) *engine.Hooks {
+// for Inspect and, when the run asked for it, to read the logit lens (or,
+// with deferLens, to capture it for FillLens).
+func (s *Session) viewHooks(h *engine.Hooks, deferLens bool) *engine.Hooks {
 	c := s.m.Config
 	if h == nil {
 		h = &engine.Hooks{}
@@ -87,7 +91,7 @@ func (s *Session) viewHooks(h *engine.Hooks) *engine.Hooks {
 		v.resid = make([]float32, c.NLayers*c.Dim)
 		v.mlp = make([]float32, c.NLayers*c.HiddenDim)
 	}
-	v.valid, v.lens = false, nil
+	v.valid, v.lens, v.deferred = false, nil, false
 	h.Embedded = func(e engine.EmbedInfo) {
 		v.pos = e.Pos0 + len(e.Tokens) - 1
 		copy(v.in, e.Sum[len(e.Sum)-1])
@@ -109,9 +113,37 @@ func (s *Session) viewHooks(h *engine.Hooks) *engine.Hooks {
 			s.lens = &engine.LogitLens{}
 		}
 		s.lens.Done = func(li engine.LensInfo) { v.lens = s.lensReading(li) }
+		s.lens.Defer, v.deferred = deferLens, deferLens
 		h.Lens = s.lens
 	}
 	return h
+}
+
+// DeferLens, with on, has the decode steps' forward passes that follow
+// capture the logit lens (Config.Lens) without reading it: their append
+// events carry no lens, and FillLens reads the last pass's afterwards. A
+// stream that shows the lens of only some tokens (a thinned run, web's
+// thin.go) pays for only those: a reading costs layers−1 extra rows of the
+// unembedding and a softmax over the vocabulary per layer. Off (the
+// default) reads every pass's lens as it runs.
+func (s *Session) DeferLens(on bool) { s.deferLens = on }
+
+// FillLens gives ev, an append event whose forward pass deferred its lens
+// (DeferLens), the reading that pass would have carried, bit for bit, while
+// it is still the session's last pass; it reports whether it did. Any
+// other event, or a pass since, leaves ev as it is.
+func (s *Session) FillLens(ev *Event) bool {
+	v := &s.view
+	if ev == nil || ev.Append == nil || !ev.Append.Forwarded || ev.Append.Lens != nil ||
+		!v.deferred || !v.valid || v.pos != ev.Append.Pos || s.logitPos != v.pos {
+		return false
+	}
+	if !s.lens.Read(s.m, v.pos, s.logits) {
+		return false
+	}
+	v.deferred = false
+	ev.Append.Lens = v.lens
+	return true
 }
 
 // lensReading turns each layer's scores into its top tokens with softmax

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/inferscope/inferscope/engine"
@@ -68,6 +69,71 @@ func TestSessionLens(t *testing.T) {
 	}
 	b, _ := json.Marshal(readings[0])
 	t.Logf("one reading (%d layers): %d bytes of JSON", len(readings[0].Layers), len(b))
+}
+
+// TestSessionDeferLens: with DeferLens on, a decode step's append event
+// carries no lens, and FillLens gives it, while it is the last pass, the
+// very reading an eager session's same step carries; on for some tokens
+// and off for others, as a thinned run asks. FillLens refuses an event
+// whose pass is no longer the last, one that read its lens already, and
+// one with no pass.
+func TestSessionDeferLens(t *testing.T) {
+	m := loadStories(t)
+	cfg := Config{Prompt: "Once upon a time", Sampling: greedy(), MaxNewTokens: 6, Lens: true}
+	eager := newSession(t, m, cfg)
+	var want []*LensReading
+	for _, e := range runAll(t, eager) {
+		if e.Append != nil && e.Append.Forwarded {
+			want = append(want, e.Append.Lens)
+		}
+	}
+	s := newSession(t, m, cfg)
+	deferOn := func(k int) bool { return k%3 != 2 }
+	k := 0
+	var stale *Event
+	for !s.Done() {
+		s.DeferLens(deferOn(k))
+		ev, err := s.Step(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := ev.Append
+		if a == nil {
+			if stale != nil && ev.Stop == nil && s.FillLens(stale) {
+				t.Error("FillLens filled an event whose pass is not the last")
+			}
+			continue
+		}
+		if !a.Forwarded {
+			if s.FillLens(ev) {
+				t.Error("FillLens filled an append with no forward pass")
+			}
+			continue
+		}
+		if deferOn(k) {
+			if a.Lens != nil {
+				t.Fatalf("token %d: deferred lens sent with the event", k)
+			}
+			if !s.FillLens(ev) {
+				t.Fatalf("token %d: FillLens refused its own last pass", k)
+			}
+			if s.FillLens(ev) {
+				t.Errorf("token %d: FillLens filled twice", k)
+			}
+			stale = &Event{Append: &AppendInfo{Forwarded: true, Pos: a.Pos}}
+		} else if s.FillLens(ev) {
+			t.Errorf("token %d: FillLens filled a lens read eagerly", k)
+		}
+		if !reflect.DeepEqual(a.Lens, want[k]) {
+			got, _ := json.Marshal(a.Lens)
+			exp, _ := json.Marshal(want[k])
+			t.Errorf("token %d (deferred %v): lens %s, eager %s", k, deferOn(k), got, exp)
+		}
+		k++
+	}
+	if k != len(want) {
+		t.Fatalf("%d forward passes, eager run had %d", k, len(want))
+	}
 }
 
 func TestSessionInspect(t *testing.T) {

@@ -52,6 +52,7 @@ type Session struct {
 	usedWeights time.Time         // the end of the run's last forward pass (RecheckWeightsSince)
 	view        passView          // the last pass's last position, for Inspect (lens.go)
 	lens        *engine.LogitLens // the lens's scratch, with Config.Lens
+	deferLens   bool              // decode steps capture the lens for FillLens (DeferLens)
 }
 
 type pendingStop struct{ reason, detail string }

@@ -71,11 +71,12 @@ func (s *Session) traceHooks(all bool, out *[]LayerTrace) *engine.Hooks {
 
 // passHooks are the hooks of one forward pass: the Inspect view and the
 // lens (viewHooks) with per-layer traces into out; none for a text-only run.
-func (s *Session) passHooks(all bool, out *[]LayerTrace) *engine.Hooks {
+// A decode step's lens is deferred while DeferLens is on.
+func (s *Session) passHooks(all, decode bool, out *[]LayerTrace) *engine.Hooks {
 	if s.cfg.TextOnly {
 		return nil
 	}
-	return s.viewHooks(s.traceHooks(all, out))
+	return s.viewHooks(s.traceHooks(all, out), decode && s.deferLens)
 }
 
 // rewindHooks are a rewind's recomputation's hooks: the Inspect view and
@@ -84,7 +85,7 @@ func (s *Session) rewindHooks() *engine.Hooks {
 	if s.cfg.TextOnly {
 		return nil
 	}
-	return s.viewHooks(nil)
+	return s.viewHooks(nil, false)
 }
 
 func (s *Session) prefill() (*PrefillInfo, error) {
@@ -101,7 +102,7 @@ func (s *Session) prefill() (*PrefillInfo, error) {
 	s.hookTime = 0
 	start := time.Now()
 	all := s.cfg.AllAttention && s.nPrompt <= MaxAllAttention
-	logits, err := s.m.Forward(s.st, s.kv, s.ids[:s.nPrompt], s.passHooks(all, &info.Layers))
+	logits, err := s.m.Forward(s.st, s.kv, s.ids[:s.nPrompt], s.passHooks(all, false, &info.Layers))
 	s.usedWeights = time.Now()
 	if err != nil {
 		return nil, err
@@ -311,14 +312,14 @@ func (s *Session) appendToken() (*AppendInfo, error) {
 		if s.sched != nil && !s.cfg.NoCache {
 			// a decode step shares one batched forward pass with other
 			// sessions' steps; the time it waited for its batch is queue time
-			seq := &engine.BatchSeq{State: s.st, KV: s.kv, Token: id, Hooks: s.passHooks(false, &traces)}
+			seq := &engine.BatchSeq{State: s.st, KV: s.kv, Token: id, Hooks: s.passHooks(false, true, &traces)}
 			var slot Slot
 			slot, err = s.sched.Decode(context.Background(), seq)
 			logits = seq.Logits
 			info.QueueMs, info.BatchSize, info.BatchModelMs = msf(slot.Wait), slot.Batch, msf(slot.Model)
 			start = start.Add(slot.Wait)
 		} else {
-			logits, err = s.m.Forward(s.st, s.kv, feed, s.passHooks(false, &traces))
+			logits, err = s.m.Forward(s.st, s.kv, feed, s.passHooks(false, true, &traces))
 			info.BatchSize = 1
 		}
 		s.usedWeights = time.Now()
