@@ -8,8 +8,10 @@ package web
 // carry "thin": true, gathered into one events message per GroupEvery
 // (at token ends). Before the run's stop event one detail message carries
 // the latest full events that were sent thin, so the page ends on the
-// exact, complete state. Step, step_token and force always send every
-// event in full. A run presented to a room is thinned at least at the
+// exact, complete state. The server skips the lens it would drop: a token
+// that goes out thin leaves its logit lens unread (session.DeferLens), and
+// the detail message reads the last pass's (FillLens). Step, step_token
+// and force always send every event in full. A run presented to a room is thinned at least at the
 // room's DetailMs (rooms.go runThinner), and its followers get the same
 // messages; a late joiner's snapshot keeps each stage's latest detail in
 // full and the rest thin (roomview.go), and "Try it myself" resumes the
