@@ -253,14 +253,11 @@ func (c *wsConn) step(cmd Command) {
 	if cmd.Type == CmdRun {
 		th, full = c.runThinner(cmd.DetailMs)
 	}
-	ld, _ := c.runner.(lensDeferrer)
 	defer func() {
 		if !c.closed() {
 			c.sendDetail(cmd.ID, th) // a run that ended without its stop event (an error)
 		}
-		if ld != nil {
-			ld.DeferLens(false) // steps after the run read every pass's lens
-		}
+		c.runner.DeferLens(false) // steps after the run read every pass's lens
 		if c.runner.Done() {
 			c.runDone() // batching.go: no pass waits for a stopped run
 		}
@@ -280,10 +277,7 @@ func (c *wsConn) step(cmd Command) {
 			slotErr = c.engineWork(ctx, c.batchedNext(), func() {
 				start := time.Now()
 				var evs []*session.Event
-				if ld != nil {
-					// a token that goes out thin reads no lens (thin.go)
-					ld.DeferLens(th.deferLens())
-				}
+				c.runner.DeferLens(th.deferLens()) // a token that goes out thin reads no lens (thin.go)
 				evs, err = c.runner.Advance(ctx, session.UntilStage, nil)
 				if len(evs) == 0 {
 					return

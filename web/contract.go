@@ -30,6 +30,12 @@ type Runner interface {
 	// MemoryBytes is what the run holds now: scratch plus the KV cache
 	// filled so far (counted against Limits.MaxKVBytes as it grows).
 	MemoryBytes() int64
+	// DeferLens, on, leaves the logit lens of the decode steps that follow
+	// unread, and FillLens reads the last pass's into its append event: a
+	// thinned run pays for the lens of the tokens it sends in full only
+	// (thin.go).
+	DeferLens(on bool)
+	FillLens(ev *session.Event) bool
 }
 
 // Run is what Catalog.NewRun hands a connection: the runner and the card

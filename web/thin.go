@@ -109,14 +109,6 @@ func (t *thinner) pass(ev *session.Event, full bool) *session.Event {
 // full, and for the last pass, in detailMsg).
 func (t *thinner) deferLens() bool { return t != nil && !t.full }
 
-// lensDeferrer is a Runner that can leave its decode steps' logit lens
-// unread until asked (*session.Session): a thinned run pays for the lens
-// of the tokens it sends in full only.
-type lensDeferrer interface {
-	DeferLens(on bool)
-	FillLens(ev *session.Event) bool
-}
-
 // heavy says whether ev has fields a thin copy leaves out.
 func heavy(ev *session.Event) bool {
 	switch {
@@ -209,11 +201,8 @@ func (c *wsConn) detailMsg(id int64, t *thinner) (outMsg, bool) {
 	if len(evs) == 0 {
 		return outMsg{}, false
 	}
-	if ld, ok := c.runner.(lensDeferrer); ok {
-		// the pending append is the run's last pass: its lens, read now
-		for _, ev := range evs {
-			ld.FillLens(ev)
-		}
+	for _, ev := range evs {
+		c.runner.FillLens(ev) // the pending append is the run's last pass: its lens, read now
 	}
 	m, err := c.encode(id, MsgDetail, map[string]any{"events": evs})
 	return m, err == nil

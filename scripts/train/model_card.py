@@ -29,7 +29,7 @@ def loss_svg(curve, target=3.80, w=640, h=320):
     for key, color, name in (("train_loss", "#8a90a2", "train loss (one batch)"), ("val_loss", "#2456c8", "validation loss")):
         pts = " ".join(f"{X(p['minutes']):.1f},{Y(p[key]):.1f}" for p in curve)
         out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2"/>')
-    where = "one GPU" if "cuda" in str(t.get("args", {}).get("device", "")) else "2 CPU cores"
+    where = "one GPU" if on_gpu else "2 CPU cores"
     out.append(f'<text x="{(L+w-R)/2}" y="{h-8}" text-anchor="middle">training minutes ({where})</text>')
     out.append(f'<text transform="translate(14 {(T+h-B)/2}) rotate(-90)" text-anchor="middle">cross-entropy loss (nats per token)</text>')
     out.append(f'<rect x="{L+12}" y="{T+4}" width="12" height="3" fill="#2456c8"/><text x="{L+30}" y="{T+10}">validation loss</text>'
@@ -117,6 +117,8 @@ def choices():
 
 d = sys.argv[1] if len(sys.argv) > 1 else "models/default"
 t = json.load(open(os.path.join(d, "training.json")))
+# where it trained: training.json's device names a GPU, or "CPU (…)" (absent in older runs)
+on_gpu = "CPU" not in t.get("device", "CPU")
 c = json.load(open(os.path.join(d, "config.json")))
 samples = json.load(open(os.path.join(d, "samples.json"))) if os.path.exists(os.path.join(d, "samples.json")) else []
 caps = json.load(open(os.path.join(d, "capitals_eval.json"))) if os.path.exists(os.path.join(d, "capitals_eval.json")) else None
@@ -160,7 +162,7 @@ lines = [
     "",
     (f"- recipe: `scripts/train/` (README there); seed {t['seed']}; PyTorch {t['torch']} on one {t['device']}, float32 weights"
      " with TF32 matrix products; the golden logits are computed afterwards on the CPU in plain float32"
-     if t.get("device", "CPU").find("CPU") < 0 else
+     if on_gpu else
      f"- recipe: `scripts/train/` (README there); seed {t['seed']}; PyTorch {t['torch']} (Debian python3-torch) on 2 CPU cores, float32"),
     f"- AdamW (β 0.9/0.95, weight decay 0.1), lr {t['args']['lr']} with 200 warm-up steps and cosine decay by wall time, batch {t['args']['batch']} × {t['args']['ctx']} tokens"
     + "".join(f"; then resumed (`train.py --resume`, fresh optimizer) for {ph['minutes']} minutes at lr {ph['lr']} with {ph['warmup_steps']} warm-up steps and cosine decay from validation loss {ph['resumed_from_val_loss']}" for ph in t.get("phases", [])[1:]),

@@ -107,11 +107,12 @@ function catchUp() {
 const LIGHT = ["reset", "gen", "timing", "stop", "pipeline", "buttons"];
 const HEAVY = ["model", "logits", "sample", "tokens", "embed", "prefill", "attn", "kv"];
 const STREAM_MS = 250, FRAME_MS = 40, STREAM_FRAME_MS = 6;
-// While "Run to end" streams, an event is drawn RUN_FRAME_MS after the last frame at the soonest
-// (10 per second: the text still visibly streams; 50 ms made the page 1.2× slower, 200 ms 0.83× more, at five updates a second): every frame costs the
-// browser style, layout, paint and canvas work that grows with the page,
-// and on a small machine that work competes with receiving the stream
-// (BenchmarkBrowserRun, BenchmarkBrowserRunTrace).
+// While "Run to end" streams, an event is drawn RUN_FRAME_MS after the
+// last frame at the soonest: ten updates a second, and the text still
+// visibly streams. Every frame costs the browser style, layout, paint and
+// canvas work that grows with the page, and on a small machine that work
+// competes with receiving the stream (BenchmarkBrowserRun: 50 ms made the
+// page 1.2× slower; 200 ms was 0.83× of 100 ms at five updates a second).
 const RUN_FRAME_MS = 100;
 let lastHeavy = -1e9, heavyLeft = false;
 // stats: frames drawn and main-thread milliseconds spent drawing and
