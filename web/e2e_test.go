@@ -78,7 +78,7 @@ func TestBrowserLabScreens(t *testing.T) {
 		name string
 		w, h int64
 		dark bool
-	}{{"lab-1366x900", 1366, 900, false}, {"lab-1366x900-dark", 1366, 900, true}, {"lab-1280x720", 1280, 720, false}, {"lab-390x844", 390, 844, false}, {"lab-390x844-dark", 390, 844, true}} {
+	}{{"lab-1366x900", 1366, 900, false}, {"lab-1366x900-dark", 1366, 900, true}, {"lab-1280x720", 1280, 720, false}, {"lab-1280x720-dark", 1280, 720, true}, {"lab-390x844", 390, 844, false}, {"lab-390x844-dark", 390, 844, true}} {
 		t.Run(v.name, func(t *testing.T) {
 			b := browsertest.New(t)
 			ctx := b.Ctx
