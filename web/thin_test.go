@@ -274,7 +274,10 @@ func TestRunDetailMsBadValues(t *testing.T) {
 // TestRunDetailMsCancel: a cancelled thinned run still ends on full detail:
 // the detail message (when events were sent thin) comes before the stop.
 func TestRunDetailMsCancel(t *testing.T) {
-	ts := newWSServer(t, web.Limits{})
+	// the visitor's byte budget holds the run to about fifty thin tokens a
+	// second (bytebudget.go), so the cancel lands inside it: unthrottled,
+	// the default model's 250 tokens end in about a tenth of a second
+	ts := newWSServer(t, web.Limits{VisitorBytesPerSecond: 128 << 10, VisitorByteBurst: 64 << 10})
 	w := dial(t, ts)
 	w.send("start", map[string]any{"prompt": "The", "max_new_tokens": 250, "stop_at_eos": false, "lens": true})
 	w.read()
