@@ -103,7 +103,7 @@ func (b *byteBudget) wait(ctx context.Context, visitor string) (bool, error) {
 // refusal is the byte_budget error's message for a data request refused
 // for d.
 func (b *byteBudget) refusal(what string, d time.Duration) string {
-	return fmt.Sprintf("too much data sent to your address: the budget per visitor is %s at once, then %s per second; this %s is refused, try again in %.1f s",
+	return fmt.Sprintf("too much data sent to this browser: the budget per visitor is %s at once, then %s per second; this %s is refused, try again in %.1f s",
 		humanBytes(b.burst), humanBytes(b.rate), what, max(d.Seconds(), 0.1))
 }
 

@@ -32,9 +32,10 @@ type connSet struct {
 	n       atomic.Int64
 	kvBytes atomic.Int64
 	closing atomic.Bool
-	// visitors counts open sessions per visitor (visitors.go).
-	visitors visitorCount
-	nextID   atomic.Int64
+	// visitors counts open sessions per visitor, addresses per client
+	// address (visitors.go).
+	visitors, addresses visitorCount
+	nextID              atomic.Int64
 }
 
 // handleWS upgrades /ws and serves one client's runs until it leaves.
@@ -69,8 +70,13 @@ func (s *Server) handleWS(c echo.Context) error {
 		return refuse("server_full", fmt.Sprintf("server full: %d sessions are running (the limit); try again in a minute", lim.MaxSessions), "server full")
 	}
 	defer s.conns.n.Add(-1)
+	addr := serve.AddressOf(visitor)
+	if n, ok := s.conns.addresses.acquire(addr, lim.MaxSessionsPerAddress); !ok {
+		return refuse("too_many_sessions", fmt.Sprintf("your network address already has %d sessions open, the most one address may hold (shared by everyone behind it, e.g. a school's network): close tabs of this app you are not using, or ask whoever runs the server to raise --max-sessions-per-address", n), "too many sessions")
+	}
+	defer s.conns.addresses.release(addr)
 	if n, ok := s.conns.visitors.acquire(visitor, lim.MaxSessionsPerVisitor); !ok {
-		return refuse("too_many_sessions", fmt.Sprintf("your address already has %d sessions open (the limit per visitor is %d): close another tab of this app and try again", n, lim.MaxSessionsPerVisitor), "too many sessions")
+		return refuse("too_many_sessions", fmt.Sprintf("this browser already has %d sessions of this app open (the limit is %d per browser): close another tab of this app, or a lesson page, and try again", n, lim.MaxSessionsPerVisitor), "too many sessions")
 	}
 	defer s.conns.visitors.release(visitor)
 	conn := &wsConn{s: s, ws: ws, id: id, visitor: visitor, lim: lim, send: make(chan outMsg, lim.SendBuffer), active: make(chan struct{}, 1),
@@ -98,7 +104,7 @@ type wsConn struct {
 	s       *Server
 	ws      *websocket.Conn
 	id      string
-	visitor string // client address, the key of per-visitor limits
+	visitor string // browser at a client address, the key of per-visitor limits (visitors.go)
 	lim     Limits
 	// active tells the writer a command arrived (idle expiry).
 	active chan struct{}

@@ -125,8 +125,9 @@ func TestBrowserLessonFramework(t *testing.T) {
 		questions, exercises := 0, 0
 		for s := 1; s <= len(l.Sections); s++ {
 			if s > 1 {
-				// a clicker's PageDown moves on (never from inside a text box)
-				evalJS[bool](t, ctx, `(document.activeElement && document.activeElement.blur(), true)`)
+				// a clicker's PageDown scrolls within a section and moves on at
+				// its end (never from inside a text box)
+				evalJS[bool](t, ctx, `(document.activeElement && document.activeElement.blur(), window.scrollTo(0, document.documentElement.scrollHeight), true)`)
 				if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.PageDown)); err != nil {
 					t.Fatal(err)
 				}
@@ -151,8 +152,8 @@ func TestBrowserLessonFramework(t *testing.T) {
 		if questions == 0 || exercises == 0 {
 			t.Errorf("%s: answered %d questions and %d exercises, want at least one of each", l.Slug, questions, exercises)
 		}
-		// PageUp goes back
-		evalJS[bool](t, ctx, `(document.activeElement && document.activeElement.blur(), true)`)
+		// PageUp at the section's top goes back
+		evalJS[bool](t, ctx, `(document.activeElement && document.activeElement.blur(), window.scrollTo(0, 0), true)`)
 		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.PageUp)); err != nil {
 			t.Fatal(err)
 		}

@@ -17,9 +17,14 @@ type Limits struct {
 	PongWait      time.Duration `json:"-"`
 	MaxKVBytes    int64         `json:"max_kv_bytes"` // total KV cache across sessions
 
-	// Per visitor (client address; see visitors.go).
+	// Per visitor (a browser at a client address; see visitors.go).
 	MaxSessionsPerVisitor int `json:"max_sessions_per_visitor"` // open websocket sessions
-	MaxConnsPerVisitor    int `json:"-"`                        // open TCP connections (Serve only)
+	// MaxSessionsPerAddress caps the sessions of all visitors at one
+	// client address together (a class behind one NAT, or one machine
+	// minting visitor cookies); 0 means MaxSessions, so one address can
+	// hold a full class.
+	MaxSessionsPerAddress int `json:"max_sessions_per_address"`
+	MaxConnsPerVisitor    int `json:"-"` // open TCP connections (Serve only)
 	// IdleTimeout closes a session with no command (pings aside) for this
 	// long; the client gets closing with code "idle" and may resume.
 	IdleTimeout time.Duration `json:"-"`
@@ -74,6 +79,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxKVBytes <= 0 {
 		l.MaxKVBytes = d.MaxKVBytes
+	}
+	if l.MaxSessionsPerAddress <= 0 || l.MaxSessionsPerAddress > l.MaxSessions {
+		l.MaxSessionsPerAddress = l.MaxSessions
 	}
 	for _, f := range []struct{ v, d *int64 }{{&l.VisitorBytesPerSecond, &d.VisitorBytesPerSecond}, {&l.VisitorByteBurst, &d.VisitorByteBurst}} {
 		if *f.v <= 0 {

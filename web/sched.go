@@ -2,13 +2,17 @@ package web
 
 // sched.go: the fair queue in front of the engine. Every piece of engine
 // work a connection does (one stage, a rewind, sample_n, a resume entry,
-// starting a run) first takes a slot here, keyed by visitor (client
-// address). There are as many slots as cores. While several visitors are
-// active, each may hold at most its share of the slots (slots / active
-// visitors, at least one) and waiting visitors are served round-robin, so
-// one visitor's many connections get one visitor's share of the CPU, not
-// more; a visitor alone may use every slot. Work is granted one stage at a
-// time, so nobody waits behind a whole 200-token run.
+// starting a run) first takes a slot here, keyed by visitor (a browser at
+// a client address, internal/serve/visitor.go). There are as many slots as
+// cores. Shares are two-level: while several addresses are active, each
+// address may hold at most its share of the slots (slots / active
+// addresses, at least one), and each visitor at most its share of its
+// address's (the address's share / the address's active visitors, at least
+// one); waiting visitors are served round-robin. So one visitor's many
+// connections get one visitor's share of the CPU, a class behind one NAT
+// gets one address's share, and a lone machine at another address still
+// gets its own; a visitor alone may use every slot. Work is granted one
+// stage at a time, so nobody waits behind a whole 200-token run.
 //
 // The queue knows nothing of sessions. Batched decode steps do not take
 // slots: the model's batcher admits them fairly by visitor (batching.go,
@@ -40,6 +44,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/inferscope/inferscope/internal/serve"
 )
 
 // activeWindow is how long a visitor counts as active after its last
@@ -59,6 +65,11 @@ type FairQueue struct {
 
 	active  int            // active visitors at the last share()
 	lowPrio func(f func()) // runs a backlogged visitor's work (sched_prio.go)
+
+	// per address (serve.AddressOf): slots held, and active visitors at
+	// the last share()
+	addrRunning map[string]int
+	addrActive  map[string]int
 }
 
 type visitorQueue struct {
@@ -95,23 +106,46 @@ func NewFairQueue(slots int) *FairQueue {
 	if slots <= 0 {
 		slots = engineProcs
 	}
-	return &FairQueue{slots: slots, visitors: map[string]*visitorQueue{}, now: time.Now, lowPrio: runLowPriority}
+	return &FairQueue{slots: slots, visitors: map[string]*visitorQueue{}, now: time.Now, lowPrio: runLowPriority,
+		addrRunning: map[string]int{}, addrActive: map[string]int{}}
 }
 
-// share is how many slots one visitor may hold now: every slot when it is
-// the only active visitor, else slots / active (at least one).
+// share refreshes who is active (visitors, and per address) and returns
+// how many slots one address may hold now: every slot when it is the only
+// active address, else slots / active addresses (at least one).
 func (q *FairQueue) share() int {
 	active := 0
 	cut := q.now().Add(-activeWindow)
+	clear(q.addrActive)
 	for v, vq := range q.visitors {
 		if vq.running > 0 || len(vq.waiters) > 0 || vq.lastSeen.After(cut) {
 			active++
+			q.addrActive[serve.AddressOf(v)]++
 		} else {
 			delete(q.visitors, v)
 		}
 	}
 	q.active = active
-	return max(1, q.slots/max(1, active))
+	return max(1, q.slots/max(1, len(q.addrActive)))
+}
+
+// fits reports whether visitor may take one more slot, given addrShare
+// (from share): its address below the address's share and the visitor
+// below its part of it.
+func (q *FairQueue) fits(visitor string, vq *visitorQueue, addrShare int) bool {
+	a := serve.AddressOf(visitor)
+	return q.addrRunning[a] < addrShare && vq.running < q.visitorShare(a, addrShare)
+}
+
+// visitorShare is one visitor's part of its address's share.
+func (q *FairQueue) visitorShare(addr string, addrShare int) int {
+	return max(1, addrShare/max(1, q.addrActive[addr]))
+}
+
+func (q *FairQueue) hold(visitor string, vq *visitorQueue) {
+	q.running++
+	vq.running++
+	q.addrRunning[serve.AddressOf(visitor)]++
 }
 
 // Run waits for a slot for visitor, runs f holding it and gives it back.
@@ -143,6 +177,9 @@ func (q *FairQueue) Acquire(ctx context.Context, visitor string) (release func()
 // acquire is Acquire, and reports whether the visitor is backlogged (see
 // Run) when the slot is granted.
 func (q *FairQueue) acquire(ctx context.Context, visitor string) (release func(), bulk bool, err error) {
+	if err := ctx.Err(); err != nil { // a closed connection's work never starts
+		return nil, false, err
+	}
 	q.mu.Lock()
 	vq := q.visitors[visitor]
 	if vq == nil {
@@ -153,9 +190,8 @@ func (q *FairQueue) acquire(ctx context.Context, visitor string) (release func()
 	// Waiters still waiting are all at their share (dispatch grants any
 	// other at once), so a visitor below its share may take a free slot.
 	// (so a grant here is never backlogged: nothing of its visitor waits)
-	if len(vq.waiters) == 0 && q.running < q.slots && vq.running < q.share() {
-		q.running++
-		vq.running++
+	if len(vq.waiters) == 0 && q.running < q.slots && q.fits(visitor, vq, q.share()) {
+		q.hold(visitor, vq)
 		q.mu.Unlock()
 		return q.releaser(visitor), false, nil
 	}
@@ -195,6 +231,10 @@ func (q *FairQueue) releaser(visitor string) func() {
 
 func (q *FairQueue) releaseLocked(visitor string) {
 	q.running--
+	a := serve.AddressOf(visitor)
+	if q.addrRunning[a]--; q.addrRunning[a] <= 0 {
+		delete(q.addrRunning, a)
+	}
 	if vq := q.visitors[visitor]; vq != nil {
 		vq.running--
 		vq.lastSeen = q.now()
@@ -203,7 +243,7 @@ func (q *FairQueue) releaseLocked(visitor string) {
 }
 
 // dispatch grants free slots to waiting visitors, round-robin, each
-// within its share.
+// within its share and its address's.
 func (q *FairQueue) dispatch() {
 	share := q.share()
 	for q.running < q.slots && len(q.ring) > 0 {
@@ -212,16 +252,15 @@ func (q *FairQueue) dispatch() {
 			k := (q.next + i) % len(q.ring)
 			v := q.ring[k]
 			vq := q.visitors[v]
-			if vq.running >= share {
+			if !q.fits(v, vq, share) {
 				continue
 			}
 			w := vq.waiters[0]
 			vq.waiters = vq.waiters[1:]
-			vq.running++
-			q.running++
+			q.hold(v, vq)
 			// backlogged: other visitors are active and this one wants
 			// more than its share (slots held + stages still waiting)
-			w.bulk = q.active > 1 && vq.running+len(vq.waiters) > share
+			w.bulk = q.active > 1 && vq.running+len(vq.waiters) > q.visitorShare(serve.AddressOf(v), share)
 			close(w.ch)
 			if len(vq.waiters) == 0 {
 				q.ring = append(q.ring[:k], q.ring[k+1:]...)

@@ -251,3 +251,63 @@ func TestRunUsesLowPriorityForBacklog(t *testing.T) {
 		t.Errorf("g's stage with nothing waiting: err %v, low priority %d", err, len(low))
 	}
 }
+
+// TestFairQueueTwoLevel: shares are per address first, then per visitor
+// within an address (internal/serve/visitor.go). A class of visitors
+// behind one address holds one address's share of the slots while a lone
+// machine at another address is active, and a lone machine's one visitor
+// is not outweighed by the class's many.
+func TestFairQueueTwoLevel(t *testing.T) {
+	cases := []struct {
+		name string
+		held []string // visitors holding a slot each, granted in order
+		ask  string   // then: may this visitor take one more at once?
+		ok   bool
+	}{
+		{"a class alone may use every slot", []string{"n|1", "n|2", "n|3"}, "n|4", true},
+		{"a lone machine beside a class gets its address's share", []string{"n|1", "n|2"}, "l", true},
+		{"the class stops at its address's share while the lone machine is active", []string{"l", "n|1", "n|2"}, "n|3", false},
+		{"the lone machine also stops at its share", []string{"l", "n|1", "l"}, "l", false},
+		{"a class's visitors split its address's share", []string{"n|1", "n|1", "n|2"}, "n|1", false},
+		{"another visitor of the class may still take one", []string{"n|1", "n|1", "n|2"}, "n|2", true},
+		{"plain address keys still work", []string{"a"}, "b", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			q := NewFairQueue(4)
+			var rel []func()
+			for _, v := range c.held {
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				r, err := q.Acquire(ctx, v)
+				cancel()
+				if err != nil {
+					// a holder refused by its share: the case's premise is
+					// "held" only for what is granted
+					continue
+				}
+				rel = append(rel, r)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel() // an already-ended context is refused even when a slot is free
+			if _, err := q.Acquire(ctx, c.ask); err == nil {
+				t.Fatal("a cancelled context got a slot")
+			}
+			q.mu.Lock()
+			vq := q.visitors[c.ask]
+			if vq == nil {
+				vq = &visitorQueue{}
+			}
+			got := q.running < q.slots && q.fits(c.ask, vq, q.share())
+			q.mu.Unlock()
+			if got != c.ok {
+				t.Errorf("after %v: %s may take a slot = %v, want %v", c.held, c.ask, got, c.ok)
+			}
+			for _, r := range rel {
+				r()
+			}
+			if q.running != 0 || len(q.addrRunning) != 0 {
+				t.Errorf("after release: running %d, per address %v", q.running, q.addrRunning)
+			}
+		})
+	}
+}

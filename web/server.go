@@ -105,6 +105,7 @@ func New(opts Options) (*Server, error) {
 	e.Use(securityHeaders)
 	e.Use(s.checkHost)
 	e.Use(s.recoverer)
+	e.Use(issueVisitorCookie)
 	e.Use(middleware.BodyLimit(maxBody))
 	useTransport(e)
 

@@ -40,11 +40,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rate := fs.Float64("rate", dl.MsgsPerSecond, "websocket messages per second per connection")
 	burst := fs.Int("burst", dl.Burst, "websocket message burst per connection")
 	maxKV := fs.Int64("max-kv-bytes", dl.MaxKVBytes, "KV cache memory across all sessions, bytes")
-	perVisitor := fs.Int("max-sessions-per-visitor", dl.MaxSessionsPerVisitor, "concurrent lab sessions from one client address")
-	visitorRate := fs.Int64("visitor-bytes-per-second", dl.VisitorBytesPerSecond, "bytes per second the server sends one client address across its sessions, after --visitor-byte-burst; past it data requests get byte_budget and runs slow down")
-	visitorBurst := fs.Int64("visitor-byte-burst", dl.VisitorByteBurst, "bytes the server sends one client address before --visitor-bytes-per-second applies")
+	perVisitor := fs.Int("max-sessions-per-visitor", dl.MaxSessionsPerVisitor, "concurrent sessions of one visitor: one browser (told apart by a cookie the server sets) at one client address")
+	perAddress := fs.Int("max-sessions-per-address", 0, "concurrent sessions of all visitors at one client address together, e.g. a class behind one NAT (0: --max-sessions)")
+	visitorRate := fs.Int64("visitor-bytes-per-second", dl.VisitorBytesPerSecond, "bytes per second the server sends one visitor across its sessions, after --visitor-byte-burst; past it data requests get byte_budget and runs slow down")
+	visitorBurst := fs.Int64("visitor-byte-burst", dl.VisitorByteBurst, "bytes the server sends one visitor before --visitor-bytes-per-second applies")
 	idle := fs.Duration("idle-timeout", dl.IdleTimeout, "close a session after this long without a command (the page can resume it)")
-	ipHeader := fs.String("client-ip-header", "", "header a trusted reverse proxy sets to the client address (e.g. X-Forwarded-For); per-visitor limits count by it. Only set it behind such a proxy")
+	ipHeader := fs.String("client-ip-header", "", "header a trusted reverse proxy sets to the client address (e.g. X-Forwarded-For); per-visitor and per-address limits count by it. Only set it behind such a proxy")
 	var allowPull pullFlag
 	fs.Var(&allowPull, "allow-pull", "let visitors download models from the lab: the curated models (--allow-pull) or any hub repo (--allow-pull=any); off by default")
 	dr := web.DefaultRoomOptions()
@@ -92,7 +93,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer web.ReserveRequestProc()()
 	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, AllowedHosts: servedHosts(*addr, hosts), Puller: puller(ctx, cat, lg, allowPull.mode, *maxPull), ClientIPHeader: *ipHeader,
 		Limits: web.Limits{MaxSessions: *maxSessions, ReadLimit: *readLimit, MsgsPerSecond: *rate, Burst: *burst, MaxKVBytes: *maxKV,
-			MaxSessionsPerVisitor: *perVisitor, IdleTimeout: *idle, VisitorBytesPerSecond: *visitorRate, VisitorByteBurst: *visitorBurst}, Rooms: rooms,
+			MaxSessionsPerVisitor: *perVisitor, MaxSessionsPerAddress: *perAddress, IdleTimeout: *idle, VisitorBytesPerSecond: *visitorRate, VisitorByteBurst: *visitorBurst}, Rooms: rooms,
 		ModelName: card.Name, ModelCard: fmt.Sprintf("(%s, %d layers, %s parameters)", card.Arch, card.Layers, human.Count(card.Params)),
 	})
 	if err != nil {

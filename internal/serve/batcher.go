@@ -8,9 +8,11 @@
 //
 // Admission is fair by visitor: a server tags each session's steps with
 // its visitor (For); when more steps are queued than one pass holds, each
-// pass takes them round-robin across visitors (every visitor's oldest
-// step first, then every visitor's second, ...), so one visitor's many
-// sessions get one visitor's share of a pass. This is the fair queue's
+// pass takes them round-robin across addresses and, within an address,
+// across its visitors (every visitor's oldest step first, then every
+// visitor's second, ...; visitor.go), so one visitor's many sessions get
+// one visitor's share of a pass and a class behind one address gets one
+// address's share. This is the fair queue's
 // rule for batched work: the server does not hold an engine slot while a
 // step waits for its pass.
 package serve
@@ -315,8 +317,9 @@ func (b *Batcher) take() ([]*request, time.Duration) {
 }
 
 // pick takes up to n queued steps for a pass: all of them when they fit,
-// else round-robin across visitors — each visitor's oldest step, then each
-// one's second, and so on, visitors in the order of their oldest step —
+// else round-robin across addresses, and within an address across its
+// visitors — each visitor's oldest step, then each one's second, and so
+// on, in the order of their oldest step —
 // leaving the rest queued in their order. Call with mu held.
 func (b *Batcher) pick(n int) []*request {
 	if len(b.queue) <= n {
@@ -324,14 +327,36 @@ func (b *Batcher) pick(n int) []*request {
 		b.queue = b.queue[:0]
 		return batch
 	}
+	// Two levels (visitor.go): within an address, its visitors' steps in
+	// rounds (each visitor's oldest, then each one's second, ...); across
+	// addresses, rounds of those orders (each address's first, then each
+	// one's second, ...).
 	type cand struct{ round, at int }
 	rank := map[string]int{}
-	cands := make([]cand, len(b.queue))
+	byAddr := map[string][]cand{}
+	var addrs []string
 	for i, r := range b.queue {
-		cands[i] = cand{rank[r.visitor], i}
+		a := AddressOf(r.visitor)
+		if _, ok := byAddr[a]; !ok {
+			addrs = append(addrs, a)
+		}
+		byAddr[a] = append(byAddr[a], cand{rank[r.visitor], i})
 		rank[r.visitor]++
 	}
-	sort.SliceStable(cands, func(i, j int) bool { return cands[i].round < cands[j].round })
+	cands := make([]cand, 0, len(b.queue))
+	for _, a := range addrs {
+		own := byAddr[a]
+		sort.SliceStable(own, func(i, j int) bool { return own[i].round < own[j].round })
+		for k, c := range own {
+			cands = append(cands, cand{k, c.at})
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].round != cands[j].round {
+			return cands[i].round < cands[j].round
+		}
+		return cands[i].at < cands[j].at
+	})
 	chosen := make([]bool, len(b.queue))
 	for _, c := range cands[:n] {
 		chosen[c.at] = true

@@ -81,3 +81,48 @@ func TestDoneSessionsAreNotWaitedFor(t *testing.T) {
 		t.Fatalf("after the other run is done: batch %d, wait %v; want the lone step at once", len(batch), wait)
 	}
 }
+
+// TestPickIsFairByAddressFirst: visitors that share an address (a class
+// behind one NAT) share that address's part of a pass; a lone visitor at
+// another address keeps its own part; within the address its visitors go
+// round-robin.
+func TestPickIsFairByAddressFirst(t *testing.T) {
+	cases := []struct {
+		name  string
+		queue []string // each queued step's visitor key
+		n     int
+		pass  []string // in queue order
+	}{
+		{"class of four and a lone machine", []string{"n|1", "n|1", "n|2", "n|2", "n|3", "n|3", "n|4", "n|4", "l", "l"}, 4,
+			[]string{"n|1", "n|2", "l", "l"}},
+		{"within the address round-robin", []string{"n|1", "n|1", "n|1", "n|2", "l"}, 3,
+			[]string{"n|1", "n|2", "l"}},
+		{"one address alone: its visitors round-robin", []string{"n|1", "n|1", "n|1", "n|2", "n|3"}, 3,
+			[]string{"n|1", "n|2", "n|3"}},
+		{"address without browser ids is one visitor", []string{"a", "a", "a", "b|x", "b|y"}, 4,
+			[]string{"a", "a", "b|x", "b|y"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := &Batcher{}
+			for _, v := range c.queue {
+				b.queue = append(b.queue, &request{visitor: v, done: make(chan struct{})})
+			}
+			var got []string
+			for _, r := range b.pick(c.n) {
+				got = append(got, r.visitor)
+			}
+			if !slices.Equal(got, c.pass) {
+				t.Fatalf("pass %v, want %v", got, c.pass)
+			}
+		})
+	}
+}
+
+func TestAddressOf(t *testing.T) {
+	for _, c := range []struct{ key, addr string }{{"203.0.113.7", "203.0.113.7"}, {"203.0.113.7|abc", "203.0.113.7"}, {"::1|x", "::1"}, {VisitorKey("10.0.0.1", ""), "10.0.0.1"}, {VisitorKey("10.0.0.1", "id"), "10.0.0.1"}} {
+		if got := AddressOf(c.key); got != c.addr {
+			t.Errorf("AddressOf(%q) = %q, want %q", c.key, got, c.addr)
+		}
+	}
+}

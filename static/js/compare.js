@@ -69,7 +69,7 @@ import { initRoom } from "./room.js";
       side.onDone = function () { if (++finished === 2) render(); };
       side.client.connect().then(function () {
         side.client.send("start", Object.assign({}, base, { sampling: i === 0 ? greedy : sampling }));
-      }).catch(function () { setStatus("Cannot reach the server.", true); });
+      }).catch(function (err) { setStatus(IS.connectText(err), true); });
     });
     // the sampled side: tokenize, embed, prefill, logits step by step, then sample_n, then run
     var sd = sides[1], steps = 0;

@@ -18,34 +18,58 @@ export function samplingDefaults(data) {
 
 // Client speaks inferscope's websocket protocol v1: {type, id, payload}
 // out, {type, v, seq, id, payload} in.
+//
+// A page holds only the sessions it uses: every client's socket is closed
+// when the page is hidden (pagehide: navigating away, including into the
+// back/forward cache, where a page kept its sockets open and its sessions
+// counted against the visitor's limit), without calling onClose; when the
+// page comes back from that cache (pageshow, persisted) each client that
+// was open calls its onResume, if the page set one (the lab resumes its
+// run, lesson panels re-run). A refusal at connect (too_many_sessions,
+// server_full) rejects connect() with the server's plain-English message
+// and its code, not "connection closed".
 export class Client {
   constructor(onMessage, onClose) {
     this.onMessage = onMessage;
     this.onClose = onClose;
+    this.onResume = null;
     this.nextID = 1;
     this.ws = null;
     this.ready = null;
-    (window.ISClients = window.ISClients || []).push(this); // for tests and debugging
+    this.suspended = false;
+    (window.ISClients = window.ISClients || []).push(this); // for tests and debugging; also what pagehide closes
   }
   connect() {
     if (this.ws && this.ws.readyState <= 1) return this.ready;
+    this.suspended = false;
     this.ready = new Promise((resolve, reject) => {
       const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
+      let refusal = null, welcomed = false;
       this.ws = ws;
       ws.onmessage = (e) => {
         let msg;
         try { msg = JSON.parse(e.data); } catch (err) { return; }
-        if (msg.type === "welcome") resolve(msg);
+        if (msg.type === "welcome") {
+          welcomed = true;
+          if (msg.payload && msg.payload.limits) serverLimits = msg.payload.limits;
+          resolve(msg);
+        }
+        if (msg.type === "error" && !welcomed) refusal = msg.payload;
         this.onMessage(msg);
       };
       ws.onclose = (e) => {
-        reject(new Error("connection closed"));
-        if (this.onClose && ws === this.ws) this.onClose(e);
+        const err = new Error(refusal ? errorText(refusal) : "connection closed");
+        err.code = refusal ? refusal.code : "closed";
+        reject(err);
+        if (this.onClose && ws === this.ws && !this.suspended) this.onClose(e, refusal);
       };
       ws.onerror = () => { /* onclose follows */ };
     });
+    this.ready.catch(() => {}); // a caller that drops the promise must not raise an unhandled rejection
     return this.ready;
   }
+  // open reports whether the socket is connecting or open.
+  open() { return !!this.ws && this.ws.readyState <= 1; }
   // send returns the command's id, or -1 when not connected.
   send(type, payload) {
     if (!this.ws || this.ws.readyState !== 1) return -1;
@@ -56,6 +80,38 @@ export class Client {
     return id;
   }
   close() { if (this.ws) this.ws.close(); }
+  // suspend closes the socket for a hidden page without calling onClose.
+  suspend() {
+    if (!this.open()) return;
+    this.suspended = true;
+    this.ws.close(1000, "page hidden");
+  }
+}
+
+// connectText is what a page says when connect() fails: the server's own
+// refusal (with what to do), or that the server cannot be reached.
+export function connectText(err) {
+  return err && err.code && err.code !== "closed" ? err.message : "Cannot reach the server: check that it is running, then try again.";
+}
+
+// serverLimits are the server's limits from the last welcome (null before
+// the first): max_sessions_per_visitor and the rest, as the README lists.
+export let serverLimits = null;
+
+// openSessions counts this page's websocket sessions that are open or
+// connecting.
+export function openSessions() { return (window.ISClients || []).filter((c) => c.open()).length; }
+
+if (typeof window !== "undefined") {
+  window.addEventListener("pagehide", () => { (window.ISClients || []).forEach((c) => c.suspend()); });
+  window.addEventListener("pageshow", (e) => {
+    if (!e.persisted) return;
+    (window.ISClients || []).forEach((c) => {
+      if (!c.suspended) return;
+      c.suspended = false;
+      if (c.onResume) c.onResume();
+    });
+  });
 }
 
 // ---------- numbers ----------

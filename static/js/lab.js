@@ -198,13 +198,15 @@ const inspectIDs = new Set();
 const mv = new ModelView($("modelview"), { label: posLabel, schedule: () => mark("model"), onInspect: (req) => { const id = client.send("inspect", req); if (id > 0) inspectIDs.add(id); } });
 
 // ---------- connection ----------
-const client = new C.Client(onMessage, () => {
+const client = new C.Client(onMessage, (e, refusal) => {
   if (following) return; // back to the class: the private run was closed on purpose
   pending = null;
   flying = false;
   cancelAsked = false;
   stopPaced();
   setButtons();
+  // refused at the door (too many sessions, server full): say so and what to do, do not retry
+  if (refusal) { setStatus(C.errorText(refusal) + " Then press Start.", true); return; }
   if (run.closing || !run.model) { setStatus("Disconnected from the server. Press Start to reconnect.", true); return; }
   setStatus("Connection lost; reconnecting…", true);
   setTimeout(reconnect, Math.min(5000, 250 * Math.pow(2, retries++)));
@@ -221,6 +223,13 @@ function reconnect() {
     client.send("resume", { start: startP, log: log.slice() });
   }).catch(() => { /* onClose schedules the next try */ });
 }
+// Back from the back/forward cache (core.js closed the socket on pagehide):
+// resume the run where it was, or just reconnect when there is none.
+client.onResume = () => {
+  if (following) return;
+  if (startP) { reconnect(); return; }
+  client.connect().then(() => setStatus("Connected. Press Start.")).catch((err) => setStatus(err.message, true));
+};
 function logEntry(type, payload) {
   if (type === "rewind") return "rewind " + payload.n;
   if (type === "force") return "force " + payload.id;
@@ -309,7 +318,7 @@ function start() {
     startID = client.send("start", p);
     setButtons();
     mark("reset", "pipeline");
-  }).catch(() => setStatus("Cannot reach the server.", true));
+  }).catch((err) => setStatus(C.connectText(err), true));
 }
 
 // send issues a stepping command; pending says which reply ends it.
@@ -643,6 +652,7 @@ function setButtons() {
   set("btn-reset", !live || busy || cancelAsked);
   set("btn-cancel", !(pending === "run" || pending === "paced" || pending === "token" || paced) || cancelAsked);
   set("force-q", !live);
+  set("btn-start", following); // enabled again after "Try it myself"
   if (following) for (const id of ["btn-step", "btn-token", "btn-run", "btn-rewind", "btn-reset", "btn-cancel", "btn-start", "force-q"]) set(id, true);
   updateBusy();
 }
@@ -1140,6 +1150,7 @@ const room = initRoom({
   current: () => ({ start: startP, log: log.slice() }),
   top: () => (run.logits ? run.logits.top : []),
   setStatus,
+  settings,
   setForm: formFromStart,
   setFollowing(on) {
     following = on;
@@ -1172,4 +1183,4 @@ if (!room.following) client.connect().then(() => {
   setStatus("Connected. Press Start.");
   if (room.claim()) { resuming = true; pending = "resume"; return; }
   if (C.readURL().prompt !== undefined) start();
-}).catch(() => setStatus("Cannot reach the server.", true));
+}).catch((err) => setStatus(C.connectText(err), true));

@@ -240,15 +240,33 @@ import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
     runPanels(current);
     if (room) room.changed();
   }
-  $("sec-prev").addEventListener("click", function () { show(current - 1); });
-  $("sec-next").addEventListener("click", function () { show(current + 1); });
-  document.querySelectorAll("#toc a").forEach(function (a, k) { a.addEventListener("click", function (e) { e.preventDefault(); show(k); }); });
-  // clickers send PageUp/PageDown (some send the arrow keys)
+  // go to a section and scroll to its top (a new section never opens at
+  // the old one's scroll position)
+  function goTo(i) {
+    show(i);
+    var top = sections[current].getBoundingClientRect().top + window.scrollY - 8;
+    if (window.scrollY > top) window.scrollTo(0, Math.max(0, top));
+  }
+  $("sec-prev").addEventListener("click", function () { goTo(current - 1); });
+  $("sec-next").addEventListener("click", function () { goTo(current + 1); });
+  document.querySelectorAll("#toc a").forEach(function (a, k) { a.addEventListener("click", function (e) { e.preventDefault(); goTo(k); }); });
+  // Arrow keys change section. PageDown/PageUp (what most clickers send)
+  // scroll within the section as the browser does, and move on only at
+  // its end (PageDown with the section's bottom in view) or its top
+  // (PageUp with the page at the section's top).
   document.addEventListener("keydown", function (e) {
     var tag = (e.target.tagName || "").toLowerCase();
-    if (tag === "input" || tag === "textarea" || tag === "select" || e.altKey || e.ctrlKey || e.metaKey) return;
-    if (e.key === "ArrowRight" || e.key === "PageDown") { e.preventDefault(); show(current + 1); }
-    if (e.key === "ArrowLeft" || e.key === "PageUp") { e.preventDefault(); show(current - 1); }
+    if (tag === "input" || tag === "textarea" || tag === "select" || e.target.isContentEditable || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    if (e.target.closest && e.target.closest("[role=slider], .table-wrap")) return;
+    var box = sections[current].getBoundingClientRect();
+    if (e.key === "ArrowRight" || e.key === "PageDown" && box.bottom <= window.innerHeight + 4) { e.preventDefault(); goTo(current + 1); }
+    if (e.key === "ArrowLeft" || e.key === "PageUp" && box.top >= -4) { e.preventDefault(); goTo(current - 1); }
+  });
+  // back from the back/forward cache: core.js closed every session on
+  // pagehide; the section's panels run again
+  window.addEventListener("pageshow", function (e) {
+    if (!e.persisted || following) return;
+    sections[current].querySelectorAll(".lesson-panel").forEach(function (d) { if (d.rerun) d.rerun(); });
   });
   L.initTools();
   // classroom: "Present to a class" from a lesson; students follow the section and see its panels

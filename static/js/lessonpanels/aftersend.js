@@ -298,16 +298,34 @@ register("stops", async (o, out, sec, api) => {
 
 // ---------- a busy server ----------
 
-// openSockets counts this page's open websocket sessions (a visitor may
-// hold only a few: panels left behind close theirs, see keepOpen).
-function openSockets() { return (window.ISClients || []).filter((c) => c.ws && c.ws.readyState <= 1).length; }
+// roomFor is how many requests at once this browser may open beside the
+// sessions this page already holds: the per-visitor limit the server sent
+// in its welcome (IS.serverLimits) minus what is open. A visitor's
+// sessions are limited; panels left behind close theirs (keepOpen).
+function roomFor(want) {
+  const lim = IS.serverLimits || {};
+  const cap = Math.min(lim.max_sessions_per_visitor || want, lim.max_sessions_per_address || Infinity);
+  return { cap, n: Math.min(want, cap - IS.openSessions()) };
+}
+
+// startAll starts every run; a run refused because a session this page just
+// closed is not yet released at the server is tried again a few times.
+async function startAll(api, runs, p) {
+  await Promise.all(runs.map(async (r) => {
+    for (let tries = 0; ; tries++) {
+      try { return await r.start(p); } catch (err) {
+        if (err.code !== "too_many_sessions" || tries >= 10) throw err;
+        await new Promise((res) => setTimeout(res, 200));
+      }
+    }
+  }));
+}
 
 async function runMany(api, o, n) {
-  for (let i = 0; i < 40 && openSockets() + n > 8; i++) await new Promise((res) => setTimeout(res, 100));
   const runs = [];
   for (let i = 0; i < n; i++) runs.push(new api.Run());
   try {
-    await Promise.all(runs.map((r) => r.start(api.payload(o))));
+    await startAll(api, runs, api.payload(o));
     const t0 = performance.now();
     const res = await Promise.all(runs.map((r) => gather(r, "run", undefined, untilStop)));
     return { wall: performance.now() - t0, res };
@@ -323,7 +341,7 @@ function summarize(res, wall) {
 }
 
 register("busy", async (o, out, sec, api) => {
-  const root = mount(out), n = parseInt(o.requests || "6", 10), status = el("p", { class: "small muted", text: "One request alone…" });
+  const root = mount(out), want = parseInt(o.requests || "6", 10), status = el("p", { class: "small muted", text: "One request alone…" });
   root.append(status);
   const ticks = [];
   let view = null, peak = 0, polling = true;
@@ -340,9 +358,12 @@ register("busy", async (o, out, sec, api) => {
   };
   const poller = poll();
   try {
-    await runMany(api, o, 1); // warm-up
+    await runMany(api, o, 1); // warm-up (and the welcome that says this browser's session limit)
     const alone = await runMany(api, o, 1);
-    status.textContent = n + " requests at once…";
+    const fit = roomFor(want);
+    if (fit.n < 2) throw new Error("This demo opens " + want + " sessions at once, and this browser may hold " + fit.cap + " (the server's limit per visitor) with " + IS.openSessions() + " open in this page: close other tabs of this app and press Run again.");
+    const n = fit.n;
+    status.textContent = n + " requests at once" + (n < want ? " (" + want + " asked for; this browser may hold " + fit.cap + " sessions and has " + (fit.cap - n) + " open elsewhere on this page)" : "") + "…";
     const t0 = new Date();
     const busy = await runMany(api, o, n);
     polling = false;
