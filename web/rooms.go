@@ -426,7 +426,7 @@ func (r *room) publish(typ string, payload any) {
 func (r *room) answerState([]byte) []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	st := roomState{Seq: r.seq, Page: r.page, PageState: r.pageState, Start: r.start, Log: r.liveLogLocked(), Poll: r.poll, Followers: r.totalsLocked().Followers, Closed: r.closed, Reason: r.reason}
+	st := roomState{Seq: r.seq, Page: r.page, PageState: r.pageState, Start: r.start, Log: r.liveLogLocked(), Poll: r.poll, Followers: r.socketsLocked(), Closed: r.closed, Reason: r.reason}
 	b, _ := json.Marshal(st)
 	return b
 }
@@ -465,6 +465,11 @@ func (r *room) onUp(b []byte) {
 	}
 }
 
+// roomTotals are the counts the presenter (and the class) sees: Followers
+// are the students following, Branched those trying it themselves; a
+// student is one or the other, never both (a branched student's socket
+// still holds a place in the class: Followers+Branched is what
+// max_followers bounds).
 type roomTotals struct {
 	Followers int       `json:"followers"`
 	Branched  int       `json:"branched"`
@@ -474,14 +479,25 @@ type roomTotals struct {
 func (r *room) totalsLocked() roomTotals {
 	var t roomTotals
 	for _, p := range r.presence {
-		t.Followers += p.Followers
-		t.Branched += p.Branched
+		// a replica's presence counts every follower socket, branched ones included
+		t.Followers += max(0, p.Followers-p.Branched)
+		t.Branched += min(p.Branched, p.Followers)
 	}
 	if r.poll != nil {
 		r.tallyLocked()
 		t.Poll = r.poll
 	}
 	return t
+}
+
+// socketsLocked is how many follower sockets the class has on all
+// replicas, following or trying it themselves (what max_followers bounds).
+func (r *room) socketsLocked() int {
+	n := 0
+	for _, p := range r.presence {
+		n += p.Followers
+	}
+	return n
 }
 
 func (r *room) tallyLocked() {

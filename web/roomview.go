@@ -200,7 +200,7 @@ type roomView struct {
 	pendSteps int  // events since the last room_log
 	pendStop  bool // the last of them is a cancelled stop
 	poll      []byte
-	totals    int // room-wide followers, from the owner's counts
+	totals    int // room-wide follower sockets (following or branched), from the owner's counts
 	reported  int // the follower count this replica last reported
 	followers map[*follower]struct{}
 	deflaters int        // followers that negotiated permessage-deflate
@@ -594,7 +594,7 @@ func (v *roomView) applyLocked(m roomMsg) {
 	case MsgRoomCounts:
 		var t roomTotals
 		if json.Unmarshal(m.payload, &t) == nil {
-			v.totals = t.Followers
+			v.totals = t.Followers + t.Branched // every follower socket of the class
 		}
 		v.fanLocked(m.typ, bytes.Clone(m.payload), true, false)
 	case MsgRoomRecall:

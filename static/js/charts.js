@@ -40,6 +40,36 @@ export function boxWidth(box, fallback) {
 }
 function widthOf(box, fallback) { return boxWidth(box, fallback); }
 
+// ---------- large type ----------
+// A chart is laid out in a box scale times narrower than its CSS box and
+// drawn scale times larger (its viewBox), so its text, ticks and bars grow
+// together and still fit: "Large type" for a projector sets the scale
+// (setChartScale), and every chart on the page is drawn again at once.
+let scale = 1;
+const drawn = new Set(); // boxes holding a chart, each with its redraw (box._redraw)
+export function chartScale() { return scale; }
+export function setChartScale(k) {
+  k = k > 0 ? k : 1;
+  if (k === scale) return;
+  scale = k;
+  for (const box of drawn) {
+    if (!box.isConnected) { drawn.delete(box); continue; }
+    box._svg = null;
+    box._redraw();
+  }
+  if (onResize) onResize();
+}
+// remember registers how to draw box's chart again (after a scale change).
+export function remember(box, redraw) {
+  box._redraw = redraw;
+  if (drawn.size > 256) for (const b of drawn) if (!b.isConnected) drawn.delete(b);
+  drawn.add(box);
+}
+// svgOpen is a chart's <svg> tag: W×H user units shown at scale.
+function svgOpen(W, H, aria) {
+  return `<svg xmlns="${NS}" width="${Math.round(W * scale)}" height="${Math.round(H * scale)}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(aria)}">`;
+}
+
 // setSVG puts a chart's markup in its box, skipping the work when the box
 // already shows exactly that chart (a panel marked dirty by an event that
 // did not change it).
@@ -86,7 +116,8 @@ export function wrapLines(text, width) {
 }
 
 export function hbars(box, o) {
-  const W = widthOf(box, 360), rows = o.rows, S = o.series;
+  remember(box, () => hbars(box, o));
+  const W = Math.floor(widthOf(box, 360) / scale), rows = o.rows, S = o.series;
   const rowH = S.length > 1 ? 12 + 7 * S.length : 18, top = S.length > 1 ? 10 + 15 * S.length : 6, labelW = Math.min(120, Math.max(60, W * 0.28)), valW = 54;
   const plotW = Math.max(40, W - labelW - valW - 8);
   const title = wrapLines(o.xTitle, W - 8), H = top + rows.length * rowH + 34 + 13 * (title.length - 1);
@@ -119,7 +150,7 @@ export function hbars(box, o) {
   // a title wider than the chart is wrapped and centred on the whole width (a 390 px phone)
   const tx = title.length > 1 ? W / 2 : labelW + plotW / 2;
   title.forEach((t, i) => { s += `<text x="${tx}" y="${bottom + 28 + 13 * i}" text-anchor="middle" class="ch-title">${esc(t)}</text>`; });
-  setSVG(box, `<svg xmlns="${NS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(o.aria || o.xTitle)}">${s}</svg>`);
+  setSVG(box, `${svgOpen(W, H, o.aria || o.xTitle)}${s}</svg>`);
   box.dataset.rows = rows.length;
   if (o.cut) box.dataset.cutAfter = o.cut.after;
   return box.firstChild;
@@ -127,7 +158,8 @@ export function hbars(box, o) {
 
 // vbars draws a histogram: bins from lo to hi, counts on a log scale.
 export function vbars(box, o) {
-  const W = widthOf(box, 360), H = o.height || 200, L = 46, R = 8, T = 8, B = 40;
+  remember(box, () => vbars(box, o));
+  const W = Math.floor(widthOf(box, 360) / scale), H = o.height || 200, L = 46, R = 8, T = 8, B = 40;
   const pw = W - L - R, ph = H - T - B, n = o.counts.length;
   const maxC = Math.max(1, ...o.counts), ly = (c) => c > 0 ? Math.log10(c + 1) / Math.log10(maxC + 1) : 0;
   let s = "";
@@ -147,7 +179,7 @@ export function vbars(box, o) {
   }
   s += `<text x="${L + pw / 2}" y="${H - 6}" text-anchor="middle" class="ch-title">${esc(o.xTitle)}</text>`;
   s += `<text transform="translate(12 ${T + ph / 2}) rotate(-90)" text-anchor="middle" class="ch-title">${esc(o.yTitle)}</text>`;
-  setSVG(box, `<svg xmlns="${NS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(o.aria || o.xTitle)}">${s}</svg>`);
+  setSVG(box, `${svgOpen(W, H, o.aria || o.xTitle)}${s}</svg>`);
   return box.firstChild;
 }
 
@@ -155,7 +187,8 @@ export function vbars(box, o) {
 // x and y axis titles; o.xLog uses a log scale for x; o.hline draws a
 // labelled horizontal line; o.mark highlights one point with a label.
 export function line(box, o) {
-  const W = widthOf(box, 360), H = o.height || 200, L = 50, R = 10, T = 10, B = 40;
+  remember(box, () => line(box, o));
+  const W = Math.floor(widthOf(box, 360) / scale), H = o.height || 200, L = 50, R = 10, T = 10, B = 40;
   const pw = W - L - R, ph = H - T - B, pts = o.points;
   const xs = pts.map((p) => p.x), xlo = o.xMin !== undefined ? o.xMin : Math.min(...xs, 0), xhi = Math.max(o.xMax || 0, ...xs, xlo + 1);
   const yhi = o.yMax !== undefined ? o.yMax : Math.max(1e-9, ...pts.map((p) => p.y)) * 1.1, ylo = 0;
@@ -188,6 +221,6 @@ export function line(box, o) {
   }
   s += `<text x="${L + pw / 2}" y="${H - 6}" text-anchor="middle" class="ch-title">${esc(o.xTitle)}</text>`;
   s += `<text transform="translate(12 ${T + ph / 2}) rotate(-90)" text-anchor="middle" class="ch-title">${esc(o.yTitle)}</text>`;
-  setSVG(box, `<svg xmlns="${NS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(o.aria || o.yTitle)}">${s}</svg>`);
+  setSVG(box, `${svgOpen(W, H, o.aria || o.yTitle)}${s}</svg>`);
   return box.firstChild;
 }

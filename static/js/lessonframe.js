@@ -5,6 +5,7 @@
 // view's state in the URL (?s=N, present=1, each panel's prompt and
 // sliders).
 import * as IS from "./core.js";
+import { setChartScale } from "./charts.js";
 
 // ---------- kinds of number ----------
 
@@ -191,17 +192,31 @@ let section = initialSection;
 function setURL(q) {
   history.replaceState(null, "", location.pathname + "?" + q.toString());
   const a = document.getElementById("lesson-link");
-  if (a) a.href = location.href;
+  if (!a) return;
+  // the link is to this view, not to the class a student follows (?room=)
+  const l = new URLSearchParams(q);
+  l.delete("room");
+  a.href = location.origin + location.pathname + "?" + l.toString();
 }
 
+function sectionEl(i) { return document.getElementById("section-" + (i + 1)); }
+
 // setSection puts ?s=N in the URL; the panel settings in the URL belong to
-// one section, so moving on drops them.
+// one section, so moving on drops them. A new section opens at its top,
+// however it was reached (a button, a key, the presenter's page when
+// following a class).
 export function setSection(i) {
   const q = new URLSearchParams(location.search);
-  if (i !== section) [...q.keys()].filter((k) => /^p\d+/.test(k)).forEach((k) => q.delete(k));
+  const moved = i !== section;
+  if (moved) [...q.keys()].filter((k) => /^p\d+/.test(k)).forEach((k) => q.delete(k));
   section = i;
   q.set("s", String(i + 1));
   setURL(q);
+  const sec = sectionEl(i);
+  if (moved && sec) {
+    const top = sec.getBoundingClientRect().top;
+    if (top < 0) window.scrollTo({ top: Math.max(0, scrollY + top - 8), behavior: "instant" });
+  }
 }
 
 // savedPanel: the settings the page was opened with for panel k of section i.
@@ -257,6 +272,7 @@ function trackSliders() {
 
 function presenter(on) {
   document.body.classList.toggle("presenter", on);
+  setChartScale(on ? 1.5 : 1); // the panels' charts grow with the text
   const b = document.getElementById("btn-presenter");
   if (b) { b.setAttribute("aria-pressed", String(on)); b.textContent = on ? "Leave presenter mode" : "Presenter mode"; }
   const q = new URLSearchParams(location.search);

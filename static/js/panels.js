@@ -6,7 +6,7 @@
 // Each takes the engine's event payload as it is and draws into a box.
 
 import { el, clear, fmt, pct, ms, visible, tokenLabel, isPartial, hexByte, seq, heat, cssVar, isDark } from "./core.js";
-import { hbars, vbars, line, boxWidth } from "./charts.js";
+import { hbars, vbars, line, boxWidth, chartScale, remember } from "./charts.js";
 
 // ---------- tokens ----------
 
@@ -200,20 +200,22 @@ export function sampleSentence(s) {
 // tokens as rows, key tokens as columns, darker = more attention. heads
 // is [head][query][key]; rowLabels/colLabels name the tokens.
 export function attentionHeatmap(box, o) {
-  const nq = o.rowLabels.length, nk = o.colLabels.length;
-  const avail = Math.max(200, boxWidth(box, 360));
+  remember(box, () => attentionHeatmap(box, o));
+  // large type (chartScale): laid out zoom times narrower, drawn zoom times larger
+  const zoom = chartScale(), nq = o.rowLabels.length, nk = o.colLabels.length;
+  const avail = Math.max(200, boxWidth(box, 360) / zoom);
   const labelW = 74, colLabelH = 60;
   const cell = Math.max(3, Math.min(24, Math.floor((Math.min(avail, 520) - labelW - 8) / Math.max(1, nk))));
   const showCols = cell >= 10, showRows = nq <= 64;
   const figs = [], dpr = window.devicePixelRatio || 1, fg = cssVar("--fg"), empty = cssVar("--border"), dark = isDark(), font = "11px system-ui, sans-serif";
   o.heads.forEach((rows, h) => {
     const W = labelW + nk * cell + 4, ch = nq > 1 ? cell : Math.max(cell, 14);
-    const c = el("canvas", { class: "heat", role: "img", width: String(Math.ceil(W * dpr)), height: String(Math.ceil(((showCols ? colLabelH : 6) + nq * ch) * dpr)),
+    const c = el("canvas", { class: "heat", role: "img", width: String(Math.ceil(W * zoom * dpr)), height: String(Math.ceil(((showCols ? colLabelH : 6) + nq * ch) * zoom * dpr)),
       "aria-label": o.title + ", head " + h + ": " + nq + " query × " + nk + " key tokens", "data-head": h, "data-rows": nq, "data-cols": nk });
-    c.style.width = W + "px";
-    c.style.height = ((showCols ? colLabelH : 6) + nq * ch) + "px";
+    c.style.width = W * zoom + "px";
+    c.style.height = ((showCols ? colLabelH : 6) + nq * ch) * zoom + "px";
     const g = c.getContext("2d");
-    g.scale(dpr, dpr);
+    g.scale(dpr * zoom, dpr * zoom);
     g.font = font;
     g.fillStyle = fg;
     const y0 = showCols ? colLabelH : 6;

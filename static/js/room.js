@@ -10,9 +10,87 @@
 // "lesson": lessons.js); the room messages are described in
 // web/roomproto.go.
 import * as C from "./core.js";
+import { setChartScale } from "./charts.js";
 
 const KEY = "inferscope-room"; // sessionStorage: only the presenter's own tab holds the key
+const BAR_KEY = "inferscope-room-bar"; // sessionStorage: the class bar collapsed or open
+const LARGE_KEY = "inferscope-large-type"; // sessionStorage: large type on the lab and compare
+const LARGE_CHARTS = 1.5; // how much larger charts draw in large type
 const $ = C.$;
+
+// ---------- large type, for a projector ----------
+// The page's text grows (html.large-type, room.css) and so do the charts'
+// (charts.js draws them larger); remembered for the tab.
+export function largeType() { return sessionStorage.getItem(LARGE_KEY) === "1"; }
+export function setLargeType(on) {
+  if (on) sessionStorage.setItem(LARGE_KEY, "1"); else sessionStorage.removeItem(LARGE_KEY);
+  document.documentElement.classList.toggle("large-type", on);
+  setChartScale(on ? LARGE_CHARTS : 1);
+  const b = $("btn-large-type");
+  if (b) b.setAttribute("aria-pressed", String(on));
+}
+
+function countsText(c) {
+  return c.followers + (c.followers === 1 ? " student follows" : " students follow") + (c.branched ? " · " + c.branched + " trying it themselves" : "");
+}
+
+// ---------- the join screen: the code and QR code filling the projector ----------
+let joinScreen = null, joinOpener = null, joinKeys = false;
+function openJoinScreen(code, link) {
+  if (!joinScreen) {
+    const close = C.el("button", { type: "button", class: "join-screen-close", id: "btn-join-close", "data-testid": "btn-join-close", text: "Close (Esc)" });
+    joinScreen = C.el("div", { class: "join-screen", id: "join-screen", "data-testid": "join-screen", role: "dialog", "aria-modal": "true",
+      "aria-labelledby": "join-screen-title", "aria-describedby": "join-screen-how", hidden: true }, [
+      C.el("div", { class: "join-screen-inner" }, [
+        C.el("img", { class: "join-screen-qr", "data-testid": "join-screen-qr", src: "/join/qr.svg?code=" + code, alt: "QR code of the join link " + link, width: "480", height: "480" }),
+        C.el("div", { class: "join-screen-text" }, [
+          C.el("h2", { id: "join-screen-title", class: "join-screen-title", text: "Join the class" }),
+          C.el("p", { class: "join-screen-code mono", "data-testid": "join-screen-code", text: code }),
+          C.el("p", { class: "join-screen-how", id: "join-screen-how" }, ["Scan the code, open ", C.el("b", { class: "join-screen-url", "data-testid": "join-screen-url", text: link }),
+            ", or go to ", C.el("b", { text: location.host + "/join" }), " and type the code."]),
+          C.el("p", { class: "join-screen-counts", id: "join-screen-counts", role: "status", text: $("room-counts") ? $("room-counts").textContent : "" }),
+          close,
+        ]),
+      ]),
+    ]);
+    document.body.appendChild(joinScreen);
+    close.addEventListener("click", closeJoinScreen);
+    if (!joinKeys) {
+      // first in line for keys while open: the page's own keys (the lab's
+      // Escape resets its run, a lesson's arrows change section) wait
+      joinKeys = true;
+      window.addEventListener("keydown", (e) => {
+        if (!joinScreen || joinScreen.hidden) return;
+        if (e.key === "Escape") { e.preventDefault(); e.stopImmediatePropagation(); closeJoinScreen(); return; }
+        if (e.key === "Tab") { e.preventDefault(); $("btn-join-close").focus(); return; } // the close button is the dialog's only control
+        if (e.key !== "Enter" && e.key !== " ") e.stopImmediatePropagation();
+      }, true);
+    }
+  }
+  joinOpener = document.activeElement;
+  joinScreen.hidden = false;
+  document.body.classList.add("join-screen-open");
+  // the rest of the page is out of reach while the dialog is open
+  inerted = [...document.body.children].filter((e) => e !== joinScreen && !e.inert && e.tagName !== "SCRIPT");
+  for (const e of inerted) e.inert = true;
+  $("btn-join-close").focus();
+}
+let inerted = [];
+// dropJoinScreen: the class has ended (a new one gets a screen of its own)
+function dropJoinScreen() {
+  closeJoinScreen();
+  if (joinScreen) joinScreen.remove();
+  joinScreen = null;
+}
+function closeJoinScreen() {
+  if (!joinScreen || joinScreen.hidden) return;
+  joinScreen.hidden = true;
+  document.body.classList.remove("join-screen-open");
+  for (const e of inerted) e.inert = false;
+  inerted = [];
+  if (joinOpener && joinOpener.isConnected) joinOpener.focus();
+  joinOpener = null;
+}
 
 export function initRoom(page) {
   const code = new URLSearchParams(location.search).get("room");
@@ -81,27 +159,47 @@ function presenter(lab, bar) {
     pendingState = setTimeout(() => { pendingState = 0; send("room_page", { page: location.pathname, state: pageState() }); }, 100);
   }
 
+  // the class bar: one line (code, counts, the join screen, large type,
+  // collapse) over the details (QR code, link, tools); collapsed, only the
+  // line shows, so the page's own controls stay above the fold
+  let collapsed = sessionStorage.getItem(BAR_KEY) === "collapsed", last = null;
+  function collapse(on) {
+    collapsed = on;
+    sessionStorage.setItem(BAR_KEY, on ? "collapsed" : "open");
+    bar.classList.toggle("collapsed", on);
+    bar.dataset.collapsed = on ? "1" : "0";
+    const b = $("btn-room-collapse");
+    if (b) {
+      b.setAttribute("aria-expanded", String(!on));
+      b.textContent = on ? "Show class details" : "Hide class details";
+    }
+  }
   function draw(counts) {
     bar.hidden = !room;
     btn.hidden = !!room;
-    if (!room) return;
+    if (!room) { dropJoinScreen(); return; }
     if (!bar.firstChild) {
       const link = location.origin + "/join?code=" + room.code;
       bar.append(
-        C.el("div", { class: "room-join" }, [
-          C.el("img", { src: "/join/qr.svg?code=" + room.code, alt: "QR code of the join link " + link, width: "132", height: "132", "data-testid": "room-qr", class: "room-qr" }),
-          C.el("div", {}, [
-            C.el("p", { class: "room-title" }, ["Class code ", C.el("b", { class: "room-code mono", "data-testid": "room-code", text: room.code })]),
-            C.el("p", { class: "small" }, ["Students open ", C.el("a", { href: link, "data-testid": "room-join-url", text: link }), " or go to /join and type the code."]),
-            /^(localhost|127\.|\[::1\])/.test(location.host) ? C.el("p", { class: "small muted", text: "This page uses a local address: students need this computer's network address instead (serve --addr and --allow-host)." }) : null,
-            C.el("p", { class: "small", id: "room-counts", "data-testid": "room-counts", role: "status", text: "Nobody has joined yet." }),
+        C.el("img", { src: "/join/qr.svg?code=" + room.code, alt: "QR code of the join link " + link, width: "132", height: "132", "data-testid": "room-qr", class: "room-qr" }),
+        C.el("div", { class: "room-line" }, [
+          C.el("p", { class: "room-title" }, ["Class code ", C.el("b", { class: "room-code mono", "data-testid": "room-code", text: room.code })]),
+          C.el("p", { class: "small room-counts", id: "room-counts", "data-testid": "room-counts", role: "status", text: "Nobody has joined yet." }),
+          C.el("div", { class: "room-line-tools" }, [
+            C.el("button", { type: "button", id: "btn-join-screen", "data-testid": "btn-join-screen", "aria-haspopup": "dialog", text: "Show join screen" }),
+            isLab || lab.kind === "compare" ? C.el("button", { type: "button", id: "btn-large-type", "data-testid": "btn-large-type", "aria-pressed": "false", title: "Larger text and charts for a projector", text: "Large type" }) : null,
+            C.el("button", { type: "button", id: "btn-room-collapse", "data-testid": "btn-room-collapse", "aria-expanded": "true", "aria-controls": "room-details", text: "Hide class details" }),
           ]),
         ]),
-        C.el("div", { class: "room-tools" }, [
-          isLab ? C.el("button", { type: "button", id: "btn-poll", "data-testid": "btn-poll", text: "Ask: which token comes next?" }) : null,
-          isLab ? C.el("button", { type: "button", id: "btn-reveal", "data-testid": "btn-reveal", text: "Reveal the answers", disabled: true }) : null,
-          C.el("button", { type: "button", id: "btn-recall", "data-testid": "btn-recall", text: "Bring everyone back" }),
-          C.el("button", { type: "button", id: "btn-close-room", "data-testid": "btn-close-room", text: "End the class" }),
+        C.el("div", { class: "room-details", id: "room-details" }, [
+          C.el("p", { class: "small" }, ["Students open ", C.el("a", { href: link, "data-testid": "room-join-url", text: link }), " or go to /join and type the code."]),
+          /^(localhost|127\.|\[::1\])/.test(location.host) ? C.el("p", { class: "small muted", text: "This page uses a local address: students need this computer's network address instead (serve --addr and --allow-host)." }) : null,
+          C.el("div", { class: "room-tools" }, [
+            isLab ? C.el("button", { type: "button", id: "btn-poll", "data-testid": "btn-poll", text: "Ask: which token comes next?" }) : null,
+            isLab ? C.el("button", { type: "button", id: "btn-reveal", "data-testid": "btn-reveal", text: "Reveal the answers", disabled: true }) : null,
+            C.el("button", { type: "button", id: "btn-recall", "data-testid": "btn-recall", text: "Bring everyone back" }),
+            C.el("button", { type: "button", id: "btn-close-room", "data-testid": "btn-close-room", text: "End the class" }),
+          ]),
         ]),
         C.el("div", { id: "room-poll", class: "room-poll", "data-testid": "room-poll" }));
       if (isLab) {
@@ -110,15 +208,23 @@ function presenter(lab, bar) {
       }
       $("btn-recall").addEventListener("click", () => send("room_recall"));
       $("btn-close-room").addEventListener("click", () => send("room_close"));
+      $("btn-join-screen").addEventListener("click", () => openJoinScreen(room.code, link));
+      $("btn-room-collapse").addEventListener("click", () => collapse(!collapsed));
+      if ($("btn-large-type")) {
+        $("btn-large-type").addEventListener("click", () => setLargeType(!largeType()));
+        setLargeType(largeType());
+      }
+      collapse(collapsed);
     }
     if (counts) {
-      const t = counts.followers + (counts.followers === 1 ? " student follows" : " students follow") +
-        (counts.branched ? " · " + counts.branched + " trying it themselves" : "");
-      $("room-counts").textContent = t;
+      last = counts;
+      $("room-counts").textContent = countsText(counts);
       $("room-counts").dataset.followers = counts.followers;
       $("room-counts").dataset.branched = counts.branched;
       if (counts.poll) drawPoll($("room-poll"), counts.poll, null, true);
       if (isLab) $("btn-reveal").disabled = !(counts.poll && counts.poll.open);
+      const js = $("join-screen-counts");
+      if (js) js.textContent = countsText(counts);
     }
   }
   function ask() {
@@ -132,6 +238,7 @@ function presenter(lab, bar) {
     sessionStorage.removeItem(KEY);
     if (!isLab) lab.client.close();
     bar.replaceChildren();
+    if (largeType()) setLargeType(false);
     draw();
     if (reason) lab.setStatus("The class has ended: " + reason, false);
   }
@@ -238,16 +345,61 @@ function follower(lab, bar, code) {
     if (payload !== undefined) m.payload = payload;
     ws.send(JSON.stringify(m));
   };
+  let away = false, retry = 0; // away: the page is hidden in the back/forward cache
   function connect() {
+    clearTimeout(retry);
+    if (ended || away) return;
+    // one socket per page: an old one still open would count this student twice
+    if (ws) { const old = ws; ws = null; old.onclose = null; old.close(); }
     ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/room?code=" + encodeURIComponent(code));
     const me = ws;
     ws.onmessage = (e) => { let m; try { m = JSON.parse(e.data); } catch (err) { return; } onMessage(m); };
     ws.onclose = () => {
-      if (me !== ws || ended) return;
+      if (me !== ws || ended || away) return;
       status.textContent = "Connection to the class lost; reconnecting…";
-      setTimeout(connect, Math.min(5000, 250 * Math.pow(2, retries++)));
+      retry = setTimeout(connect, Math.min(5000, 250 * Math.pow(2, retries++)));
     };
   }
+  // a page in the back/forward cache is nobody's screen: its socket closes
+  // (the class no longer counts it) and opens again when it is shown
+  window.addEventListener("pagehide", () => {
+    away = true;
+    clearTimeout(retry);
+    if (ws) { const old = ws; ws = null; old.onclose = null; old.close(1000, "page hidden"); }
+  });
+  window.addEventListener("pageshow", (e) => {
+    if (!e.persisted || !away) return;
+    away = false;
+    retries = 0;
+    connect();
+  });
+  // the page's "Link to this setup" (lab, compare) links to the settings
+  // the form shows (the presenter's while following, the student's own
+  // after "Try it myself"), never to this class; the address keeps
+  // ?room=CODE, so a reload comes back to the class
+  const share = $("share");
+  const settingsNow = () => (lab.settings ? lab.settings() : lab.state ? (lab.state() || {}).settings : null);
+  function shareLink() {
+    const s = share && settingsNow();
+    if (!s) return;
+    const here = location.href;
+    share.href = C.writeURL(s);
+    history.replaceState(null, "", here);
+  }
+  function keepAddress() {
+    const q = new URLSearchParams(location.search);
+    if (ended || q.get("room") === code) return;
+    q.set("room", code);
+    history.replaceState(null, "", location.pathname + "?" + q.toString() + location.hash);
+  }
+  if (share) {
+    share.addEventListener("pointerenter", shareLink);
+    share.addEventListener("focus", shareLink);
+    // after the page's own handlers, which write the link's settings into the address
+    document.addEventListener("click", (e) => { if (e.target.closest && e.target.closest("#share")) keepAddress(); });
+    document.addEventListener("submit", keepAddress);
+  }
+
   // goTo: the class is on another page: follow it there (not while trying it ourselves)
   function goTo(page) {
     if (!page || page === location.pathname || branched || ended) return false;
@@ -268,7 +420,7 @@ function follower(lab, bar, code) {
       case "room_page":
         lastPage = p;
         if (branched || goTo(p.page)) return;
-        if (!isLab) { lab.show(p.state || {}); document.body.dataset.roomSynced = "1"; }
+        if (!isLab) { lab.show(p.state || {}); document.body.dataset.roomSynced = "1"; shareLink(); }
         return;
       case "started": case "event": case "events": case "detail": case "resumed":
         if (!isLab) return;
@@ -279,7 +431,7 @@ function follower(lab, bar, code) {
         if (!isLab) return;
         lastLog = p;
         tryBtn.disabled = !p.start;
-        if (!branched && p.start) lab.setForm(p.start);
+        if (!branched && p.start) { lab.setForm(p.start); shareLink(); }
         return;
       case "room_counts":
         setStatus(p.followers);
@@ -292,16 +444,22 @@ function follower(lab, bar, code) {
       case "room_recall":
         if (branched) back();
         return;
-      case "room_branch":
+      case "room_branch": {
+        // again: a reconnect while trying it ourselves; the page keeps its own run
+        const again = branched;
         branched = true;
         document.body.dataset.room = "branched";
         tryBtn.hidden = true;
         backBtn.hidden = false;
         status.textContent = isLab ? "Trying it yourself: this is your own run, started at the presenter's step. Press “Back to the class” to follow again." :
           "Trying it yourself: what you run now is your own (it counts as your session). Press “Back to the class” to follow again.";
-        if (isLab) lab.branch(p.start, p.log);
-        else lab.setFollowing(false);
+        if (!again) {
+          if (isLab) lab.branch(p.start, p.log);
+          else lab.setFollowing(false);
+        }
+        shareLink();
         return;
+      }
       case "room_closed": case "closing":
         ended = msg.type === "room_closed";
         status.textContent = (ended ? "The class has ended: " : "") + (p.reason || "") + (ended ? ". What you see stays; open the lab for a run of your own." : "");
@@ -334,6 +492,7 @@ function follower(lab, bar, code) {
     tryBtn.hidden = false;
     backBtn.hidden = true;
     lab.setFollowing(true);
+    keepAddress();
     if (lastPage && goTo(lastPage.page)) return;
     send("room_follow");
     setStatus();
