@@ -9,16 +9,21 @@ package web
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
+
+	"github.com/inferscope/inferscope/internal/serve"
 )
 
 // followerWriteBufs lends gorilla write buffers to followers' plain writes.
@@ -27,7 +32,8 @@ var followerWriteBufs sync.Pool
 type follower struct {
 	v        *roomView
 	ws       *websocket.Conn
-	id       string // anonymous: a random id for one vote per poll
+	id       string // anonymous: a random id of this socket
+	voter    string // anonymous: the student's browser in this room (voterID), one vote per poll
 	send     chan *fanMsg
 	done     chan struct{}
 	once     sync.Once
@@ -103,7 +109,8 @@ func (s *Server) handleRoomWS(c echo.Context) error {
 	for try := 0; ; try++ {
 		v, err := h.join(c.Request().Context(), clientIP(c.Request()), code)
 		if err == nil {
-			f = &follower{v: v, ws: ws, id: newSecret(8), send: make(chan *fanMsg, h.opts.FollowerBuffer), done: make(chan struct{}), lim: s.limits, h: h, deflate: deflate}
+			id := newSecret(8)
+			f = &follower{v: v, ws: ws, id: id, voter: voterID(code, s.visitorOf(c.Request()), id), send: make(chan *fanMsg, h.opts.FollowerBuffer), done: make(chan struct{}), lim: s.limits, h: h, deflate: deflate}
 			err = v.admit(f)
 		}
 		var er *errRoom
@@ -151,6 +158,18 @@ func (h *roomHub) join(ctx context.Context, ip, code string) (*roomView, error) 
 	return v, nil
 }
 
+// voterID is a student's anonymous identity in one room's polls: a hash of
+// the room code and the browser's visitor key (visitors.go), so two tabs or
+// a reconnect of one browser are one vote; a client without a visitor
+// cookie votes as its socket (id).
+func voterID(code, visitor, id string) string {
+	if !strings.Contains(visitor, serve.VisitorSep) {
+		return id
+	}
+	h := sha256.Sum256([]byte("inferscope vote\x00" + code + "\x00" + visitor))
+	return hex.EncodeToString(h[:8])
+}
+
 func clientIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -195,7 +214,9 @@ func (f *follower) reader() {
 		case CmdHello:
 			f.reply(MsgWelcome, map[string]any{"protocol": ProtocolVersion, "following": f.v.code})
 		case CmdRoomVote:
-			f.v.vote(f, cmd.Room.Poll, *cmd.Room.Option)
+			if err := f.v.vote(f, cmd.Room.Poll, cmd.Room.Option, cmd.Room.Answer); err != nil {
+				f.sendError(err.(*errRoom).code, err.Error())
+			}
 		case CmdRoomBranch:
 			b, err := f.v.branch(f, cmd.Room.Page)
 			if err != nil {

@@ -46,6 +46,8 @@ const (
 	maxPollOptions = 8
 	maxPollLabel   = 80
 	maxQuestion    = 200
+	maxAnswer      = 64 // a typed answer to an open poll
+	maxAnswerKinds = 24 // distinct typed answers the counts list (the rest: "other")
 )
 
 var roomCommandTypes = []string{CmdRoomOpen, CmdRoomClaim, CmdRoomClose, CmdRoomPoll, CmdRoomReveal, CmdRoomRecall, CmdRoomPage, CmdRoomVote, CmdRoomBranch, CmdRoomFollow}
@@ -67,6 +69,14 @@ type RoomPayload struct {
 	Options  []string      `json:"options"`
 	Poll     int64         `json:"poll"`
 	Option   *int          `json:"option"`
+	// Kind is a poll's kind of answer: "choice" (the default: Options),
+	// or "number" or "text" (each student types an answer: room_vote's
+	// Answer). Reveal is room_reveal's: what the model (or the live
+	// panel) says, one line per option or one for an open question, shown
+	// to everyone beside the class's answers.
+	Kind   string   `json:"kind"`
+	Answer string   `json:"answer"`
+	Reveal []string `json:"reveal"`
 	// State is what a compare or lesson page shows (room_open, room_page):
 	// an object of at most maxPageState bytes that followers' pages draw.
 	State json.RawMessage `json:"state"`
@@ -123,7 +133,7 @@ func decodeRoomPayload(c *Command, payload []byte) error {
 		if p.Page == "" {
 			return protoErr("bad_payload", "room_page needs page: \"/lab\", \"/compare\" or \"/lessons/NAME\"")
 		}
-	case CmdRoomClaim, CmdRoomClose, CmdRoomReveal, CmdRoomRecall:
+	case CmdRoomClaim, CmdRoomClose, CmdRoomRecall:
 		if err := needKey(); err != nil {
 			return err
 		}
@@ -134,6 +144,19 @@ func decodeRoomPayload(c *Command, payload []byte) error {
 		if p.Question == "" || len(p.Question) > maxQuestion {
 			return protoErr("bad_payload", "room_poll needs a question of 1 to %d bytes", maxQuestion)
 		}
+		switch p.Kind {
+		case "", "choice":
+			p.Kind = "choice"
+		case "number", "text":
+			if len(p.Options) > 0 {
+				return protoErr("bad_payload", "room_poll of kind %s takes no options: each student types an answer", p.Kind)
+			}
+		default:
+			return protoErr("bad_payload", "room_poll kind must be \"choice\", \"number\" or \"text\", not %q", p.Kind)
+		}
+		if p.Kind != "choice" {
+			break
+		}
 		if len(p.Options) < 2 || len(p.Options) > maxPollOptions {
 			return protoErr("bad_payload", "room_poll needs 2 to %d options, got %d", maxPollOptions, len(p.Options))
 		}
@@ -142,9 +165,24 @@ func decodeRoomPayload(c *Command, payload []byte) error {
 				return protoErr("bad_payload", "room_poll option %d must be 1 to %d bytes of text", i, maxPollLabel)
 			}
 		}
+	case CmdRoomReveal:
+		if err := needKey(); err != nil {
+			return err
+		}
+		if len(p.Reveal) > maxPollOptions {
+			return protoErr("bad_payload", "room_reveal takes at most %d reveal lines, got %d", maxPollOptions, len(p.Reveal))
+		}
+		for i, s := range p.Reveal {
+			if len(s) > maxPollLabel || !utf8.ValidString(s) {
+				return protoErr("bad_payload", "room_reveal line %d must be at most %d bytes of text", i, maxPollLabel)
+			}
+		}
 	case CmdRoomVote:
-		if p.Poll <= 0 || p.Option == nil {
-			return protoErr("bad_payload", "room_vote needs poll (the poll's id) and option (the index of your answer)")
+		if p.Poll <= 0 || (p.Option == nil) == (p.Answer == "") {
+			return protoErr("bad_payload", "room_vote needs poll (the poll's id) and either option (the index of your answer) or answer (your typed answer)")
+		}
+		if len(p.Answer) > maxAnswer || !utf8.ValidString(p.Answer) {
+			return protoErr("bad_payload", "room_vote answer must be at most %d bytes of text", maxAnswer)
 		}
 	}
 	c.Room = &p

@@ -15,6 +15,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -281,14 +284,50 @@ type roomPresence struct {
 	Branched  int    `json:"branched"`
 }
 
+// roomPoll is a question to the class: a choice among Options, or an
+// open question ("number", "text") each student answers by typing. One
+// vote per student (a browser; see roomconn.go), changeable while open.
 type roomPoll struct {
-	ID       int64          `json:"id"`
-	Question string         `json:"question"`
-	Options  []string       `json:"options"`
-	Open     bool           `json:"open"`
-	Counts   []int          `json:"counts,omitempty"`
-	Votes    int            `json:"votes"`
-	voters   map[string]int // anonymous follower id → option
+	ID       int64    `json:"id"`
+	Kind     string   `json:"kind"`
+	Question string   `json:"question"`
+	Options  []string `json:"options"`
+	Open     bool     `json:"open"`
+	Counts   []int    `json:"counts,omitempty"`
+	// Answers are an open question's distinct answers, most given first
+	// (at most maxAnswerKinds; Other counts the rest).
+	Answers []roomAnswer `json:"answers,omitempty"`
+	Other   int          `json:"other,omitempty"`
+	Votes   int          `json:"votes"`
+	// Reveal is what the model says, set by room_reveal: one line per
+	// option, or one for an open question.
+	Reveal  []string          `json:"reveal,omitempty"`
+	voters  map[string]int    // anonymous student id → option
+	answers map[string]string // anonymous student id → normalized answer
+}
+
+type roomAnswer struct {
+	Text string `json:"text"`
+	N    int    `json:"n"`
+}
+
+// normalizeAnswer is the form a typed answer is counted under: a number
+// as its value (to 6 significant digits, so "0.50" and ".5" are one
+// answer), text trimmed, lower-case, single-spaced. It names what is wrong
+// with an answer that is not of the poll's kind.
+func normalizeAnswer(kind, s string) (string, error) {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return "", errors.New("type an answer first")
+	}
+	if kind == "number" {
+		v, err := strconv.ParseFloat(strings.NewReplacer(" ", "", ",", "", "\u00a0", "").Replace(s), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return "", fmt.Errorf("%q is not a number: type a number such as 12 or 0.5", s)
+		}
+		return strconv.FormatFloat(v, 'g', 6, 64), nil
+	}
+	return strings.ToLower(s), nil
 }
 
 // roomState answers a replica that starts (or resynchronises) a view.
@@ -439,6 +478,7 @@ func (r *room) onUp(b []byte) {
 			Poll   int64  `json:"poll"`
 			Voter  string `json:"voter"`
 			Option int    `json:"option"`
+			Answer string `json:"answer"`
 		} `json:"vote"`
 	}
 	if json.Unmarshal(b, &m) != nil {
@@ -456,11 +496,25 @@ func (r *room) onUp(b []byte) {
 		b, _ := json.Marshal(t)
 		r.publishLocked(MsgRoomCounts, b)
 		r.tellPresenterLocked(t)
-	case m.Vote != nil && r.poll != nil && r.poll.Open && m.Vote.Poll == r.poll.ID && m.Vote.Option >= 0 && m.Vote.Option < len(r.poll.Options) && len(m.Vote.Voter) <= 64:
-		if _, ok := r.poll.voters[m.Vote.Voter]; !ok && len(r.poll.voters) >= 4*r.h.opts.MaxFollowers {
+	case m.Vote != nil && r.poll != nil && r.poll.Open && m.Vote.Poll == r.poll.ID && len(m.Vote.Voter) <= 64:
+		p := r.poll
+		_, had := p.voters[m.Vote.Voter]
+		_, hadA := p.answers[m.Vote.Voter]
+		if !had && !hadA && len(p.voters)+len(p.answers) >= 4*r.h.opts.MaxFollowers {
 			return
 		}
-		r.poll.voters[m.Vote.Voter] = m.Vote.Option
+		if p.Kind == "choice" {
+			if m.Vote.Option < 0 || m.Vote.Option >= len(p.Options) {
+				return
+			}
+			p.voters[m.Vote.Voter] = m.Vote.Option
+		} else {
+			a, err := normalizeAnswer(p.Kind, m.Vote.Answer)
+			if err != nil || len(a) > maxAnswer {
+				return
+			}
+			p.answers[m.Vote.Voter] = a
+		}
 		r.tellPresenterLocked(r.totalsLocked())
 	}
 }
@@ -502,6 +556,29 @@ func (r *room) socketsLocked() int {
 
 func (r *room) tallyLocked() {
 	p := r.poll
+	if p.Kind != "choice" {
+		n := map[string]int{}
+		for _, a := range p.answers {
+			n[a]++
+		}
+		p.Answers = p.Answers[:0]
+		for a, k := range n {
+			p.Answers = append(p.Answers, roomAnswer{a, k})
+		}
+		sort.Slice(p.Answers, func(i, j int) bool {
+			if p.Answers[i].N != p.Answers[j].N {
+				return p.Answers[i].N > p.Answers[j].N
+			}
+			return p.Answers[i].Text < p.Answers[j].Text
+		})
+		p.Other = 0
+		for _, a := range p.Answers[min(len(p.Answers), maxAnswerKinds):] {
+			p.Other += a.N
+		}
+		p.Answers = p.Answers[:min(len(p.Answers), maxAnswerKinds)]
+		p.Votes = len(p.answers)
+		return
+	}
 	p.Counts = make([]int, len(p.Options))
 	for _, o := range p.voters {
 		p.Counts[o]++
@@ -853,8 +930,8 @@ func (c *wsConn) roomCommand(cmd Command) {
 			if r.poll != nil {
 				id = r.poll.ID + 1
 			}
-			r.poll = &roomPoll{ID: id, Question: p.Question, Options: p.Options, Open: true, voters: map[string]int{}}
-			b, _ := json.Marshal(roomPoll{ID: id, Question: p.Question, Options: p.Options, Open: true})
+			r.poll = &roomPoll{ID: id, Kind: p.Kind, Question: p.Question, Options: p.Options, Open: true, voters: map[string]int{}, answers: map[string]string{}}
+			b, _ := json.Marshal(roomPoll{ID: id, Kind: p.Kind, Question: p.Question, Options: p.Options, Open: true})
 			r.publishLocked(MsgRoomPoll, b)
 			r.tellPresenterLocked(r.totalsLocked())
 		case CmdRoomReveal:
@@ -864,6 +941,7 @@ func (c *wsConn) roomCommand(cmd Command) {
 				return
 			}
 			r.poll.Open = false
+			r.poll.Reveal = p.Reveal
 			r.tallyLocked()
 			b, _ := json.Marshal(r.poll)
 			r.publishLocked(MsgRoomPoll, b)

@@ -309,7 +309,12 @@ func (v *roomView) sync(ctx context.Context) error {
 	}
 	var poll []byte
 	if st.Poll != nil {
-		poll, _ = json.Marshal(roomPoll{ID: st.Poll.ID, Question: st.Poll.Question, Options: st.Poll.Options, Open: st.Poll.Open, Counts: countsIfClosed(st.Poll), Votes: st.Poll.Votes})
+		// while a poll is open students see the question, not the counts
+		p := roomPoll{ID: st.Poll.ID, Kind: st.Poll.Kind, Question: st.Poll.Question, Options: st.Poll.Options, Open: st.Poll.Open, Votes: st.Poll.Votes}
+		if !st.Poll.Open {
+			p.Counts, p.Answers, p.Other, p.Reveal = st.Poll.Counts, st.Poll.Answers, st.Poll.Other, st.Poll.Reveal
+		}
+		poll, _ = json.Marshal(p)
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -820,9 +825,41 @@ func (v *roomView) presenceLocked() {
 	})
 }
 
-func (v *roomView) vote(f *follower, poll int64, option int) {
-	msg, _ := json.Marshal(map[string]any{"vote": map[string]any{"poll": poll, "voter": f.id, "option": option}})
+// vote sends a student's answer to the room's owner: an option of a choice
+// poll, or a typed answer to an open one, checked here against the poll
+// the class sees (so a student hears at once what is wrong). The voter is
+// the student's browser (follower.voter), so a reconnect or a second tab
+// changes the vote instead of adding one.
+func (v *roomView) vote(f *follower, poll int64, option *int, answer string) error {
+	v.mu.Lock()
+	var cur struct {
+		ID      int64    `json:"id"`
+		Kind    string   `json:"kind"`
+		Open    bool     `json:"open"`
+		Options []string `json:"options"`
+	}
+	if v.poll != nil {
+		json.Unmarshal(v.poll, &cur)
+	}
+	v.mu.Unlock()
+	if cur.ID != poll || !cur.Open {
+		return &errRoom{"out_of_order", "that question is closed: the presenter has revealed the answers"}
+	}
+	m := map[string]any{"poll": poll, "voter": f.voter}
+	if cur.Kind == "" || cur.Kind == "choice" {
+		if option == nil || *option < 0 || *option >= len(cur.Options) {
+			return &errRoom{"bad_payload", fmt.Sprintf("pick one of the %d choices", len(cur.Options))}
+		}
+		m["option"] = *option
+	} else {
+		if _, err := normalizeAnswer(cur.Kind, answer); err != nil {
+			return &errRoom{"bad_payload", err.Error()}
+		}
+		m["answer"] = answer
+	}
+	msg, _ := json.Marshal(map[string]any{"vote": m})
 	v.h.bus.Publish(subjUp(v.code), msg)
+	return nil
 }
 
 func (v *roomView) teardownIfEmpty() {
