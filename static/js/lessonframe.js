@@ -86,7 +86,7 @@ export function questions(sec, spec) {
   function build(div, q) {
     const id = "q-" + q.id;
     const f = { q, revealed: false, given: undefined, checked: false };
-    const form = IS.el("form", { class: "question" + (q.exercise ? " exercise" : ""), "data-testid": "question", "data-id": q.id, "data-kind": q.kind,
+    const form = IS.el("form", { class: "question" + (q.exercise ? " exercise" : ""), "data-testid": "question", "data-id": q.id, "data-kind": q.kind, "data-ask": q.ask, "data-options-live": q.options_live || null,
       "data-exercise": q.exercise ? "1" : "0", "data-state": "open", "aria-labelledby": id + "-ask" });
     const tag = IS.el("span", { class: "q-tag", text: q.exercise ? "Exercise" : "Predict first" });
     const ask = IS.el("p", { class: "q-ask", id: id + "-ask" }, [tag, " ", q.ask]);
@@ -155,6 +155,14 @@ export function questions(sec, spec) {
       if (String(v).trim() === "") { result.className = "q-result bad"; result.textContent = q.kind === "choice" ? "Pick one of the choices first." : "Type your answer first."; return; }
       if (q.kind === "number" && !isFinite(num(v))) { result.className = "q-result bad"; result.textContent = "Type a number, such as 12 or 0.5."; return; }
       f.given = String(v).trim();
+      // in a class (room.js), the answer goes to the class's question when
+      // the presenter asked it; the verdict comes with the reveal
+      if (classHook() && classHook().answer(q, f.given)) {
+        form.dataset.state = "locked";
+        result.className = "q-result";
+        result.textContent = "Sent to the class: " + f.given + ". Your presenter reveals the answer; you can change yours until then.";
+        return;
+      }
       form.dataset.state = "locked";
       reveal();
       verdict();
@@ -173,6 +181,7 @@ export function questions(sec, spec) {
     f.onOptions = (key, v) => {
       if (key === q.options_live && form.dataset.state === "open") drawOptions(v.map(String).slice().sort((a, b) => a.localeCompare(b)));
     };
+    if (classHook() && classHook().following()) skip.hidden = true; // the presenter reveals
     f.onLive = (key, v) => {
       if (key === q.options_live && form.dataset.state === "open") drawOptions((Array.isArray(v) ? v : String(v).split(String(v).includes(" | ") ? " | " : ", ")).map(String).slice().sort((a, b) => a.localeCompare(b)));
       // a question is checked by the value its panel revealed; an exercise
@@ -182,6 +191,12 @@ export function questions(sec, spec) {
     return f;
   }
 }
+
+// classHook connects questions to a class (room.js sets
+// window.ISClassHook): answer(q, given) sends a student's answer to the
+// class's open question and reports whether it did; following() says
+// whether this page follows a presenter.
+const classHook = () => window.ISClassHook || null;
 
 // ---------- the view in the URL, presenter mode, classes ----------
 

@@ -168,7 +168,9 @@ import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
   // a panel cancels its stale one: the stale run's sockets close, its
   // drawing lands in a detached box and its live values are dropped.
   function runPanels(i) {
-    if (following) return;
+    // a student following a class gets the section's question forms (they
+    // answer on their own device); the panels are the presenter's
+    if (following) { L.questions(sections[i], data.sections[i]); return; }
     var sec = sections[i], body = sec.querySelector(".lesson-body");
     var spec = data.sections[i];
     L.questions(sec, spec);
@@ -262,6 +264,11 @@ import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
     if (e.key === "ArrowRight" || e.key === "PageDown" && box.bottom <= window.innerHeight + 4) { e.preventDefault(); goTo(current + 1); }
     if (e.key === "ArrowLeft" || e.key === "PageUp" && box.top >= -4) { e.preventDefault(); goTo(current - 1); }
   });
+  // presenting: what the section shows goes to the class as it changes (a
+  // slider moved, a step pressed, a panel uncovered), at most every 100 ms
+  // (room.changed throttles; it does nothing unless presenting)
+  new MutationObserver(function () { if (room && !following) room.changed(); })
+    .observe(sections[0].parentElement, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ["class", "value", "data-state", "hidden"] });
   // back from the back/forward cache: core.js closed every session on
   // pagehide; the section's panels run again
   window.addEventListener("pageshow", function (e) {
@@ -271,8 +278,17 @@ import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
   L.initTools();
   // classroom: "Present to a class" from a lesson; students follow the section and see its panels
   room = initRoom({ kind: "lesson", buttons: document.querySelector(".lesson-tools"),
-    state: function () { return { section: current, panels: panelTrees(sections[current]), live: liveValues(sections[current]) }; },
-    show: function (st) { show(st.section || 0); mirrorPanels(sections[current], st.panels, st.live); },
+    // while the presenter's section waits for a prediction, its panels and
+    // live numbers stay on the presenter's screen: nothing covered is sent
+    state: function () {
+      var sec = sections[current];
+      if (sec.classList.contains("predicting")) return { section: current, covered: true, panels: [], live: {} };
+      var live = liveValues(sec), all = window.ISLive || {};
+      // the questions' answers too (no prose shows them): a student's form checks against them
+      (data.sections[current].questions || []).forEach(function (q) { if (all[q.answer] !== undefined) live[q.answer] = all[q.answer]; });
+      return { section: current, panels: panelTrees(sec), live: live };
+    },
+    show: function (st) { show(st.section || 0); mirrorPanels(sections[current], st.panels, st.live, !!st.covered); },
     setFollowing: function (on) {
       following = on;
       if (!on) { document.querySelectorAll("[data-mirror]").forEach(function (e) { e.remove(); }); runPanels(current); }

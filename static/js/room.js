@@ -135,7 +135,8 @@ function presenter(lab, bar) {
   let room = null;
   try { room = JSON.parse(sessionStorage.getItem(KEY) || "null"); } catch (e) { room = null; }
   let claimed = false;
-  const isLab = lab.kind === "lab";
+  const isLab = lab.kind === "lab", isLesson = lab.kind === "lesson";
+  window.ISClassHook = { following: () => false, answer: () => false };
   const btn = C.el("button", { type: "button", id: "btn-present", "data-testid": "btn-present", text: "Present to a class" });
   const buttons = lab.buttons || document.querySelector("#controls .buttons");
   if (buttons) buttons.appendChild(btn);
@@ -196,15 +197,16 @@ function presenter(lab, bar) {
           /^(localhost|127\.|\[::1\])/.test(location.host) ? C.el("p", { class: "small muted", text: "This page uses a local address: students need this computer's network address instead (serve --addr and --allow-host)." }) : null,
           C.el("div", { class: "room-tools" }, [
             isLab ? C.el("button", { type: "button", id: "btn-poll", "data-testid": "btn-poll", text: "Ask: which token comes next?" }) : null,
-            isLab ? C.el("button", { type: "button", id: "btn-reveal", "data-testid": "btn-reveal", text: "Reveal the answers", disabled: true }) : null,
+            isLesson ? C.el("button", { type: "button", id: "btn-poll", "data-testid": "btn-poll", text: "Ask the class this section's question" }) : null,
+            isLab || isLesson ? C.el("button", { type: "button", id: "btn-reveal", "data-testid": "btn-reveal", text: "Reveal the answers", disabled: true }) : null,
             C.el("button", { type: "button", id: "btn-recall", "data-testid": "btn-recall", text: "Bring everyone back" }),
             C.el("button", { type: "button", id: "btn-close-room", "data-testid": "btn-close-room", text: "End the class" }),
           ]),
         ]),
         C.el("div", { id: "room-poll", class: "room-poll", "data-testid": "room-poll" }));
-      if (isLab) {
-        $("btn-poll").addEventListener("click", ask);
-        $("btn-reveal").addEventListener("click", () => send("room_reveal"));
+      if (isLab || isLesson) {
+        $("btn-poll").addEventListener("click", isLab ? ask : askQuestion);
+        $("btn-reveal").addEventListener("click", () => send("room_reveal", { reveal: revealLines() }));
       }
       $("btn-recall").addEventListener("click", () => send("room_recall"));
       $("btn-close-room").addEventListener("click", () => send("room_close"));
@@ -222,15 +224,47 @@ function presenter(lab, bar) {
       $("room-counts").dataset.followers = counts.followers;
       $("room-counts").dataset.branched = counts.branched;
       if (counts.poll) drawPoll($("room-poll"), counts.poll, null, true);
-      if (isLab) $("btn-reveal").disabled = !(counts.poll && counts.poll.open);
+      if (isLab || isLesson) $("btn-reveal").disabled = !(counts.poll && counts.poll.open);
       const js = $("join-screen-counts");
       if (js) js.textContent = countsText(counts);
     }
   }
+  // asked: what the open question came from, for its reveal (the lab's
+  // candidates with the model's probabilities, or a lesson's question form)
+  let asked = null;
   function ask() {
     const top = (lab.top() || []).slice(0, 4);
     if (top.length < 2) { lab.setStatus("Step to the logits first: the question offers the model's top candidates.", true); return; }
+    asked = { top };
     send("room_poll", { question: "Which token will the model choose next?", options: top.map((t) => C.tokenLabel(t)) });
+  }
+  // askQuestion asks the class the visible section's predict-first question:
+  // every student answers on their own device
+  function askQuestion() {
+    const form = document.querySelector(".lesson-section:not([hidden]) form.question[data-exercise='0']");
+    if (!form) { lab.setStatus("This section has no predict-first question to ask.", true); return; }
+    const kind = form.dataset.kind, p = { question: form.dataset.ask, kind };
+    if (kind === "choice") {
+      p.options = [...form.querySelectorAll("input[type=radio]")].map((r) => r.value);
+      if (p.options.length < 2) { lab.setStatus("The question's choices are still being computed: ask again in a moment.", true); return; }
+    }
+    asked = { form, options: p.options };
+    send("room_poll", p);
+  }
+  // revealLines: what the model says, beside the class's answers: the
+  // model's probability of each candidate (lab), or the panel's answer
+  // (lessons: the presenter's own question is revealed too, so the panel
+  // uncovers for everyone)
+  function revealLines() {
+    if (!asked) return [];
+    if (asked.top) return asked.top.map((t) => "model: " + C.pct(t.prob_kept !== undefined ? t.prob_kept : t.prob) + " (p the draw uses)");
+    const f = asked.form, skip = f.querySelector('[data-testid="q-skip"]');
+    if (f.dataset.state === "open" && skip && !skip.disabled) skip.click();
+    const real = f.querySelector('[data-testid="q-result"]').dataset.real;
+    if (!real) return [];
+    // a choice: the line beside the option the panel shows; else the answer itself
+    if (asked.options) return asked.options.map((o) => (o === real ? "the panel's answer" : ""));
+    return [String(real).slice(0, 80)];
   }
   function forget(reason) {
     room = null;
@@ -295,23 +329,30 @@ function presenter(lab, bar) {
 
 // drawPoll shows a poll: the options as buttons (students, while open) or
 // bars with counts (the presenter, and everyone after the reveal).
-function drawPoll(box, poll, onVote, presenter, mine) {
+function drawPoll(box, poll, onVote, presenter, mine, onAnswer, answerHere) {
   C.clear(box);
   if (!poll) return;
   box.dataset.poll = poll.id;
   box.dataset.open = poll.open ? "1" : "0";
+  box.dataset.kind = poll.kind || "choice";
   box.appendChild(C.el("p", { class: "room-question", "data-testid": "poll-question", text: poll.question }));
   const total = poll.votes || 0;
+  if (poll.kind === "number" || poll.kind === "text") { drawOpenPoll(box, poll, presenter, mine, onAnswer, answerHere); return; }
+  if (answerHere && poll.open && !presenter) {
+    box.appendChild(C.el("p", { class: "small muted", text: "Answer in the question on this page; the presenter reveals the answers." }));
+    return;
+  }
   const list = C.el("ul", { class: "room-options" });
   poll.options.forEach((o, i) => {
     const n = poll.counts ? poll.counts[i] || 0 : null;
-    const label = o + (n !== null ? " — " + n + (n === 1 ? " student" : " students") : "");
+    const said = poll.reveal && poll.reveal[i] ? " · " + poll.reveal[i] : "";
+    const label = o + (n !== null ? " — " + n + (n === 1 ? " student" : " students") + (total ? " (" + Math.round(100 * n / total) + "%)" : "") : "") + said;
     let item;
     if (onVote && poll.open) {
       item = C.el("button", { type: "button", class: "poll-option" + (mine === i ? " chosen" : ""), "data-testid": "poll-option", "data-option": i, "aria-pressed": mine === i ? "true" : "false", text: o });
       item.addEventListener("click", () => onVote(i));
     } else {
-      item = C.el("span", { class: "poll-result" + (mine === i ? " chosen" : ""), "data-testid": "poll-result", "data-option": i, "data-count": n === null ? "" : n });
+      item = C.el("span", { class: "poll-result" + (mine === i ? " chosen" : ""), "data-testid": "poll-result", "data-option": i, "data-count": n === null ? "" : n, "data-reveal": poll.reveal && poll.reveal[i] ? poll.reveal[i] : "" });
       const fill = C.el("span", { class: "poll-fill" });
       fill.style.width = (total ? 100 * (n || 0) / total : 0) + "%";
       item.append(fill, C.el("span", { class: "poll-label mono", text: label }));
@@ -320,7 +361,41 @@ function drawPoll(box, poll, onVote, presenter, mine) {
   });
   box.appendChild(list);
   box.appendChild(C.el("p", { class: "small muted", text: poll.open ? (presenter ? total + " answered so far. Reveal, then step to see the model's choice." : "Pick your guess; the presenter reveals the answers.") :
-    total + " answered. The model's own choice appears when the presenter steps to the sample stage." }));
+    total + " answered." + (poll.reveal && poll.reveal.some((r) => r) ? " Beside the answers: what the model says." : " The model's own choice appears when the presenter steps to the sample stage.") }));
+}
+
+// drawOpenPoll: a question each student answers by typing (a number or a
+// few words): a box to answer (students, while open), the class's answers
+// as bars, most given first (the presenter live, everyone after the
+// reveal), and what the model says beside them.
+function drawOpenPoll(box, poll, presenter, mine, onAnswer, answerHere) {
+  const total = poll.votes || 0;
+  if (poll.open && !presenter) {
+    if (answerHere) {
+      box.appendChild(C.el("p", { class: "small muted", text: "Answer in the question on this page; the presenter reveals the answers." }));
+      return;
+    }
+    const input = C.el("input", { type: "text", inputmode: poll.kind === "number" ? "decimal" : "text", autocomplete: "off", "aria-label": "Your answer", "data-testid": "poll-answer", value: mine && mine !== -1 ? String(mine) : "" });
+    const f = C.el("form", { class: "poll-answer-form" }, [input, C.el("button", { type: "submit", class: "primary", "data-testid": "poll-send", text: mine && mine !== -1 ? "Change my answer" : "Send my answer" })]);
+    f.addEventListener("submit", (e) => { e.preventDefault(); if (input.value.trim()) onAnswer(input.value.trim()); });
+    box.append(f, C.el("p", { class: "small muted", text: mine && mine !== -1 ? "Sent: " + mine + ". You can change it until the presenter reveals." : "Type your answer; the presenter reveals the answers." }));
+    return;
+  }
+  const answers = poll.answers || [];
+  if (poll.reveal && poll.reveal.length) box.appendChild(C.el("p", { class: "room-reveal", "data-testid": "poll-reveal", text: "The answer: " + poll.reveal.join(", ") }));
+  const top = Math.max(1, ...answers.map((a) => a.n));
+  const list = C.el("ul", { class: "room-options" });
+  for (const a of answers) {
+    const right = poll.reveal && poll.reveal.some((r) => String(r).trim().toLowerCase() === a.text || parseFloat(r) === parseFloat(a.text));
+    const item = C.el("span", { class: "poll-result" + (right ? " chosen" : ""), "data-testid": "poll-result", "data-answer": a.text, "data-count": a.n });
+    const fill = C.el("span", { class: "poll-fill" });
+    fill.style.width = (100 * a.n / top) + "%";
+    item.append(fill, C.el("span", { class: "poll-label mono", text: a.text + " — " + a.n + (a.n === 1 ? " student" : " students") + (right ? " ✓" : "") }));
+    list.appendChild(C.el("li", {}, [item]));
+  }
+  if (poll.other) list.appendChild(C.el("li", { class: "small muted", text: "other answers — " + poll.other }));
+  box.appendChild(list);
+  box.appendChild(C.el("p", { class: "small muted", text: poll.open ? total + " answered so far." : total + " answered." }));
 }
 
 // ---------- follower ----------
@@ -439,7 +514,12 @@ function follower(lab, bar, code) {
       case "room_poll":
         if (!poll || poll.id !== p.id) mine = -1;
         poll = p;
-        drawPoll(pollBox, poll, vote, false, mine);
+        // a lesson's choice question whose choices the (covered) panel
+        // computes gets them from the class's question
+        if (!isLab && poll.open && poll.options) document.querySelectorAll("form.question").forEach((f) => {
+          if (f.dataset.ask === poll.question && f.dataset.optionsLive) f.closest(".lesson-section").dispatchEvent(new CustomEvent("inferscope:live", { detail: { key: f.dataset.optionsLive, value: poll.options } }));
+        });
+        drawPoll(pollBox, poll, vote, false, mine, voteAnswer, answerHere());
         return;
       case "room_recall":
         if (branched) back();
@@ -484,8 +564,28 @@ function follower(lab, bar, code) {
   function vote(i) {
     mine = i;
     send("room_vote", { poll: poll.id, option: i });
-    drawPoll(pollBox, poll, vote, false, mine);
+    drawPoll(pollBox, poll, vote, false, mine, voteAnswer, answerHere());
   }
+  function voteAnswer(text) {
+    mine = text;
+    send("room_vote", { poll: poll.id, answer: text });
+    drawPoll(pollBox, poll, vote, false, mine, voteAnswer, answerHere());
+  }
+  // answerHere: a lesson shows the asked question as a form of its own
+  // (lessonframe.js), which answers through ISClassHook
+  const answerHere = () => !!(poll && !isLab && [...document.querySelectorAll("form.question")].some((f) => f.dataset.ask === poll.question));
+  window.ISClassHook = {
+    following: () => !branched && !ended,
+    answer(q, given) {
+      if (branched || ended || !poll || !poll.open || poll.question !== q.ask) return false;
+      if ((poll.kind || "choice") === "choice") {
+        const i = poll.options.indexOf(given);
+        if (i < 0) return false;
+        vote(i);
+      } else voteAnswer(given);
+      return true;
+    },
+  };
   function back() {
     branched = false;
     document.body.dataset.room = "following";
@@ -510,9 +610,11 @@ function follower(lab, bar, code) {
 // rebuild it from allowlisted tags and attributes only (no scripts, no
 // event handlers, no links); a canvas travels as a PNG image.
 const TAGS = new Set(["div", "span", "p", "b", "i", "em", "strong", "small", "code", "table", "thead", "tbody", "tr", "td", "th", "ol", "ul", "li", "br",
-  "figure", "figcaption", "h3", "h4", "img", "svg", "g", "rect", "line", "path", "text", "tspan", "title", "polyline", "polygon", "circle"]);
+  "figure", "figcaption", "h3", "h4", "img", "svg", "g", "rect", "line", "path", "text", "tspan", "title", "polyline", "polygon", "circle",
+  "label", "output", "input", "dl", "dt", "dd", "sub", "sup", "caption", "defs", "marker", "ellipse"]);
 const ATTRS = new Set(["class", "title", "role", "aria-label", "colspan", "rowspan", "scope", "width", "height", "viewBox", "x", "y", "x1", "x2", "y1", "y2",
-  "cx", "cy", "r", "d", "points", "transform", "fill", "stroke", "stroke-width", "stroke-dasharray", "opacity", "text-anchor", "dominant-baseline", "font-size", "style", "alt"]);
+  "cx", "cy", "r", "d", "points", "transform", "fill", "stroke", "stroke-width", "stroke-dasharray", "opacity", "text-anchor", "dominant-baseline", "font-size", "style", "alt",
+  "type", "min", "max", "step", "value", "checked", "rx", "ry", "marker-end", "refX", "refY", "markerWidth", "markerHeight", "orient"]);
 const SVG_NS = "http://www.w3.org/2000/svg";
 const MAX_STATE = 50000; // characters of page state (the server allows 56 KiB)
 
@@ -534,8 +636,20 @@ export function snapshotDOM(node) {
     attrs.alt = node.getAttribute("aria-label") || "";
     return ["img", attrs, []];
   }
-  if (!TAGS.has(tag)) return ["span", {}, [node.textContent]];
+  // another element (a token chip that is a button, say) keeps its
+  // classes and children as a span, so it looks the same
+  if (!TAGS.has(tag)) {
+    if (node.hasAttribute("class")) attrs.class = node.getAttribute("class");
+    return ["span", attrs, [...node.childNodes].map(snapshotDOM)];
+  }
   for (const a of node.attributes) if (attrOK(tag, a.name, a.value)) attrs[a.name] = a.value;
+  // a control shows where the presenter set it (value is a property)
+  if (tag === "input") {
+    if (!/^(range|checkbox|radio|number|text)$/.test(node.type)) return ["span", {}, []];
+    attrs.type = node.type;
+    attrs.value = String(node.value);
+    if (node.checked) attrs.checked = "";
+  }
   return [tag, attrs, [...node.childNodes].map(snapshotDOM)];
 }
 
@@ -545,6 +659,7 @@ export function buildDOM(t, svg) {
   const tag = t[0], inSvg = svg || tag === "svg";
   const e = inSvg ? document.createElementNS(SVG_NS, tag) : document.createElement(tag);
   for (const [k, v] of Object.entries(t[1] || {})) if (typeof v === "string" && attrOK(tag, k, v)) e.setAttribute(k, v);
+  if (tag === "input") { e.disabled = true; e.tabIndex = -1; e.setAttribute("aria-disabled", "true"); if (!e.getAttribute("aria-label")) e.setAttribute("aria-label", "the presenter's setting"); }
   for (const c of t[2] || []) e.appendChild(buildDOM(c, inSvg));
   return e;
 }
@@ -576,9 +691,14 @@ export function liveValues(section) {
 
 // mirrorPanels draws the presenter's panels (and the numbers the text
 // shows from them) into the section.
-export function mirrorPanels(section, panels, live) {
+export function mirrorPanels(section, panels, live, covered) {
+  // panels may draw the model view (modelview.css), loaded by the panel's
+  // own module on the presenter's page
+  if (!document.querySelector('link[href="/static/css/modelview.css"]')) document.head.appendChild(C.el("link", { rel: "stylesheet", href: "/static/css/modelview.css" }));
   for (const [k, text] of Object.entries(live || {})) {
     section.querySelectorAll("[data-live]").forEach((e) => { if (e.dataset.live === k && typeof text === "string") e.textContent = text; });
+    // the section's question forms check a student's answer against it
+    section.dispatchEvent(new CustomEvent("lesson-live", { bubbles: true, detail: { key: k, value: text } }));
   }
   section.querySelectorAll(".lesson-panel").forEach((div, i) => {
     let out = div.querySelector(".panel-out");
@@ -588,6 +708,7 @@ export function mirrorPanels(section, panels, live) {
     }
     const p = (panels || [])[i];
     C.clear(out);
+    if (covered) { out.dataset.state = "covered"; out.appendChild(C.el("p", { class: "muted small", "data-testid": "mirror-covered", text: "Covered until the class has answered: make your prediction above; the presenter reveals the panel." })); return; }
     if (!p) { out.dataset.state = "waiting"; out.appendChild(C.el("p", { class: "muted small", text: "The presenter's panel is still running…" })); return; }
     if (p.omitted) { out.dataset.state = "omitted"; out.appendChild(C.el("p", { class: "muted small", text: "This panel is too large to show here: press “Try it myself” to run it on your own." })); return; }
     if (p.prompt) out.appendChild(C.el("p", { class: "small muted", "data-testid": "mirror-prompt", text: "Presenter's prompt: " + p.prompt }));
