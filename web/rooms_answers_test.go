@@ -113,9 +113,13 @@ func TestRoomOpenQuestionsAndReveal(t *testing.T) {
 	poll = readPoll(tab1, 3, true)
 	readPoll(tab2, 3, true)
 	tab1.send("room_vote", map[string]any{"poll": poll.ID, "option": 1})
-	waitCounts(t, p, func(c counts) bool { return c.Poll != nil && c.Poll.Votes == 1 && len(c.Poll.Counts) == 2 && c.Poll.Counts[1] == 1 })
+	waitCounts(t, p, func(c counts) bool {
+		return c.Poll != nil && c.Poll.Votes == 1 && len(c.Poll.Counts) == 2 && c.Poll.Counts[1] == 1
+	})
 	tab2.send("room_vote", map[string]any{"poll": poll.ID, "option": 0})
-	waitCounts(t, p, func(c counts) bool { return c.Poll != nil && c.Poll.Votes == 1 && len(c.Poll.Counts) == 2 && c.Poll.Counts[0] == 1 })
+	waitCounts(t, p, func(c counts) bool {
+		return c.Poll != nil && c.Poll.Votes == 1 && len(c.Poll.Counts) == 2 && c.Poll.Counts[0] == 1
+	})
 	p.send("room_reveal", map[string]any{"code": room.Code, "key": room.Key, "reveal": []string{"p 0.612", "p 0.101"}})
 	poll = readPoll(tab1, 3, false)
 	if len(poll.Reveal) != 2 || poll.Reveal[0] != "p 0.612" || poll.Counts[0] != 1 {
