@@ -225,11 +225,21 @@ func TestBrowserRoomPages(t *testing.T) {
 	c.must(s1, "type the code", chromedp.SendKeys(chromedp.CSS("#join-code"), code))
 	c.must(s1, "join", c.click(`[data-testid="join-submit"]`))
 	c.wait(s1, `location.pathname === '/lessons/after-send' && document.body.dataset.room === 'following'`)
+	// uncovered reaches students as the presenter reveals it: while the
+	// presenter's section waits for a prediction, students see it covered
+	if evalJS[bool](t, pres, `document.getElementById('section-3').classList.contains('predicting')`) {
+		c.wait(s1, `!!document.querySelector('#section-3 [data-testid=mirror-covered]') && !document.querySelector('#section-3 .panel-out .chips')`)
+		c.must(pres, "show the panel", c.click("#section-3 [data-testid=q-skip]"))
+		wantL = evalJS[string](t, pres, lessonState)
+	}
 	c.wait(s1, lessonState+` === `+jsString(wantL))
 	c.wait(pres, `document.getElementById('room-counts').dataset.followers === '1'`)
 
 	c.must(pres, "next section", c.click("#sec-next"))
 	c.wait(pres, sectionDone(4))
+	if evalJS[bool](t, pres, `document.getElementById('section-4').classList.contains('predicting')`) {
+		c.must(pres, "show the panel", c.click("#section-4 [data-testid=q-skip]"))
+	}
 	wantL = evalJS[string](t, pres, lessonState)
 	if !strings.HasPrefix(wantL, "4|") || len(wantL) < 4 {
 		t.Fatalf("presenter's lesson after next: %q", wantL)

@@ -285,7 +285,7 @@ import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
       if (sec.classList.contains("predicting")) return { section: current, covered: true, panels: [], live: {} };
       var live = liveValues(sec), all = window.ISLive || {};
       // the questions' answers too (no prose shows them): a student's form checks against them
-      (data.sections[current].questions || []).forEach(function (q) { if (all[q.answer] !== undefined) live[q.answer] = all[q.answer]; });
+      (data.sections[current].questions || []).forEach(function (q) { if (all[q.answer] !== undefined && live[q.answer] === undefined) live[q.answer] = all[q.answer]; });
       return { section: current, panels: panelTrees(sec), live: live };
     },
     show: function (st) { show(st.section || 0); mirrorPanels(sections[current], st.panels, st.live, !!st.covered); },

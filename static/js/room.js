@@ -696,7 +696,7 @@ export function mirrorPanels(section, panels, live, covered) {
   // own module on the presenter's page
   if (!document.querySelector('link[href="/static/css/modelview.css"]')) document.head.appendChild(C.el("link", { rel: "stylesheet", href: "/static/css/modelview.css" }));
   for (const [k, text] of Object.entries(live || {})) {
-    section.querySelectorAll("[data-live]").forEach((e) => { if (e.dataset.live === k && typeof text === "string") e.textContent = text; });
+    section.querySelectorAll("[data-live]").forEach((e) => { if (e.dataset.live === k && (typeof text === "string" || typeof text === "number")) e.textContent = String(text); });
     // the section's question forms check a student's answer against it
     section.dispatchEvent(new CustomEvent("lesson-live", { bubbles: true, detail: { key: k, value: text } }));
   }
