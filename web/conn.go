@@ -79,7 +79,7 @@ func (s *Server) handleWS(c echo.Context) error {
 		return refuse("too_many_sessions", fmt.Sprintf("this browser already has %d sessions of this app open (the limit is %d per browser): close another tab of this app, or a lesson page, and try again", n, lim.MaxSessionsPerVisitor), "too many sessions")
 	}
 	defer s.conns.visitors.release(visitor)
-	conn := &wsConn{s: s, ws: ws, id: id, visitor: visitor, lim: lim, send: make(chan outMsg, lim.SendBuffer), active: make(chan struct{}, 1),
+	conn := &wsConn{s: s, ws: ws, id: id, visitor: visitor, lim: lim, send: make(chan outMsg, lim.SendBuffer), ctl: make(chan ctlFrame, 4), active: make(chan struct{}, 1),
 		cmds: make(chan Command, 8), done: make(chan struct{}), shutdown: make(chan closeReason, 1), tokens: float64(lim.Burst), last: time.Now()}
 	conn.live = s.live.add()
 	defer s.live.remove(conn.live)
@@ -109,6 +109,7 @@ type wsConn struct {
 	// active tells the writer a command arrived (idle expiry).
 	active chan struct{}
 	send   chan outMsg
+	ctl    chan ctlFrame // pongs and close echoes the reader hands the writer (control.go)
 	cmds   chan Command
 	done   chan struct{}
 	once   sync.Once
@@ -158,6 +159,7 @@ func (c *wsConn) serve() {
 	c.ws.SetReadLimit(c.lim.ReadLimit)
 	c.ws.SetReadDeadline(time.Now().Add(c.lim.PongWait))
 	c.ws.SetPongHandler(func(string) error { c.ws.SetReadDeadline(time.Now().Add(c.lim.PongWait)); return nil })
+	relayControl(c.ws, c.ctl) // the reader never writes (control.go)
 	c.reply(0, MsgWelcome, c.s.welcome())
 	c.reader()
 	c.close()
@@ -272,6 +274,11 @@ func (c *wsConn) writer() {
 				c.close()
 				return
 			}
+		case f := <-c.ctl:
+			if err := writeControl(c.ws, f, c.lim.WriteWait); err != nil || f.typ == websocket.CloseMessage {
+				c.close()
+				return
+			}
 		case reason := <-c.shutdown:
 			c.flushAndClose(reason)
 			return
@@ -285,11 +292,11 @@ func (c *wsConn) writer() {
 // websocket frames in one write (writev): a decode step's three events
 // cost one system call when the writer wakes after them, and a payload is
 // not copied into a frame (the frame is its header and envelope, the
-// payload, and the closing brace). Only the writer goroutine writes data
-// frames, and the connection's write lock keeps each writev whole beside
-// gorilla's control frames (the reader's pongs), as the room's follower
-// writer does (roomconn.go). /ws negotiates no compression, so a frame is
-// its bytes. False: the connection is closed.
+// payload, and the closing brace). Only the writer goroutine writes to
+// the connection: the reader's pongs and close echoes come to it
+// (control.go), so nothing can land inside a frame; the room's follower
+// writer does the same (roomconn.go). /ws negotiates no compression, so a
+// frame is its bytes. False: the connection is closed.
 func (c *wsConn) writeQueued(m outMsg) bool {
 	const maxBatch = 64
 	batch := append(c.wbatch[:0], m)
@@ -319,9 +326,10 @@ more:
 		}
 	}
 	c.wends, c.wheads = ends, head
-	c.ws.NetConn().SetWriteDeadline(time.Now().Add(c.lim.WriteWait))
+	nc := rawConn(c.ws.NetConn())
+	nc.SetWriteDeadline(time.Now().Add(c.lim.WriteWait))
 	c.wparts = parts // a field, so WriteTo's receiver does not escape per call
-	_, err := c.wparts.WriteTo(c.ws.NetConn())
+	_, err := c.wparts.WriteTo(nc)
 	clear(batch) // let the payloads go
 	c.wbatch = batch[:0]
 	clear(parts[:cap(parts)])

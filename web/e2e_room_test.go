@@ -33,8 +33,8 @@ func TestBrowserRoom(t *testing.T) {
 	ts := roomServer(t, web.RoomOptions{})
 	b := browsertest.New(t)
 	pres := b.Ctx
-	tab := func() context.Context {
-		ctx, cancel := chromedp.NewContext(b.Ctx)
+	tab := func() context.Context { // a student: a browser of their own (their own cookies: their own visitor)
+		ctx, cancel := chromedp.NewContext(b.Ctx, chromedp.WithNewBrowserContext())
 		t.Cleanup(cancel)
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900)); err != nil {
 			t.Fatal(err)
@@ -165,8 +165,10 @@ func newClass(t *testing.T) (*httptest.Server, *classTabs, context.Context) {
 	return ts, &classTabs{t: t, b: b, t0: time.Now()}, pres
 }
 
+// tab is a student: a browser of their own (their own cookies, so their
+// own visitor; "N students follow" counts browsers, not tabs).
 func (c *classTabs) tab() context.Context {
-	ctx, cancel := chromedp.NewContext(c.b.Ctx)
+	ctx, cancel := chromedp.NewContext(c.b.Ctx, chromedp.WithNewBrowserContext())
 	c.t.Cleanup(cancel)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900)); err != nil {
 		c.t.Fatal(err)

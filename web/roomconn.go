@@ -32,8 +32,9 @@ var followerWriteBufs sync.Pool
 type follower struct {
 	v        *roomView
 	ws       *websocket.Conn
-	id       string // anonymous: a random id of this socket
-	voter    string // anonymous: the student's browser in this room (voterID), one vote per poll
+	id       string        // anonymous: a random id of this socket
+	voter    string        // anonymous: the student's browser in this room (voterID), one vote per poll
+	ctl      chan ctlFrame // pongs and close echoes the reader hands the writer (control.go)
 	send     chan *fanMsg
 	done     chan struct{}
 	once     sync.Once
@@ -110,7 +111,7 @@ func (s *Server) handleRoomWS(c echo.Context) error {
 		v, err := h.join(c.Request().Context(), clientIP(c.Request()), code)
 		if err == nil {
 			id := newSecret(8)
-			f = &follower{v: v, ws: ws, id: id, voter: voterID(code, s.visitorOf(c.Request()), id), send: make(chan *fanMsg, h.opts.FollowerBuffer), done: make(chan struct{}), lim: s.limits, h: h, deflate: deflate}
+			f = &follower{v: v, ws: ws, id: id, voter: voterID(code, s.visitorOf(c.Request()), id), ctl: make(chan ctlFrame, 4), send: make(chan *fanMsg, h.opts.FollowerBuffer), done: make(chan struct{}), lim: s.limits, h: h, deflate: deflate}
 			err = v.admit(f)
 		}
 		var er *errRoom
@@ -183,6 +184,7 @@ func (f *follower) reader() {
 	f.ws.SetReadLimit(4096)
 	f.ws.SetReadDeadline(time.Now().Add(lim.PongWait))
 	f.ws.SetPongHandler(func(string) error { f.ws.SetReadDeadline(time.Now().Add(lim.PongWait)); return nil })
+	relayControl(f.ws, f.ctl) // the reader never writes (control.go)
 	tokens, last := float64(lim.Burst), time.Now()
 	for {
 		typ, b, err := f.ws.ReadMessage()
@@ -237,16 +239,17 @@ func (f *follower) reader() {
 // by the time the writer wakes go out in one write (writev), so a burst of
 // events costs a follower one system call, not one per event; the writer
 // allocates nothing per message. Only this goroutine writes to the
-// connection (pings and the close frame too), so writing frames to the
-// connection directly cannot interleave with gorilla's own writes, and no
-// lock is held while writing.
+// connection (pings, the reader's pongs and close echoes relayed through
+// f.ctl, and the close frame too), so writing frames to the connection
+// directly cannot interleave with gorilla's own writes, and no lock is
+// held while writing.
 func (f *follower) writer() {
 	ping := time.NewTicker(f.lim.PongWait * 9 / 10)
 	defer ping.Stop()
 	const maxBatch = 64
 	batch := make([]*fanMsg, 0, maxBatch)
 	frames := make([][]byte, 0, 3*maxBatch) // up to 3 parts a message
-	nc := f.ws.NetConn()
+	nc := rawConn(f.ws.NetConn())
 	for {
 		select {
 		case m := <-f.send:
@@ -305,6 +308,11 @@ func (f *follower) writer() {
 			}
 		case <-ping.C:
 			if err := f.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(f.lim.WriteWait)); err != nil {
+				f.close()
+				return
+			}
+		case c := <-f.ctl:
+			if err := writeControl(f.ws, c, f.lim.WriteWait); err != nil || c.typ == websocket.CloseMessage {
 				f.close()
 				return
 			}

@@ -278,10 +278,15 @@ type room struct {
 	subs      []Subscription
 }
 
+// roomPresence is one replica's followers: sockets (Followers, Branched:
+// what max_followers bounds) and students (Students following, Trying
+// it themselves: distinct browsers, so two tabs of one student count once).
 type roomPresence struct {
 	Replica   string `json:"replica"`
 	Followers int    `json:"followers"`
 	Branched  int    `json:"branched"`
+	Students  int    `json:"students"`
+	Trying    int    `json:"trying"`
 }
 
 // roomPoll is a question to the class: a choice among Options, or an
@@ -533,9 +538,9 @@ type roomTotals struct {
 func (r *room) totalsLocked() roomTotals {
 	var t roomTotals
 	for _, p := range r.presence {
-		// a replica's presence counts every follower socket, branched ones included
-		t.Followers += max(0, p.Followers-p.Branched)
-		t.Branched += min(p.Branched, p.Followers)
+		// students, not sockets: a browser's two tabs count once
+		t.Followers += p.Students
+		t.Branched += p.Trying
 	}
 	if r.poll != nil {
 		r.tallyLocked()

@@ -183,3 +183,22 @@ func readPoll(w *wsClient, id int64, open bool) answersPoll {
 		}
 	}
 }
+
+// TestRoomCountsStudentsNotTabs: "N students follow" counts browsers: two
+// tabs of one student count once, and a student trying it themselves in
+// one tab counts as trying, not also as following.
+func TestRoomCountsStudentsNotTabs(t *testing.T) {
+	ts := roomServer(t, web.RoomOptions{})
+	p := dial(t, ts)
+	room := openRoom(t, p, map[string]any{"page": "/lab"})
+	p.send("start", roomStart("The President said", 8))
+	nextOf(p, web.MsgStarted, nil)
+	tab1 := dialRoomAs(t, ts.URL, room.Code, "AAAAAAAAAAAAAAAAAAAAAA")
+	dialRoomAs(t, ts.URL, room.Code, "AAAAAAAAAAAAAAAAAAAAAA")
+	dialRoomAs(t, ts.URL, room.Code, "BBBBBBBBBBBBBBBBBBBBBB")
+	waitCounts(t, p, func(c counts) bool { return c.Followers == 2 && c.Branched == 0 })
+	tab1.send("room_branch", nil)
+	waitCounts(t, p, func(c counts) bool { return c.Followers == 1 && c.Branched == 1 })
+	tab1.send("room_follow", nil)
+	waitCounts(t, p, func(c counts) bool { return c.Followers == 2 && c.Branched == 0 })
+}

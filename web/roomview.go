@@ -812,12 +812,24 @@ func (v *roomView) presenceLocked() {
 		v.mu.Lock()
 		v.timer = nil
 		n, b, gone := len(v.followers), v.branched, v.gone
+		// students: distinct browsers; one trying it in any tab counts as trying
+		following, trying := map[string]bool{}, map[string]bool{}
+		for f := range v.followers {
+			if f.branched {
+				trying[f.voter] = true
+			} else {
+				following[f.voter] = true
+			}
+		}
+		for k := range trying {
+			delete(following, k)
+		}
 		v.reported = n
 		v.mu.Unlock()
 		if gone {
 			return
 		}
-		msg, _ := json.Marshal(map[string]any{"presence": roomPresence{Replica: v.h.replica, Followers: n, Branched: b}})
+		msg, _ := json.Marshal(map[string]any{"presence": roomPresence{Replica: v.h.replica, Followers: n, Branched: b, Students: len(following), Trying: len(trying)}})
 		v.h.bus.Publish(subjUp(v.code), msg)
 		if n == 0 {
 			v.teardownIfEmpty()
