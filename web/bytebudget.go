@@ -118,7 +118,7 @@ func humanBytes(n float64) string {
 }
 
 // dataAllowed reports whether a data request (get_logits, sample_n,
-// inspect) may be answered now; if not the client is told why with a
+// resample, inspect) may be answered now; if not the client is told why with a
 // byte_budget error carrying the command's id.
 func (c *wsConn) dataAllowed(id int64, what string) bool {
 	d := c.s.bytes.debt(c.visitor)

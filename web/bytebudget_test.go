@@ -137,3 +137,40 @@ func TestByteBudgetDefaultFitsALesson(t *testing.T) {
 	}
 	t.Logf("a 100-token run stepped stage by stage with get_logits at each step: %.1f MiB", sent/(1<<20))
 }
+
+// TestByteBudgetEveryDataCommand: every command that only fetches data is
+// refused by name once the visitor's budget is spent (resample used to be
+// answered without limit: 14 MiB/s against a 4 MiB/s budget).
+func TestByteBudgetEveryDataCommand(t *testing.T) {
+	cases := []struct {
+		typ     string
+		payload any
+	}{
+		{"get_logits", nil},
+		{"sample_n", map[string]any{"n": 100}},
+		{"resample", map[string]any{"temperature": 1.2}},
+		{"inspect", map[string]any{"what": "kv", "layer": 0}},
+	}
+	for _, c := range cases {
+		t.Run(c.typ, func(t *testing.T) {
+			ts := newWSServer(t, web.Limits{VisitorBytesPerSecond: 1, VisitorByteBurst: 60 << 10})
+			a := dial(t, ts)
+			toLogits(t, a)
+			a.send("step", nil) // logits
+			a.event()
+			for range 10 { // spend the budget
+				a.send("get_logits", nil)
+				if m := a.read(); m.Type == web.MsgError {
+					break
+				}
+			}
+			id := a.send(c.typ, c.payload)
+			m := a.read()
+			var e web.ErrorPayload
+			json.Unmarshal(m.Payload, &e)
+			if m.Type != web.MsgError || e.Code != "byte_budget" || m.ID != id || !strings.Contains(e.Message, c.typ) {
+				t.Fatalf("%s past the budget: %s %s, want a byte_budget error naming it", c.typ, m.Type, m.Payload)
+			}
+		})
+	}
+}

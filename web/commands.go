@@ -93,7 +93,7 @@ func (c *wsConn) handle(cmd Command) {
 			c.reply(cmd.ID, MsgSamples, map[string]any{"n": cmd.N, "counts": counts})
 		}
 	case CmdResample:
-		if c.needRunner(cmd.ID) {
+		if c.needRunner(cmd.ID) && c.dataAllowed(cmd.ID, "resample") {
 			c.resample(cmd.ID, cmd.Resample)
 		}
 	case CmdInspect:

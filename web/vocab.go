@@ -5,6 +5,7 @@ package web
 // what the student typed.
 
 import (
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
@@ -30,6 +31,13 @@ type VocabSearcher interface {
 
 // maxVocabResults bounds one search's answer.
 const maxVocabResults = 50
+
+// vocabPerSecond and vocabBurst are the per-visitor rate of vocabulary
+// searches (the lab searches as the student types, debounced).
+const (
+	vocabPerSecond = 10.0
+	vocabBurst     = 20
+)
 
 // SearchVocab implements VocabSearcher. A query that is a number finds
 // that id; otherwise tokens whose text equals the query come first, then
@@ -101,7 +109,18 @@ func (s *Server) apiVocab(c echo.Context) error {
 	if len(q) > 256 {
 		return echo.NewHTTPError(http.StatusBadRequest, "the search text is "+strconv.Itoa(len(q))+" bytes; the limit is 256")
 	}
-	toks, err := vs.SearchVocab(c.QueryParam("model"), q, maxVocabResults)
+	// a search scans the whole vocabulary: it is engine-like work, so it
+	// takes a slot of the fair queue like a stage does (sched.go), after a
+	// per-visitor rate, so a flood of searches cannot slow others' steps
+	visitor := s.visitorOf(c.Request())
+	if !s.vocabRate.allow(visitor) {
+		return echo.NewHTTPError(http.StatusTooManyRequests, fmt.Sprintf("too many vocabulary searches: the limit is %g per second per visitor (a burst of %d); try again in a moment", vocabPerSecond, vocabBurst))
+	}
+	var toks []VocabEntry
+	var err error
+	if qerr := s.sched.Run(c.Request().Context(), visitor, func() { toks, err = vs.SearchVocab(c.QueryParam("model"), q, maxVocabResults) }); qerr != nil {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "the search was cancelled before the server had time for it: try again")
+	}
 	if err != nil {
 		if _, ok := err.(*echo.HTTPError); ok {
 			return err
