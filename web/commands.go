@@ -403,6 +403,11 @@ func (c *wsConn) closed() bool {
 // result equals the run the client had. One resumed message answers with
 // the events since the last reset, for the client to redraw from.
 func (c *wsConn) resume(id int64, r *ResumePayload) {
+	// priced before any work: a short log can ask for thousands of passes
+	if n := replayPasses(&r.Start, r.Log); n > MaxReplayPasses {
+		c.sendError(id, "replay_too_long", fmt.Sprintf("resume: this log would replay up to %d forward passes (each run up to max_new_tokens %d, each step or forced token one); the limit is %d: start the run again instead", n, r.Start.MaxNewTokens, MaxReplayPasses))
+		return
+	}
 	newRun := func() (run Run, err error) {
 		cfg := r.Start.SessionConfig()
 		cfg.MaxBytes = c.budgetLeft()
@@ -437,6 +442,30 @@ func (c *wsConn) resume(id int64, r *ResumePayload) {
 		p["log_len"], p["events"] = len(r.Log), events
 		c.reply(id, MsgResumed, p)
 	}
+}
+
+// MaxReplayPasses bounds the work of one replay (resume, a room's log
+// when it opens or a replica rebuilds it): forward passes, priced from the
+// log before anything runs (replayPasses). At most about 1.5 s of engine
+// time on the default model, and, with every event of a run kept for the
+// answer (tens of KiB each with the lens and a long top list), tens of MiB.
+const MaxReplayPasses = 2048
+
+// replayPasses is the most forward passes log can take: a run up to
+// max_new_tokens decode passes and a prefill, a step, step_token or forced
+// token one, a reset one (a new run); rewind and cancel none.
+func replayPasses(start *StartPayload, log []LogEntry) int {
+	perRun := max(1, start.MaxNewTokens) + 1
+	n := 0
+	for _, e := range log {
+		switch e.Type {
+		case CmdRun:
+			n += perRun
+		case CmdStep, CmdStepToken, CmdForce, CmdReset:
+			n++
+		}
+	}
+	return n
 }
 
 // replayer replays a command log on a run: the one loop behind resume and a
@@ -523,6 +552,6 @@ func (s *Server) welcome() map[string]any {
 	return map[string]any{"protocol": ProtocolVersion, "models": s.opts.Catalog.Models(), "limits": map[string]any{
 		"max_sessions": s.limits.MaxSessions, "max_sessions_per_visitor": s.limits.MaxSessionsPerVisitor, "max_sessions_per_address": s.limits.MaxSessionsPerAddress, "idle_timeout_s": s.limits.IdleTimeout.Seconds(),
 		"read_limit_bytes": s.limits.ReadLimit, "messages_per_second": s.limits.MsgsPerSecond,
-		"max_prompt_bytes": session.MaxPromptBytes, "max_stop_strings": session.MaxStopStrings, "max_sample_n": session.MaxSampleMany, "max_resume_log": MaxResumeLog,
+		"max_prompt_bytes": session.MaxPromptBytes, "max_stop_strings": session.MaxStopStrings, "max_sample_n": session.MaxSampleMany, "max_resume_log": MaxResumeLog, "max_replay_passes": MaxReplayPasses,
 	}}
 }
