@@ -125,3 +125,29 @@ func TestBrowserBackForwardCache(t *testing.T) {
 	}
 	b.AssertNoJSErrors(t)
 }
+
+// TestBrowserLessonPanelScrolledAway: a lesson panel that holds a session
+// (the decode loop, stepped by the student) closes it when it is scrolled
+// more than two screens away, and runs again when scrolled back.
+func TestBrowserLessonPanelScrolledAway(t *testing.T) {
+	ts, _ := labServer(t)
+	b := browsertest.New(t)
+	ctx := b.Ctx
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			b.Screenshot(t, "scrolled-away-failure")
+			t.Fatal(err)
+		}
+	}
+	must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lessons/after-send?s=10")))
+	must(waitJS(ctx, `!!document.querySelector('#section-10 [data-testid=loop-cycle]') && document.querySelector('#section-10 .lp-root').dataset.ready === '1'`))
+	waitSessions(t, ts.URL, 1)
+	// the page grows far below the panel (as a long section would) and the student scrolls down
+	must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.body.append(Object.assign(document.createElement('div'), { id: 'spacer', style: 'height: 6000px' })); window.scrollTo(0, document.documentElement.scrollHeight)`)))
+	waitSessions(t, ts.URL, 0)
+	must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('#section-10 .lesson-panel').scrollIntoView()`)))
+	must(waitJS(ctx, `document.querySelector('#section-10 .lp-root') && document.querySelector('#section-10 .lp-root').dataset.ready === '1' && !document.querySelector('#section-10 .lp-root').dataset.paused`))
+	waitSessions(t, ts.URL, 1)
+	b.AssertNoJSErrors(t)
+}

@@ -75,12 +75,31 @@ export function tokText(t) { return IS.tokenLabel(t); }
 export function hex(bytes) { return Array.from(bytes, (b) => b.toString(16).toUpperCase().padStart(2, "0")).join(" "); }
 
 // keepOpen holds a panel's websocket while the student steps it: it is
-// closed when the panel re-runs, and when its section is hidden (so panels
-// left behind never hold sessions another panel or visitor needs); coming
-// back to the section re-runs the panel.
+// closed when the panel re-runs, when its section is hidden, and when the
+// panel is scrolled far away (more than two screens from the viewport), so
+// panels left behind never hold sessions another panel or visitor needs;
+// coming back to the section, or scrolling back, re-runs the panel.
 export function keepOpen(root, sec, run, onPause) {
+  let away = false;
+  const io = new IntersectionObserver((es) => { away = !es[es.length - 1].isIntersecting; }, { rootMargin: "200% 0px" });
+  io.observe(root);
   const timer = setInterval(() => {
-    if (!root.alive()) { clearInterval(timer); run.close(); return; }
+    if (!root.alive()) { clearInterval(timer); io.disconnect(); run.close(); return; }
+    if (away && !sec.hidden && !root.dataset.paused) {
+      root.dataset.paused = "1";
+      run.close();
+      if (onPause) onPause();
+      const back = new IntersectionObserver((es) => {
+        if (!es[es.length - 1].isIntersecting || !root.alive()) return;
+        back.disconnect();
+        clearInterval(timer);
+        io.disconnect();
+        const again = root.closest(".lesson-panel") && root.closest(".lesson-panel").querySelector(".panel-head button");
+        if (again) again.click();
+      }, { rootMargin: "200% 0px" });
+      back.observe(root);
+      return;
+    }
     if (sec.hidden && !root.dataset.paused) {
       root.dataset.paused = "1";
       run.close();
@@ -89,6 +108,7 @@ export function keepOpen(root, sec, run, onPause) {
         if (sec.hidden || !root.alive()) return;
         mo.disconnect();
         clearInterval(timer);
+        io.disconnect();
         const again = root.closest(".lesson-panel") && root.closest(".lesson-panel").querySelector(".panel-head button");
         if (again) again.click();
       });
