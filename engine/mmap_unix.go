@@ -2,18 +2,27 @@
 
 package engine
 
-// mmap_unix.go: checkpoint files mapped read-only into memory (weights are used in place).
+// mmap_unix.go: checkpoint files read once into private, read-only memory
+// (weights are used in place there).
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"syscall"
 )
 
-// mapFile maps path read-only. The mapping lives as long as the process
-// (the weights a Model holds point into it), so it is never unmapped; its
-// pages are the page cache's, read on first touch and shared with every
-// other process mapping the same file.
+// mapFile reads path into an anonymous mapping of its size, then makes it
+// read-only (a write to the weights faults). The memory is the process's
+// own, outside the Go heap (the collector never scans or counts it), and
+// lives as long as the process (the weights a Model holds point into it).
+//
+// It is a copy, not a mapping of the file: a mapped file that is
+// truncated or overwritten on disk while the server runs (`cp` over it
+// truncates first) takes its pages away, and the next read of a weight is
+// a SIGBUS that kills the process, every session and room with it. A copy
+// cannot change under the engine: the server keeps computing with the
+// weights it loaded until it loads them again.
 func mapFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -29,12 +38,19 @@ func mapFile(path string) ([]byte, error) {
 		return []byte{}, nil
 	}
 	if size != int64(int(size)) || size < 0 {
-		return nil, fmt.Errorf("%s: %d bytes is too large to map", path, size)
+		return nil, fmt.Errorf("%s: %d bytes is too large to load", path, size)
 	}
-	b, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	b, err := syscall.Mmap(-1, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
-		// e.g. a filesystem without mmap: fall back to reading it
-		return os.ReadFile(path)
+		return os.ReadFile(path) // no anonymous mappings here: the Go heap then
+	}
+	if _, err := io.ReadFull(f, b); err != nil {
+		syscall.Munmap(b)
+		return nil, fmt.Errorf("%s: reading %d bytes: %w (did the file change while it was read?)", path, size, err)
+	}
+	if err := syscall.Mprotect(b, syscall.PROT_READ); err != nil {
+		syscall.Munmap(b)
+		return nil, err
 	}
 	return b, nil
 }

@@ -1,0 +1,86 @@
+package web_test
+
+// model_on_disk_test.go: a model file truncated on disk while the server
+// runs (`cp` over it truncates first) takes nothing down: the weights were
+// read into the server's own memory at load, so the run in progress goes
+// on with the same tokens and a new visitor's run works (it used to be a
+// SIGBUS in engine.rmsnorm that ended every session and room).
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/internal/testenv"
+	"github.com/inferscope/inferscope/web"
+)
+
+func TestModelTruncatedOnDiskMidRun(t *testing.T) {
+	src, dir := testenv.Stories260K(), t.TempDir()
+	for _, name := range []string{"stories260K.bin", "tok512.bin"} {
+		in, err := os.Open(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := os.Create(filepath.Join(dir, name))
+		io.Copy(out, in)
+		in.Close()
+		out.Close()
+	}
+	m, err := engine.LoadModel(filepath.Join(dir, "stories260K.bin"), filepath.Join(dir, "tok512.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := web.NewEngineCatalog()
+	if err := cat.Add(m, "", true); err != nil {
+		t.Fatal(err)
+	}
+	ts := serveCatalog(t, web.Options{Catalog: cat})
+	ids := func(w *wsClient, n int, truncate bool) []int {
+		w.send("start", map[string]any{"prompt": "Once upon a time", "max_new_tokens": n, "stop_at_eos": false, "sampling": map[string]any{"temperature": 0}})
+		if m := w.read(); m.Type != web.MsgStarted {
+			t.Fatalf("start: %s %s", m.Type, m.Payload)
+		}
+		var got []int
+		for len(got) < n {
+			w.send("step_token", nil)
+			for {
+				e := w.event()
+				if e.Append != nil {
+					got = append(got, e.Append.ID)
+					if truncate && len(got) == 2 {
+						if err := os.Truncate(filepath.Join(dir, "stories260K.bin"), 1<<10); err != nil {
+							t.Fatal(err)
+						}
+					}
+					break
+				}
+				if e.Stage == "stop" {
+					return got
+				}
+			}
+		}
+		return got
+	}
+	want := ids(dial(t, ts), 8, false)
+	if got := ids(dial(t, ts), 8, true); len(got) != 8 || !equalIDs(got, want) {
+		t.Fatalf("the run whose file was truncated after 2 tokens: %v, want %v", got, want)
+	}
+	if got := ids(dial(t, ts), 8, false); !equalIDs(got, want) {
+		t.Fatalf("a new visitor's run after the truncation: %v, want %v", got, want)
+	}
+}
+
+func equalIDs(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
