@@ -36,11 +36,19 @@ func (s *Server) joinPage(c echo.Context) error {
 	fail := func(status int, msg string) error {
 		return render(c, status, views.Join(views.JoinData{Code: raw, Error: msg}))
 	}
+	// a wrong code counts toward the address's lockout only when a person
+	// typed it here: a cross-site page (an <img src="/join?code=…">) must
+	// not lock a student's network out of joining
+	guess := func() {
+		if !crossSite(c.Request()) {
+			s.rooms.guard.fail(ip)
+		}
+	}
 	if wait := s.rooms.guard.blocked(ip); wait > 0 {
 		return fail(http.StatusTooManyRequests, fmt.Sprintf("Too many wrong class codes from your network: try again in %d seconds.", int(wait.Seconds()+0.999)))
 	}
 	if !validRoomCode(code) {
-		s.rooms.guard.fail(ip)
+		guess()
 		return fail(http.StatusNotFound, fmt.Sprintf("A class code is %d letters and digits, such as ABC234. Check the code on the presenter's screen.", roomCodeLen))
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
@@ -52,7 +60,7 @@ func (s *Server) joinPage(c echo.Context) error {
 		status := http.StatusServiceUnavailable
 		switch er.code {
 		case "room_not_found":
-			s.rooms.guard.fail(ip)
+			guess()
 			status = http.StatusNotFound
 		case "room_closed":
 			status = http.StatusGone
@@ -115,4 +123,18 @@ func qrSVG(bm [][]bool, title string) []byte {
 
 func escapeXML(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
+
+// crossSite reports whether a request comes from another site's page: the
+// browser says so (Sec-Fetch-Site), or it carries another origin.
+func crossSite(r *http.Request) bool {
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return true
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+		if u, err := url.Parse(o); err == nil && !strings.EqualFold(u.Host, r.Host) {
+			return true
+		}
+	}
+	return false
 }

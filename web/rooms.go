@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/engine/session"
+	"github.com/inferscope/inferscope/internal/serve"
 )
 
 // RoomOptions bound classroom rooms. Zero fields take the defaults of
@@ -96,6 +97,13 @@ const (
 	roomCodeAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 	roomSubject      = "inferscope.room."
 	closedRoomMemory = time.Hour // a closed room still answers "ended" this long
+	// unjoinedRoomIdle closes a room nobody joined this long after its
+	// presenter left (rooms opened and abandoned cannot hold the server's
+	// rooms for the whole Idle)
+	unjoinedRoomIdle = 2 * time.Minute
+	// maxRoomsPerAddress is how many open rooms one client address may own
+	// (a school behind one NAT: a few teachers at once)
+	maxRoomsPerAddress = 4
 )
 
 func validRoomCode(s string) bool {
@@ -229,7 +237,7 @@ func (h *roomHub) sweep(now time.Time) {
 	h.mu.Unlock()
 	for _, r := range rooms {
 		r.mu.Lock()
-		closed, closedAt, left, presenter := r.closed, r.closedAt, r.left, r.presenter
+		closed, closedAt, left, presenter, joined := r.closed, r.closedAt, r.left, r.presenter, r.joined
 		r.mu.Unlock()
 		switch {
 		case closed && now.Sub(closedAt) > closedRoomMemory:
@@ -240,6 +248,8 @@ func (h *roomHub) sweep(now time.Time) {
 		case closed:
 		case now.Sub(r.created) > h.opts.MaxAge:
 			r.close(fmt.Sprintf("the class has ended: rooms close %s after they open", humanDuration(h.opts.MaxAge)))
+		case presenter == nil && !joined && now.Sub(left) > unjoinedRoomIdle:
+			r.close(fmt.Sprintf("the class has ended: nobody joined, and the presenter has been away for %s", humanDuration(unjoinedRoomIdle)))
 		case presenter == nil && now.Sub(left) > h.opts.Idle:
 			r.close(fmt.Sprintf("the class has ended: the presenter has been away for %s", humanDuration(h.opts.Idle)))
 		}
@@ -259,12 +269,14 @@ type room struct {
 	code    string
 	key     string
 	created time.Time
+	addr    string // the presenter's client address when it opened (MaxRoomsPerAddress)
 
 	mu        sync.Mutex
 	page      string          // the page the presenter is on: /lab, /compare, /lessons/NAME
 	pageState json.RawMessage // what a compare or lesson page shows (the presenter's page sends it)
 	presenter *wsConn
 	left      time.Time // when the presenter disconnected
+	joined    bool      // a student has followed it (a room nobody joined closes soon after its presenter leaves)
 	seq       int64
 	start     *StartPayload
 	log       []LogEntry
@@ -359,13 +371,20 @@ func (h *roomHub) open(c *wsConn, page string, state json.RawMessage) (*room, er
 	}
 	h.janitorOn.Do(func() { go h.janitor() })
 	h.mu.Lock()
-	n := 0
+	n, mine, addr := 0, 0, serve.AddressOf(c.visitor)
 	for _, r := range h.owned {
 		r.mu.Lock()
 		if !r.closed {
 			n++
+			if r.addr == addr {
+				mine++
+			}
 		}
 		r.mu.Unlock()
+	}
+	if mine >= maxRoomsPerAddress {
+		h.mu.Unlock()
+		return nil, &ProtocolError{Code: "too_many_rooms", Msg: fmt.Sprintf("your network address already presents %d classes (the limit per address is %d): end one with “End the class”; a class nobody joined ends %s after its presenter leaves", mine, maxRoomsPerAddress, humanDuration(unjoinedRoomIdle))}
 	}
 	if n >= h.opts.MaxRooms {
 		h.mu.Unlock()
@@ -378,7 +397,7 @@ func (h *roomHub) open(c *wsConn, page string, state json.RawMessage) (*room, er
 			break
 		}
 	}
-	r := &room{h: h, code: code, key: newSecret(24), created: time.Now(), page: page, pageState: nonNull(state), presenter: c, presence: map[string]roomPresence{}}
+	r := &room{h: h, code: code, key: newSecret(24), created: time.Now(), addr: addr, page: page, pageState: nonNull(state), presenter: c, presence: map[string]roomPresence{}}
 	h.owned[code] = r
 	h.mu.Unlock()
 	// a code another replica uses answers on the bus: pick another
@@ -497,6 +516,7 @@ func (r *room) onUp(b []byte) {
 	switch {
 	case m.Presence != nil:
 		r.presence[m.Presence.Replica] = *m.Presence
+		r.joined = r.joined || m.Presence.Followers > 0
 		t := r.totalsLocked()
 		b, _ := json.Marshal(t)
 		r.publishLocked(MsgRoomCounts, b)
@@ -620,6 +640,9 @@ func (r *room) close(reason string) {
 	b, _ := json.Marshal(map[string]string{"reason": reason})
 	r.publishLocked(MsgRoomClosed, b)
 	r.closed, r.closedAt, r.reason = true, time.Now(), reason
+	// a tombstone: a closed room answers "ended" for closedRoomMemory and
+	// keeps nothing of what it showed
+	r.start, r.log, r.pageState, r.poll = nil, nil, nil, nil
 	if c := r.presenter; c != nil {
 		c.presenting.Store(nil)
 		c.tryReply(MsgRoomClosed, map[string]string{"reason": reason})
@@ -864,12 +887,21 @@ func (c *wsConn) roomCommand(cmd Command) {
 		}
 		return
 	}
+	// a presenter command names a code and a key: wrong ones are guesses,
+	// charged to the address's guard like wrong join codes
+	addr := serve.AddressOf(c.visitor)
+	if wait := h.guard.blocked(addr); wait > 0 {
+		c.sendError(cmd.ID, "rate_limited", fmt.Sprintf("too many wrong class codes or presenter keys from your network: try again in %d seconds", int(wait.Seconds()+0.999)))
+		return
+	}
 	r := h.owner(p.Code)
 	if r == nil {
+		h.guard.fail(addr)
 		c.sendError(cmd.ID, "room_not_found", "no room "+p.Code+" on this server: it has ended, or its presenter reconnected to another replica")
 		return
 	}
 	if !r.keyOK(p.Key) {
+		h.guard.fail(addr)
 		c.sendError(cmd.ID, "bad_key", "the presenter key does not match room "+p.Code+": only the browser that opened the room can present it")
 		return
 	}

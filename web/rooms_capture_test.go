@@ -1,0 +1,111 @@
+package web_test
+
+// rooms_capture_test.go: rooms one machine cannot capture — a cap on the
+// rooms one address owns, presenter-key guesses charged like join-code
+// guesses, and cross-site requests that never lock a student's network
+// out of /join.
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/web"
+)
+
+func TestRoomsPerAddress(t *testing.T) {
+	ts := roomServer(t, web.RoomOptions{})
+	for range 4 {
+		openRoom(t, dial(t, ts), map[string]any{"page": "/lab"})
+	}
+	w := dial(t, ts)
+	w.send("room_open", map[string]any{"page": "/lab"})
+	m := readReply(w)
+	var e web.ErrorPayload
+	json.Unmarshal(m.Payload, &e)
+	if m.Type != web.MsgError || e.Code != "too_many_rooms" || !strings.Contains(e.Message, "the limit per address is 4") {
+		t.Fatalf("a fifth room from one address: %s %s, want too_many_rooms naming the limit", m.Type, m.Payload)
+	}
+	// another address (another school, another teacher's laptop) still opens one
+	other := dialWith(t, fromAddr("127.0.0.2"), wsURL(ts), nil)
+	openRoom(t, other, map[string]any{"page": "/lab"})
+}
+
+func TestRoomClaimGuessesCharged(t *testing.T) {
+	ts := roomServer(t, web.RoomOptions{JoinFailures: 3, JoinRefill: time.Hour})
+	w := dial(t, ts)
+	codes := []string{}
+	for range 3 {
+		w.send("room_claim", map[string]any{"code": "QQQQQQ", "key": "nope"})
+		var e web.ErrorPayload
+		json.Unmarshal(readReply(w).Payload, &e)
+		codes = append(codes, e.Code)
+	}
+	w.send("room_claim", map[string]any{"code": "QQQQQQ", "key": "nope"})
+	var e web.ErrorPayload
+	json.Unmarshal(readReply(w).Payload, &e)
+	if strings.Join(codes, ",") != "room_not_found,room_not_found,room_not_found" || e.Code != "rate_limited" {
+		t.Fatalf("claims with a random code: %v then %s, want room_not_found ×3 then rate_limited", codes, e.Code)
+	}
+	// the guard is the address's: /join is locked too, another address is not
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Get(ts.URL + "/join?code=QQQQQQ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("/join after the claim guesses: %d, want 429", resp.StatusCode)
+	}
+	other := dialWith(t, fromAddr("127.0.0.2"), wsURL(ts), nil)
+	other.send("room_claim", map[string]any{"code": "QQQQQQ", "key": "nope"})
+	json.Unmarshal(readReply(other).Payload, &e)
+	if e.Code != "room_not_found" {
+		t.Errorf("another address's claim: %s, want room_not_found", e.Code)
+	}
+}
+
+func TestJoinCrossSiteNotCharged(t *testing.T) {
+	ts := roomServer(t, web.RoomOptions{JoinFailures: 3, JoinRefill: time.Hour})
+	room := openRoom(t, dial(t, ts), map[string]any{"page": "/lab"})
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(code string, h map[string]string) int {
+		req, _ := http.NewRequest("GET", ts.URL+"/join?code="+code, nil)
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	cases := []struct {
+		name string
+		h    map[string]string
+	}{
+		{"an <img> on another site", map[string]string{"Sec-Fetch-Site": "cross-site"}},
+		{"a fetch from another origin", map[string]string{"Origin": "https://evil.example"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for range 10 {
+				if s := get("QQQQQQ", c.h); s != http.StatusNotFound {
+					t.Fatalf("a cross-site wrong code: %d, want 404", s)
+				}
+			}
+			if s := get(room.Code, nil); s != http.StatusSeeOther {
+				t.Fatalf("the student's own join after 10 cross-site wrong codes: %d, want 303 (not locked out)", s)
+			}
+		})
+	}
+	// typed here, wrong codes still count
+	for range 3 {
+		get("QQQQQQ", map[string]string{"Sec-Fetch-Site": "same-origin"})
+	}
+	if s := get(room.Code, nil); s != http.StatusTooManyRequests {
+		t.Errorf("after 3 wrong codes typed on /join: %d, want 429", s)
+	}
+}
