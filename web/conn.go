@@ -69,15 +69,20 @@ func (s *Server) handleWS(c echo.Context) error {
 		}
 		return refuse("server_full", fmt.Sprintf("server full: %d sessions are running (the limit); try again in a minute", lim.MaxSessions), "server full")
 	}
-	defer s.conns.n.Add(-1)
+	// a refused session gives back what it took before the client hears
+	// the refusal: a client that tries again at once must find it free
 	addr := serve.AddressOf(visitor)
 	if n, ok := s.conns.addresses.acquire(addr, lim.MaxSessionsPerAddress); !ok {
+		s.conns.n.Add(-1)
 		return refuse("too_many_sessions", fmt.Sprintf("your network address already has %d sessions open, the most one address may hold (shared by everyone behind it, e.g. a school's network): close tabs of this app you are not using, or ask whoever runs the server to raise --max-sessions-per-address", n), "too many sessions")
 	}
-	defer s.conns.addresses.release(addr)
 	if n, ok := s.conns.visitors.acquire(visitor, lim.MaxSessionsPerVisitor); !ok {
+		s.conns.addresses.release(addr)
+		s.conns.n.Add(-1)
 		return refuse("too_many_sessions", fmt.Sprintf("this browser already has %d sessions of this app open (the limit is %d per browser): close another tab of this app, or a lesson page, and try again", n, lim.MaxSessionsPerVisitor), "too many sessions")
 	}
+	defer s.conns.n.Add(-1)
+	defer s.conns.addresses.release(addr)
 	defer s.conns.visitors.release(visitor)
 	conn := &wsConn{s: s, ws: ws, id: id, visitor: visitor, lim: lim, send: make(chan outMsg, lim.SendBuffer), ctl: make(chan ctlFrame, 4), active: make(chan struct{}, 1),
 		cmds: make(chan Command, 8), done: make(chan struct{}), shutdown: make(chan closeReason, 1), tokens: float64(lim.Burst), last: time.Now()}
