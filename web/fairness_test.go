@@ -2,6 +2,9 @@ package web_test
 
 import (
 	"encoding/json"
+	"io"
+	"net"
+	"net/http"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -281,7 +284,9 @@ func BenchmarkFairnessVocab(b *testing.B) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				hc := httpFrom("127.0.0.2")
+				// one keep-alive connection each, as the measured attack used
+				hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxConnsPerHost: 1,
+					DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}).DialContext}}
 				for !stop.Load() {
 					if paused.Load() {
 						time.Sleep(2 * time.Millisecond)
@@ -291,6 +296,7 @@ func BenchmarkFairnessVocab(b *testing.B) {
 					if err != nil {
 						continue
 					}
+					io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
 					if resp.StatusCode == 200 {
 						served.Add(1)

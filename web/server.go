@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -77,8 +78,10 @@ type Server struct {
 	lessons []*lessons.Lesson
 	rooms   *roomHub
 	live    liveSet // open sessions' figures for /server (serverview.go)
-	// vocabRate is the per-visitor rate of /api/vocab (vocab.go)
-	vocabRate *visitorRate
+	// vocabRate is the per-visitor rate of /api/vocab, vocabDelay how long
+	// a refused search waits for its 429 (vocab.go)
+	vocabRate  *visitorRate
+	vocabDelay time.Duration
 }
 
 // New builds the routes. It does not listen; use ServeHTTP or ListenAndServe.
@@ -94,7 +97,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, log: lg, echo: echo.New(), assets: assets, limits: opts.Limits.withDefaults(),
 		conns: &connSet{conns: map[*wsConn]struct{}{}}, hosts: newHostPolicy(opts.AllowedHosts), sched: NewFairQueue(opts.EngineSlots)}
 	s.bytes = newByteBudget(s.limits.VisitorBytesPerSecond, s.limits.VisitorByteBurst)
-	s.vocabRate = newVisitorRate(vocabPerSecond, vocabBurst)
+	s.vocabRate, s.vocabDelay = newVisitorRate(vocabPerSecond, vocabBurst), vocabRefusalDelay
 	s.metrics = newMetrics(func() float64 { return float64(s.conns.kvBytes.Load()) })
 	s.rooms = newRoomHub(s, opts.Rooms)
 	if err := s.loadLessons(); err != nil {

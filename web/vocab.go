@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -37,6 +38,8 @@ const maxVocabResults = 50
 const (
 	vocabPerSecond = 10.0
 	vocabBurst     = 20
+	// vocabRefusalDelay holds a refused search before its 429
+	vocabRefusalDelay = time.Second
 )
 
 // SearchVocab implements VocabSearcher. A query that is a number finds
@@ -114,6 +117,13 @@ func (s *Server) apiVocab(c echo.Context) error {
 	// per-visitor rate, so a flood of searches cannot slow others' steps
 	visitor := s.visitorOf(c.Request())
 	if !s.vocabRate.allow(visitor) {
+		// the refusal waits a moment first: a client looping on refusals
+		// then makes one request a second per connection instead of
+		// thousands, which would take the cores from everyone's steps
+		select {
+		case <-time.After(s.vocabDelay):
+		case <-c.Request().Context().Done():
+		}
 		return echo.NewHTTPError(http.StatusTooManyRequests, fmt.Sprintf("too many vocabulary searches: the limit is %g per second per visitor (a burst of %d); try again in a moment", vocabPerSecond, vocabBurst))
 	}
 	var toks []VocabEntry

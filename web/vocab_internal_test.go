@@ -74,6 +74,7 @@ func TestVocabRatePerVisitor(t *testing.T) {
 	s := vocabServer(t)
 	now := time.Now()
 	s.vocabRate.now = func() time.Time { return now }
+	s.vocabDelay = time.Millisecond // (a second in serve: a looping client then asks once a second)
 	ok := 0
 	var last *httptest.ResponseRecorder
 	for range vocabBurst + 5 {
