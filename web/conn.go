@@ -63,11 +63,22 @@ func (s *Server) handleWS(c echo.Context) error {
 		s.metrics.rejected.Add(1)
 		return nil
 	}
-	if s.conns.closing.Load() || s.conns.n.Add(1) > int64(lim.MaxSessions) {
+	// open rooms whose presenter is away keep a session each for the
+	// presenter's return (rooms.go presentersAway); only that presenter,
+	// naming its room and key, may take it
+	limit := lim.MaxSessions
+	if !s.rooms.reclaiming(c.Request()) {
+		limit -= s.rooms.presentersAway()
+	}
+	if s.conns.closing.Load() || s.conns.n.Add(1) > int64(limit) {
 		if !s.conns.closing.Load() {
 			s.conns.n.Add(-1)
 		}
-		return refuse("server_full", fmt.Sprintf("server full: %d sessions are running (the limit); try again in a minute", lim.MaxSessions), "server full")
+		msg := fmt.Sprintf("server full: %d sessions are running (the limit); try again in a minute", lim.MaxSessions)
+		if limit < lim.MaxSessions {
+			msg = fmt.Sprintf("server full: the server runs at most %d sessions and keeps %d of them free for presenters coming back to their classes; try again in a minute", lim.MaxSessions, lim.MaxSessions-limit)
+		}
+		return refuse("server_full", msg, "server full")
 	}
 	// a refused session gives back what it took before the client hears
 	// the refusal: a client that tries again at once must find it free

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -446,6 +447,38 @@ func (r *room) unsubscribe() {
 }
 
 // keyOK compares in constant time.
+// presentersAway is how many open rooms of this server have no presenter
+// connected: each keeps a session free for its presenter's reclaim
+// (conn.go), so students filling the server cannot lock the teacher out.
+func (h *roomHub) presentersAway() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, r := range h.owned {
+		r.mu.Lock()
+		if !r.closed && r.presenter == nil {
+			n++
+		}
+		r.mu.Unlock()
+	}
+	return n
+}
+
+// reclaiming reports whether req is a presenter coming back to its room:
+// /ws?room=CODE&key=KEY naming an open room of this server, presenter
+// away, with its key. Such a connection may take the session its room
+// keeps free.
+func (h *roomHub) reclaiming(req *http.Request) bool {
+	q := req.URL.Query()
+	r := h.owner(normalizeCode(q.Get("room")))
+	if r == nil || !r.keyOK(q.Get("key")) {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.closed && r.presenter == nil
+}
+
 func (r *room) keyOK(key string) bool {
 	return subtle.ConstantTimeCompare([]byte(key), []byte(r.key)) == 1
 }

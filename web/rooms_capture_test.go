@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/inferscope/inferscope/web"
 )
 
@@ -107,5 +109,66 @@ func TestJoinCrossSiteNotCharged(t *testing.T) {
 	}
 	if s := get(room.Code, nil); s != http.StatusTooManyRequests {
 		t.Errorf("after 3 wrong codes typed on /join: %d, want 429", s)
+	}
+}
+
+// TestPresenterSessionReserved: while a presenter is away, the server
+// keeps a session free for it: students filling the server cannot take
+// it, and the presenter coming back with its room and key gets in and
+// reclaims the room (it used to get server_full).
+func TestPresenterSessionReserved(t *testing.T) {
+	cat, _ := defaultCatalog(t)
+	ts := serveCatalog(t, web.Options{Catalog: cat, Limits: web.Limits{MaxSessions: 3}})
+	p := dial(t, ts)
+	room := openRoom(t, p, map[string]any{"page": "/lab"})
+	p.c.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	first := func(w *wsClient, err error) string {
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := w.read()
+		if m.Type == web.MsgError {
+			var e web.ErrorPayload
+			json.Unmarshal(m.Payload, &e)
+			return e.Code
+		}
+		return m.Type
+	}
+	try := func(query string) (*wsClient, string) {
+		c, _, err := websocket.DefaultDialer.Dial(wsURL(ts)+query, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		w := &wsClient{t: t, c: c}
+		return w, first(w, nil)
+	}
+	// two students get in; a third is refused: the last session is the presenter's
+	var got []string
+	for range 3 {
+		for {
+			_, code := try("")
+			if code != "server_full" || len(got) >= 2 || time.Now().After(deadline) {
+				got = append(got, code)
+				break
+			}
+			time.Sleep(20 * time.Millisecond) // the presenter's closed session is being released
+		}
+	}
+	if strings.Join(got, ",") != "welcome,welcome,server_full" {
+		t.Fatalf("students while the presenter is away: %v, want welcome ×2 then server_full", got)
+	}
+	// a wrong key does not get the reserve
+	if _, code := try("?room=" + room.Code + "&key=wrong"); code != "server_full" {
+		t.Errorf("a wrong key: %s, want server_full", code)
+	}
+	w, code := try("?room=" + room.Code + "&key=" + room.Key)
+	if code != "welcome" {
+		t.Fatalf("the presenter coming back: %s, want welcome", code)
+	}
+	w.send("room_claim", map[string]any{"code": room.Code, "key": room.Key})
+	if m := readReply(w); m.Type != web.MsgRoomOpened {
+		t.Fatalf("reclaim: %s %s", m.Type, m.Payload)
 	}
 }

@@ -43,7 +43,9 @@ export class Client {
     if (this.ws && this.ws.readyState <= 1) return this.ready;
     this.suspended = false;
     this.ready = new Promise((resolve, reject) => {
-      const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
+      // query: a presenter coming back names its room and key (room.js), so
+      // it may take the session the server keeps free for it
+      const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws" + (this.query || ""));
       let refusal = null, welcomed = false;
       this.ws = ws;
       ws.onmessage = (e) => {

@@ -134,6 +134,10 @@ function pageLink(page) {
 function presenter(lab, bar) {
   let room = null;
   try { room = JSON.parse(sessionStorage.getItem(KEY) || "null"); } catch (e) { room = null; }
+  // a presenter's connections name the room and key: coming back, this
+  // page may take the session the server keeps free for it
+  const reclaimQuery = () => { lab.client.query = room ? "?room=" + encodeURIComponent(room.code) + "&key=" + encodeURIComponent(room.key) : ""; };
+  reclaimQuery();
   let claimed = false;
   const isLab = lab.kind === "lab", isLesson = lab.kind === "lesson";
   window.ISClassHook = { following: () => false, answer: () => false };
@@ -268,6 +272,7 @@ function presenter(lab, bar) {
   }
   function forget(reason) {
     room = null;
+    reclaimQuery();
     claimed = false;
     sessionStorage.removeItem(KEY);
     if (!isLab) lab.client.close();
@@ -294,6 +299,7 @@ function presenter(lab, bar) {
       switch (msg.type) {
         case "room_opened":
           room = { code: p.code, key: p.key };
+          reclaimQuery();
           sessionStorage.setItem(KEY, JSON.stringify(room));
           lab.adopt(p.start, p.log || []);
           claimed = true;
