@@ -34,6 +34,7 @@ type follower struct {
 	ws       *websocket.Conn
 	id       string        // anonymous: a random id of this socket
 	voter    string        // anonymous: the student's browser in this room (voterID), one vote per poll
+	visitor  string        // the visitor key (visitors.go), for MaxFollowersPerVisitor
 	ctl      chan ctlFrame // pongs and close echoes the reader hands the writer (control.go)
 	send     chan *fanMsg
 	done     chan struct{}
@@ -111,7 +112,7 @@ func (s *Server) handleRoomWS(c echo.Context) error {
 		v, err := h.join(c.Request().Context(), clientIP(c.Request()), code)
 		if err == nil {
 			id := newSecret(8)
-			f = &follower{v: v, ws: ws, id: id, voter: voterID(code, s.visitorOf(c.Request()), id), ctl: make(chan ctlFrame, 4), send: make(chan *fanMsg, h.opts.FollowerBuffer), done: make(chan struct{}), lim: s.limits, h: h, deflate: deflate}
+			f = &follower{v: v, ws: ws, id: id, voter: voterID(code, s.visitorOf(c.Request()), id), visitor: s.visitorOf(c.Request()), ctl: make(chan ctlFrame, 4), send: make(chan *fanMsg, h.opts.FollowerBuffer), done: make(chan struct{}), lim: s.limits, h: h, deflate: deflate}
 			err = v.admit(f)
 		}
 		var er *errRoom

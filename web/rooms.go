@@ -38,6 +38,11 @@ type RoomOptions struct {
 	MaxRooms int
 	// MaxFollowers is how many students may follow one room.
 	MaxFollowers int
+	// MaxFollowersPerVisitor is how many follower sockets one visitor (a
+	// browser, or a client address without the visitor cookie) may hold
+	// in one room on one replica: a student's tabs, not a script's
+	// hundreds that would fill the class.
+	MaxFollowersPerVisitor int
 	// Idle closes a room whose presenter has been gone this long.
 	Idle time.Duration
 	// MaxAge closes any room this long after it opened.
@@ -58,7 +63,7 @@ type RoomOptions struct {
 
 // DefaultRoomOptions are documented in the README.
 func DefaultRoomOptions() RoomOptions {
-	return RoomOptions{MaxRooms: 16, MaxFollowers: 200, Idle: 30 * time.Minute, MaxAge: 12 * time.Hour,
+	return RoomOptions{MaxRooms: 16, MaxFollowers: 200, MaxFollowersPerVisitor: 4, Idle: 30 * time.Minute, MaxAge: 12 * time.Hour,
 		JoinFailures: 10, JoinRefill: 6 * time.Second, FollowerBuffer: 256, DetailMs: 250}
 }
 
@@ -69,6 +74,9 @@ func (o RoomOptions) withDefaults() RoomOptions {
 	}
 	if o.MaxFollowers <= 0 {
 		o.MaxFollowers = d.MaxFollowers
+	}
+	if o.MaxFollowersPerVisitor <= 0 {
+		o.MaxFollowersPerVisitor = d.MaxFollowersPerVisitor
 	}
 	if o.Idle <= 0 {
 		o.Idle = d.Idle

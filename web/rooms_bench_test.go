@@ -437,7 +437,7 @@ func benchServer(b *testing.B, m *engine.Model, f Fanout) (*Server, *httptest.Se
 	if err := cat.Add(m, "", true); err != nil {
 		b.Fatal(err)
 	}
-	srv, err := New(Options{Catalog: cat, Rooms: RoomOptions{Fanout: f, MaxFollowers: 1000}})
+	srv, err := New(Options{Catalog: cat, Rooms: RoomOptions{Fanout: f, MaxFollowers: 1000, MaxFollowersPerVisitor: 1000}})
 	if err != nil {
 		b.Fatal(err)
 	}

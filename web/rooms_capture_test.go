@@ -172,3 +172,42 @@ func TestPresenterSessionReserved(t *testing.T) {
 		t.Fatalf("reclaim: %s %s", m.Type, m.Payload)
 	}
 }
+
+// TestFollowersPerVisitor: one machine cannot fill a class with follower
+// sockets: a browser (or a client address without the visitor cookie)
+// follows a room in at most 4 tabs; other students still join.
+func TestFollowersPerVisitor(t *testing.T) {
+	ts := roomServer(t, web.RoomOptions{})
+	room := openRoom(t, dial(t, ts), map[string]any{"page": "/lab"})
+	join := func(cookie string) string {
+		h := http.Header{}
+		if cookie != "" {
+			h.Set("Cookie", "inferscope_visitor="+cookie)
+		}
+		c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.URL, "http")+"/ws/room?code="+room.Code, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		w := &wsClient{t: t, c: c, gaps: true}
+		m := w.read()
+		if m.Type == web.MsgError {
+			var e web.ErrorPayload
+			json.Unmarshal(m.Payload, &e)
+			return e.Code
+		}
+		return m.Type
+	}
+	for _, who := range []string{"", "AAAAAAAAAAAAAAAAAAAAAA"} {
+		var got []string
+		for range 5 {
+			got = append(got, join(who))
+		}
+		if strings.Join(got, ",") != "room_joined,room_joined,room_joined,room_joined,too_many_tabs" {
+			t.Errorf("visitor %q: %v, want 4 joins then too_many_tabs", who, got)
+		}
+	}
+	if got := join("BBBBBBBBBBBBBBBBBBBBBB"); got != "room_joined" {
+		t.Errorf("another student: %s", got)
+	}
+}

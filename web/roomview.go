@@ -738,6 +738,15 @@ func (v *roomView) admit(f *follower) error {
 	if max := v.h.opts.MaxFollowers; len(v.followers)+others >= max {
 		return &errRoom{"room_full", fmt.Sprintf("the class is full: %d students follow it (the limit); ask the presenter", max)}
 	}
+	mine := 0
+	for g := range v.followers {
+		if g.visitor == f.visitor {
+			mine++
+		}
+	}
+	if max := v.h.opts.MaxFollowersPerVisitor; mine >= max {
+		return &errRoom{"too_many_tabs", fmt.Sprintf("this browser already follows this class in %d tabs (the limit): close one of them and use it here", max)}
+	}
 	v.followers[f] = struct{}{}
 	if f.deflate {
 		v.deflaters++
