@@ -6,7 +6,6 @@ package engine
 // killed the process.
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,18 +15,7 @@ import (
 )
 
 func TestCheckpointTruncatedOnDiskAfterLoad(t *testing.T) {
-	src := testenv.Stories260K()
-	dir := t.TempDir()
-	for _, name := range []string{"stories260K.bin", "tok512.bin"} {
-		in, err := os.Open(filepath.Join(src, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, _ := os.Create(filepath.Join(dir, name))
-		io.Copy(out, in)
-		in.Close()
-		out.Close()
-	}
+	dir := testenv.Stories260KCopy(t)
 	m, err := LoadModel(filepath.Join(dir, "stories260K.bin"), filepath.Join(dir, "tok512.bin"))
 	if err != nil {
 		t.Fatal(err)

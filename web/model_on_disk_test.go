@@ -7,7 +7,6 @@ package web_test
 // SIGBUS in engine.rmsnorm that ended every session and room).
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,17 +17,7 @@ import (
 )
 
 func TestModelTruncatedOnDiskMidRun(t *testing.T) {
-	src, dir := testenv.Stories260K(), t.TempDir()
-	for _, name := range []string{"stories260K.bin", "tok512.bin"} {
-		in, err := os.Open(filepath.Join(src, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, _ := os.Create(filepath.Join(dir, name))
-		io.Copy(out, in)
-		in.Close()
-		out.Close()
-	}
+	dir := testenv.Stories260KCopy(t)
 	m, err := engine.LoadModel(filepath.Join(dir, "stories260K.bin"), filepath.Join(dir, "tok512.bin"))
 	if err != nil {
 		t.Fatal(err)

@@ -50,6 +50,24 @@ func Stories260K() string {
 	return filepath.Join(RepoRoot(), "engine", "testdata", "stories260K")
 }
 
+// Stories260KCopy copies the stories260K checkpoint and tokenizer into a
+// temporary directory (removed at cleanup) and returns it, for tests that
+// change the files on disk.
+func Stories260KCopy(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"stories260K.bin", "tok512.bin"} {
+		b, err := os.ReadFile(filepath.Join(Stories260K(), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // ExpectedTop is one row of expected-greedy.md's top-5 table: llama2.c's
 // logits at a position.
 type ExpectedTop struct {
