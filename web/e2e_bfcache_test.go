@@ -73,12 +73,7 @@ func TestBrowserBackForwardCache(t *testing.T) {
 	b := browsertest.New(t)
 	ctx := b.Ctx
 	_, want := engineRun(t, m, session.Config{Prompt: "The President said", Sampling: session.DefaultSampling(), MaxNewTokens: 8})
-	var wantGen []int
-	for _, e := range want {
-		if e.Append != nil {
-			wantGen = append(wantGen, e.Append.ID)
-		}
-	}
+	wantGen := eventIDs(want)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {

@@ -206,12 +206,7 @@ func TestBrowserLab(t *testing.T) {
 	must(chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-run"]`))))
 	must(waitJS(ctx, `document.getElementById("stop-text").dataset.reason !== undefined && document.body.dataset.busy === "0"`))
 	gen := evalJS[[]int](t, ctx, `[...document.querySelectorAll('[data-testid="gen-tok"]')].map(c => +c.dataset.id)`)
-	var wantGen []int
-	for _, e := range want {
-		if e.Append != nil {
-			wantGen = append(wantGen, e.Append.ID)
-		}
-	}
+	wantGen := eventIDs(want)
 	if fmt.Sprint(gen) != fmt.Sprint(wantGen) {
 		t.Errorf("generated %v, engine %v", gen, wantGen)
 	}
@@ -318,12 +313,7 @@ func TestBrowserLabReconnect(t *testing.T) {
 	b := browsertest.New(t)
 	ctx := b.Ctx
 	_, want := engineRun(t, m, session.Config{Prompt: "The President said", Sampling: session.DefaultSampling(), MaxNewTokens: 8})
-	var wantGen []int
-	for _, e := range want {
-		if e.Append != nil {
-			wantGen = append(wantGen, e.Append.ID)
-		}
-	}
+	wantGen := eventIDs(want)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -790,4 +780,15 @@ func TestBrowserLabLiveTiming(t *testing.T) {
 func jsFixed4(v float32) string {
 	f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(v), 'g', -1, 32), 64)
 	return strconv.FormatFloat(f, 'f', 4, 64)
+}
+
+// eventIDs is the token ids a run's events appended, in order.
+func eventIDs(evs []*session.Event) []int {
+	var ids []int
+	for _, e := range evs {
+		if e.Append != nil {
+			ids = append(ids, e.Append.ID)
+		}
+	}
+	return ids
 }

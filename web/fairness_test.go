@@ -192,6 +192,25 @@ const (
 	fairBlockSteps = 100
 )
 
+// interleaved times the good client's steps in fairBlocks pairs of
+// blocks, the load paused then running (see BenchmarkFairness); alone0 is
+// the first alone block.
+func interleaved(b *testing.B, good *wsClient, paused *atomic.Bool) (alone, loaded, alone0 []time.Duration) {
+	for blk := 0; blk < fairBlocks; blk++ {
+		paused.Store(true)
+		time.Sleep(100 * time.Millisecond) // cancelled runs stop, the queue drains
+		a := goodSteps(b, good, fairBlockSteps)
+		alone = append(alone, a...)
+		if blk == 0 {
+			alone0 = a
+		}
+		paused.Store(false)
+		time.Sleep(300 * time.Millisecond) // let the load build up
+		loaded = append(loaded, goodSteps(b, good, fairBlockSteps)...)
+	}
+	return alone, loaded, alone0
+}
+
 func benchFairness(b *testing.B, slots int, batching, reserve bool) {
 	if reserve {
 		defer web.ReserveRequestProc()()
@@ -227,19 +246,7 @@ func benchFairness(b *testing.B, slots int, batching, reserve bool) {
 			wg.Add(1)
 			go hostile(b, c, k%2, &stop, &paused, &wg)
 		}
-		var alone, loaded, alone0 []time.Duration
-		for blk := 0; blk < fairBlocks; blk++ {
-			paused.Store(true)
-			time.Sleep(100 * time.Millisecond) // cancelled runs stop, the queue drains
-			a := goodSteps(b, good, fairBlockSteps)
-			alone = append(alone, a...)
-			if blk == 0 {
-				alone0 = a
-			}
-			paused.Store(false)
-			time.Sleep(300 * time.Millisecond) // let the hostile load build up
-			loaded = append(loaded, goodSteps(b, good, fairBlockSteps)...)
-		}
+		alone, loaded, alone0 := interleaved(b, good, &paused)
 		stop.Store(true)
 		b.ReportMetric(pct(alone, 50), "alone-p50-ms")
 		b.ReportMetric(pct(alone, 99), "alone-p99-ms")
@@ -306,15 +313,7 @@ func BenchmarkFairnessVocab(b *testing.B) {
 				}
 			}()
 		}
-		var alone, loaded []time.Duration
-		for blk := 0; blk < fairBlocks; blk++ {
-			paused.Store(true)
-			time.Sleep(100 * time.Millisecond)
-			alone = append(alone, goodSteps(b, good, fairBlockSteps)...)
-			paused.Store(false)
-			time.Sleep(300 * time.Millisecond)
-			loaded = append(loaded, goodSteps(b, good, fairBlockSteps)...)
-		}
+		alone, loaded, _ := interleaved(b, good, &paused)
 		stop.Store(true)
 		wg.Wait()
 		b.ReportMetric(pct(alone, 99), "alone-p99-ms")

@@ -9,6 +9,7 @@ package web_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/inferscope/inferscope/engine"
@@ -27,49 +28,26 @@ func TestModelTruncatedOnDiskMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := serveCatalog(t, web.Options{Catalog: cat})
-	ids := func(w *wsClient, n int, truncate bool) []int {
-		w.send("start", map[string]any{"prompt": "Once upon a time", "max_new_tokens": n, "stop_at_eos": false, "sampling": map[string]any{"temperature": 0}})
+	// 8 greedy tokens; truncate, when set, runs between the 2nd and the 3rd
+	ids := func(truncate bool) []int {
+		w := dial(t, ts)
+		w.send("start", map[string]any{"prompt": "Once upon a time", "max_new_tokens": 8, "stop_at_eos": false, "sampling": map[string]any{"temperature": 0}})
 		if m := w.read(); m.Type != web.MsgStarted {
 			t.Fatalf("start: %s %s", m.Type, m.Payload)
 		}
-		var got []int
-		for len(got) < n {
-			w.send("step_token", nil)
-			for {
-				e := w.event()
-				if e.Append != nil {
-					got = append(got, e.Append.ID)
-					if truncate && len(got) == 2 {
-						if err := os.Truncate(filepath.Join(dir, "stories260K.bin"), 1<<10); err != nil {
-							t.Fatal(err)
-						}
-					}
-					break
-				}
-				if e.Stage == "stop" {
-					return got
-				}
+		got := appendedIDs(t, w, 2)
+		if truncate {
+			if err := os.Truncate(filepath.Join(dir, "stories260K.bin"), 1<<10); err != nil {
+				t.Fatal(err)
 			}
 		}
-		return got
+		return append(got, appendedIDs(t, w, 6)...)
 	}
-	want := ids(dial(t, ts), 8, false)
-	if got := ids(dial(t, ts), 8, true); len(got) != 8 || !equalIDs(got, want) {
+	want := ids(false)
+	if got := ids(true); !slices.Equal(got, want) {
 		t.Fatalf("the run whose file was truncated after 2 tokens: %v, want %v", got, want)
 	}
-	if got := ids(dial(t, ts), 8, false); !equalIDs(got, want) {
+	if got := ids(false); !slices.Equal(got, want) {
 		t.Fatalf("a new visitor's run after the truncation: %v, want %v", got, want)
 	}
-}
-
-func equalIDs(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -119,21 +118,8 @@ func TestIdleSessionExpires(t *testing.T) {
 // timeout, idle keep-alive connections after the idle timeout, and one
 // address's flood of connections is capped so others are still served.
 func TestSlowHTTPIsCut(t *testing.T) {
-	m, _ := models.Default()
-	cat := web.NewEngineCatalog()
-	cat.Add(m, "", true)
-	srv, err := web.New(web.Options{Catalog: cat, Limits: web.Limits{ReadHeaderTimeout: 300 * time.Millisecond,
-		HTTPIdleTimeout: 300 * time.Millisecond, MaxConnsPerVisitor: 20}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	defer srv.Shutdown(context.Background())
-	addr := ln.Addr().String()
+	addr := strings.TrimPrefix(serveReal(t, web.Limits{ReadHeaderTimeout: 300 * time.Millisecond,
+		HTTPIdleTimeout: 300 * time.Millisecond, MaxConnsPerVisitor: 20}), "http://")
 	closedWithin := func(c net.Conn, d time.Duration) bool {
 		c.SetReadDeadline(time.Now().Add(d))
 		_, err := io.ReadAll(c)

@@ -11,21 +11,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/inferscope/inferscope/models"
 )
 
 func vocabServer(t *testing.T) *Server {
 	t.Helper()
-	m, err := models.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := NewEngineCatalog()
-	if err := cat.Add(m, "", true); err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Options{Catalog: cat, EngineSlots: 2})
+	s, err := New(Options{Catalog: defaultEngineCatalog(t), EngineSlots: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -167,7 +167,7 @@ function presenter(lab, bar) {
   // the class bar: one line (code, counts, the join screen, large type,
   // collapse) over the details (QR code, link, tools); collapsed, only the
   // line shows, so the page's own controls stay above the fold
-  let collapsed = sessionStorage.getItem(BAR_KEY) === "collapsed", last = null;
+  let collapsed = sessionStorage.getItem(BAR_KEY) === "collapsed";
   function collapse(on) {
     collapsed = on;
     sessionStorage.setItem(BAR_KEY, on ? "collapsed" : "open");
@@ -223,7 +223,6 @@ function presenter(lab, bar) {
       collapse(collapsed);
     }
     if (counts) {
-      last = counts;
       $("room-counts").textContent = countsText(counts);
       $("room-counts").dataset.followers = counts.followers;
       $("room-counts").dataset.branched = counts.branched;
@@ -343,11 +342,11 @@ function drawPoll(box, poll, onVote, presenter, mine, onAnswer, answerHere) {
   box.dataset.kind = poll.kind || "choice";
   box.appendChild(C.el("p", { class: "room-question", "data-testid": "poll-question", text: poll.question }));
   const total = poll.votes || 0;
-  if (poll.kind === "number" || poll.kind === "text") { drawOpenPoll(box, poll, presenter, mine, onAnswer, answerHere); return; }
   if (answerHere && poll.open && !presenter) {
     box.appendChild(C.el("p", { class: "small muted", text: "Answer in the question on this page; the presenter reveals the answers." }));
     return;
   }
+  if (poll.kind === "number" || poll.kind === "text") { drawOpenPoll(box, poll, presenter, mine, onAnswer); return; }
   const list = C.el("ul", { class: "room-options" });
   poll.options.forEach((o, i) => {
     const n = poll.counts ? poll.counts[i] || 0 : null;
@@ -374,17 +373,14 @@ function drawPoll(box, poll, onVote, presenter, mine, onAnswer, answerHere) {
 // few words): a box to answer (students, while open), the class's answers
 // as bars, most given first (the presenter live, everyone after the
 // reveal), and what the model says beside them.
-function drawOpenPoll(box, poll, presenter, mine, onAnswer, answerHere) {
+function drawOpenPoll(box, poll, presenter, mine, onAnswer) {
   const total = poll.votes || 0;
   if (poll.open && !presenter) {
-    if (answerHere) {
-      box.appendChild(C.el("p", { class: "small muted", text: "Answer in the question on this page; the presenter reveals the answers." }));
-      return;
-    }
-    const input = C.el("input", { type: "text", inputmode: poll.kind === "number" ? "decimal" : "text", autocomplete: "off", "aria-label": "Your answer", "data-testid": "poll-answer", value: mine && mine !== -1 ? String(mine) : "" });
-    const f = C.el("form", { class: "poll-answer-form" }, [input, C.el("button", { type: "submit", class: "primary", "data-testid": "poll-send", text: mine && mine !== -1 ? "Change my answer" : "Send my answer" })]);
+    const sent = typeof mine === "string"; // a typed answer already sent (a choice is an index, -1 none)
+    const input = C.el("input", { type: "text", inputmode: poll.kind === "number" ? "decimal" : "text", autocomplete: "off", "aria-label": "Your answer", "data-testid": "poll-answer", value: sent ? mine : "" });
+    const f = C.el("form", { class: "poll-answer-form" }, [input, C.el("button", { type: "submit", class: "primary", "data-testid": "poll-send", text: sent ? "Change my answer" : "Send my answer" })]);
     f.addEventListener("submit", (e) => { e.preventDefault(); if (input.value.trim()) onAnswer(input.value.trim()); });
-    box.append(f, C.el("p", { class: "small muted", text: mine && mine !== -1 ? "Sent: " + mine + ". You can change it until the presenter reveals." : "Type your answer; the presenter reveals the answers." }));
+    box.append(f, C.el("p", { class: "small muted", text: sent ? "Sent: " + mine + ". You can change it until the presenter reveals." : "Type your answer; the presenter reveals the answers." }));
     return;
   }
   const answers = poll.answers || [];
