@@ -93,6 +93,35 @@ func TestBrowserClassLesson(t *testing.T) {
 		}
 	}
 	axe(students[1], "a student's lesson after the reveal (390×844)")
+	// the class after the reveal, as presenter and student see it, at each
+	// size and scheme
+	for _, who := range []struct {
+		name string
+		ctx  context.Context
+	}{{"presenter", pres}, {"student", students[0]}} {
+		b := &browsertest.Browser{Ctx: who.ctx}
+		for _, vp := range []struct {
+			w, h   int64
+			mobile bool
+		}{{1366, 900, false}, {1280, 720, false}, {390, 844, true}} {
+			for _, dark := range []bool{false, true} {
+				b.SetViewport(t, vp.w, vp.h, vp.mobile)
+				b.SetDark(t, dark)
+				scheme := "light"
+				if dark {
+					scheme = "dark"
+				}
+				name := fmt.Sprintf("class-reveal-%s-%dx%d-%s", who.name, vp.w, vp.h, scheme)
+				b.ViewportScreenshot(t, name)
+				b.AssertAccessible(t, name)
+			}
+		}
+		b.SetDark(t, false)
+	}
+	c.must(pres, "1280×720 again", chromedp.EmulateViewport(1280, 720))
+	for _, s := range students {
+		c.must(s, "390×844 again", chromedp.EmulateViewport(390, 844))
+	}
 
 	// the next section: the presenter's slider reaches the students within 200 ms
 	c.must(pres, "next section", c.click("#sec-next"))
