@@ -378,6 +378,10 @@ func (c *wsConn) engineWork(ctx context.Context, batched bool, f func()) error {
 // whileOpen is ctx, also cancelled when the connection closes.
 func (c *wsConn) whileOpen(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
+	if c.closed() { // at once, not when the goroutine below gets to run
+		cancel()
+		return ctx, cancel
+	}
 	go func() {
 		select {
 		case <-c.done:
@@ -447,8 +451,8 @@ func (c *wsConn) resume(id int64, r *ResumePayload) {
 // MaxReplayPasses bounds the work of one replay (resume, a room's log
 // when it opens or a replica rebuilds it): forward passes, priced from the
 // log before anything runs (replayPasses). At most about 1.5 s of engine
-// time on the default model, and, with every event of a run kept for the
-// answer (tens of KiB each with the lens and a long top list), tens of MiB.
+// time on the default model; its memory is bounded by the thinning of
+// replayer.replay (a few hundred bytes a pass, plus three full events).
 const MaxReplayPasses = 2048
 
 // replayPasses is the most forward passes log can take: a run up to
@@ -481,8 +485,26 @@ type replayer struct {
 // replay applies log to run and returns the run (a new one after a reset)
 // and the events since the last reset. An error from do is returned as is
 // (errClosed: the connection went away); others name the log entry.
+//
+// Only what the answer needs is kept while it runs: the latest heavy event
+// of each stage (logits, sample, a forward pass's append) in full, every
+// earlier one in its thin form (thin.go), as a page that saw the run live
+// would hold them. A long log's memory is then a few hundred bytes a pass,
+// not the tens of KiB a full event with the lens and a long top list takes.
 func (p replayer) replay(run Run, log []LogEntry) (Run, []*session.Event, error) {
 	var events []*session.Event
+	var full [3]int // per thinSlot: 1 + the index of the event kept in full
+	keep := func(evs []*session.Event) {
+		for _, ev := range evs {
+			if k := thinSlot(ev.Stage); k >= 0 && !ev.Thin && heavy(ev) {
+				if j := full[k] - 1; j >= 0 {
+					events[j] = thinEvent(events[j])
+				}
+				full[k] = len(events) + 1
+			}
+			events = append(events, ev)
+		}
+	}
 	for i, e := range log {
 		var evs []*session.Event
 		var ev *session.Event
@@ -490,7 +512,7 @@ func (p replayer) replay(run Run, log []LogEntry) (Run, []*session.Event, error)
 		switch e.Type {
 		case CmdReset:
 			if run, err = p.newRun(); err == nil {
-				events = events[:0]
+				events, full = nil, [3]int{}
 			}
 		case CmdStep, CmdStepToken, CmdRun:
 			if run.Runner.Done() {
@@ -522,7 +544,7 @@ func (p replayer) replay(run Run, log []LogEntry) (Run, []*session.Event, error)
 		if ev != nil {
 			evs = append(evs, ev)
 		}
-		events = append(events, evs...)
+		keep(evs)
 	}
 	return run, events, nil
 }

@@ -92,6 +92,9 @@ func (s *Server) handleWS(c echo.Context) error {
 		s.conns.n.Add(-1)
 		return refuse("too_many_sessions", fmt.Sprintf("this browser already has %d sessions of this app open (the limit is %d per browser): close another tab of this app, or a lesson page, and try again", n, lim.MaxSessionsPerVisitor), "too many sessions")
 	}
+	// the gauge drops last: a watcher that sees 0 finds every slot free
+	s.metrics.sessions.Add(1)
+	defer s.metrics.sessions.Add(-1)
 	defer s.conns.n.Add(-1)
 	defer s.conns.addresses.release(addr)
 	defer s.conns.visitors.release(visitor)
@@ -107,8 +110,6 @@ func (s *Server) handleWS(c echo.Context) error {
 		delete(s.conns.conns, conn)
 		s.conns.mu.Unlock()
 	}()
-	s.metrics.sessions.Add(1)
-	defer s.metrics.sessions.Add(-1)
 	conn.serve()
 	return nil
 }

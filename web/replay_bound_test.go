@@ -66,3 +66,49 @@ func repeat(s []string, n int) []string {
 	}
 	return out
 }
+
+// TestReplayKeepsOnlyWhatItsAnswerNeeds: a replay keeps the latest heavy
+// event of each stage in full and the earlier ones thin, so its answer (and
+// its memory while it runs) grows by a few hundred bytes a pass, not by
+// the tens of KiB a full event with the lens and a 200-token list takes.
+// It used to keep every event in full: ~9–12 MB a 254-token run.
+func TestReplayKeepsOnlyWhatItsAnswerNeeds(t *testing.T) {
+	start := startPayload("Once upon a time", 100)
+	start["lens"], start["top_n"] = true, 200
+	ts := newWSServer(t, web.Limits{})
+	size := func(log []string) (bytes, full, events int) {
+		w := dial(t, ts)
+		w.send("resume", map[string]any{"start": start, "log": log})
+		m := w.read()
+		if m.Type != web.MsgResumed {
+			t.Fatalf("resume %d entries: %s %.200s", len(log), m.Type, m.Payload)
+		}
+		var r struct {
+			Events []json.RawMessage `json:"events"`
+		}
+		json.Unmarshal(m.Payload, &r)
+		kinds := map[string]int{}
+		for _, e := range r.Events {
+			if k := heavyStage(e); k != "" {
+				kinds[k]++
+				full++
+			}
+		}
+		for k, n := range kinds {
+			if n != 1 {
+				t.Errorf("resume %d entries: %d %s events in full, want the latest only", len(log), n, k)
+			}
+		}
+		return len(m.Payload), full, len(r.Events)
+	}
+	one, full1, ev1 := size([]string{"run"})
+	eight, full8, ev8 := size(repeat([]string{"run", "rewind 99"}, 8))
+	if full1 > 3 || full8 > 3 {
+		t.Errorf("events in full: %d (one run) and %d (eight), want at most 3 (logits, sample, append)", full1, full8)
+	}
+	perEvent := float64(eight-one) / float64(ev8-ev1)
+	t.Logf("one run: %d events, %d B; eight runs: %d events, %d B (%.0f B per extra event)", ev1, one, ev8, eight, perEvent)
+	if perEvent > 2048 {
+		t.Errorf("each extra event of the replay adds %.0f B to its answer, want the thin form (< 2 KiB)", perEvent)
+	}
+}

@@ -65,12 +65,17 @@ func FuzzDecodeRoomMsg(f *testing.F) {
 }
 
 // viewRun is a greedy run of the default model with the lab's options,
-// its events in order.
+// its events in order, every one in full (as a stepping page gets them;
+// a replay would keep the earlier ones thin).
 func viewRun(t *testing.T, tokens int) []*session.Event {
 	t.Helper()
 	cat := defaultEngineCatalog(t)
 	start := &StartPayload{Prompt: "Once upon a time", MaxNewTokens: tokens, Lens: true}
-	_, evs, err := replayLog(context.Background(), cat, start, []LogEntry{{Type: CmdRun}})
+	run, err := cat.NewRun(start.Model, start.SessionConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := run.Runner.Advance(context.Background(), session.UntilStop, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

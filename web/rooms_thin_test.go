@@ -290,7 +290,9 @@ func TestRoomThinnedRun(t *testing.T) {
 				t.Fatalf("the snapshot holds %v events in full, want one logits, one sample, one append", held)
 			}
 
-			// "Try it myself": the branch's log rebuilds every event in full, exactly
+			// "Try it myself": the branch's log rebuilds every event, each
+			// stage's latest in full and the earlier ones thin, as the
+			// snapshot holds them (a replay keeps only what its answer needs)
 			late.send("room_branch", nil)
 			br := nextOf(late, web.MsgRoomBranch, nil)
 			var bp struct {
@@ -307,10 +309,13 @@ func TestRoomThinnedRun(t *testing.T) {
 			}
 			latest := map[string]json.RawMessage{}
 			for i, e := range rebuilt {
-				if info(e).Thin || evKey(e) != keys[i] {
-					t.Fatalf("rebuilt event %d: %s thin=%v, want %s in full", i, evKey(e), info(e).Thin, keys[i])
+				if evKey(e) != keys[i] || info(e).Thin != info(evs[i]).Thin {
+					t.Fatalf("rebuilt event %d: %s thin=%v, want %s thin=%v as in the snapshot", i, evKey(e), info(e).Thin, keys[i], info(evs[i]).Thin)
 				}
 				if s := heavyStage(e); s != "" {
+					if latest[s] != nil {
+						t.Fatalf("rebuilt event %d: a second %s in full, want only the latest", i, s)
+					}
 					latest[s] = e
 				}
 			}
@@ -319,10 +324,7 @@ func TestRoomThinnedRun(t *testing.T) {
 					t.Errorf("the branch's latest %s differs from the class's (timings aside)", s)
 				}
 			}
-			if len(snap.Payload)*2 > len(r.Payload) {
-				t.Errorf("the late joiner's snapshot is %d bytes, the run in full %d: want under half", len(snap.Payload), len(r.Payload))
-			}
-			t.Logf("snapshot %d bytes, the run in full %d", len(snap.Payload), len(r.Payload))
+			t.Logf("snapshot %d bytes, the branch's rebuilt run %d", len(snap.Payload), len(r.Payload))
 		})
 	}
 }

@@ -151,7 +151,9 @@ func thinEvent(ev *session.Event) *session.Event {
 	t.Thin = true
 	if ev.Logits != nil {
 		l := *ev.Logits
-		l.Top = l.Top[:min(len(l.Top), ThinTopN)]
+		// copied, not resliced: a kept thin event must not hold the
+		// full list's array (a replay keeps thousands of them)
+		l.Top = append(l.Top[:0:0], l.Top[:min(len(l.Top), ThinTopN)]...)
 		l.Histogram = session.Histogram{Lo: l.Histogram.Lo, Hi: l.Histogram.Hi}
 		l.Lens = nil
 		t.Logits = &l
