@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/inferscope/inferscope/internal/browsertest"
+	"github.com/inferscope/inferscope/web"
 )
 
 func TestBrowserPresenter(t *testing.T) {
@@ -194,6 +195,43 @@ func TestBrowserPresenter(t *testing.T) {
 	c.wait(s1, `document.body.dataset.room === 'following' && `+pageState+` === `+jsString(want))
 	c.wait(s1, `document.getElementById('temperature').value === '0.9' && document.getElementById('prompt').value === 'The President said' && document.getElementById('btn-start').disabled`)
 	c.wait(pres, `document.getElementById('room-counts').dataset.followers === '1' && document.getElementById('room-counts').dataset.branched === '0'`)
+	step(pres, "btn-token")
+	want = evalJS[string](t, pres, pageState)
+	c.wait(s1, pageState+` === `+jsString(want))
+
+	// a stranger's machine at another address follows in two browsers: the
+	// presenter sees two networks and removes that one; the student stays
+	var strangers []*wsClient
+	for _, cookie := range []string{"SSSSSSSSSSSSSSSSSSSSSS", "TTTTTTTTTTTTTTTTTTTTTT"} {
+		w, got := followFrom(t, ts.URL, "127.0.0.2", code, cookie)
+		if got != web.MsgRoomJoined {
+			t.Fatalf("a follower from another network: %s", got)
+		}
+		strangers = append(strangers, w)
+	}
+	c.wait(pres, `document.querySelectorAll('[data-testid=room-network]').length === 2 && !document.getElementById('room-networks').hidden`)
+	c.must(pres, "expand the class details", chromedp.Evaluate[chromedp.Void](`document.getElementById('room-bar').dataset.collapsed === '1' && document.getElementById('btn-room-collapse').click()`))
+	c.must(pres, "open the networks", chromedp.Evaluate[chromedp.Void](`document.getElementById('room-networks').open = true`))
+	nets := evalJS[[]string](t, pres, `[...document.querySelectorAll('[data-testid=room-network]')].map((li) => li.textContent)`)
+	if len(nets) != 2 || !strings.Contains(nets[0], "2 students") || !strings.Contains(nets[1], "1 student") || strings.Contains(strings.Join(nets, " "), "127.") {
+		t.Errorf("the presenter's networks: %q; want 2 students then 1, no addresses", nets)
+	}
+	b.AssertAccessible(t, "the presenter's class bar with its networks")
+	c.must(pres, "scroll to the networks", chromedp.Evaluate[chromedp.Void](`document.getElementById('room-networks').scrollIntoView({ block: 'end' })`))
+	shot(pres, "presenter-networks")
+	c.must(pres, "remove: the first press asks again", chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid=btn-remove-network]').click()`))
+	if got := evalJS[string](t, pres, `document.querySelector('[data-testid=btn-remove-network]').textContent`); !strings.Contains(got, "Press again to remove 2 students") {
+		t.Errorf("after one press Remove reads %q, want it to ask again", got)
+	}
+	c.must(pres, "remove: the second press", chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid=btn-remove-network]').click()`))
+	for _, w := range strangers {
+		m := nextType(w, web.MsgError)
+		if !strings.Contains(string(m.Payload), `"removed"`) {
+			t.Errorf("a removed follower got %s", m.Payload)
+		}
+	}
+	c.wait(pres, `document.querySelectorAll('[data-testid=room-network]').length === 1 && /1 student\b/.test(document.querySelector('[data-testid=room-network]').textContent)`)
+	c.wait(s1, `document.body.dataset.room === 'following'`)
 	step(pres, "btn-token")
 	want = evalJS[string](t, pres, pageState)
 	c.wait(s1, pageState+` === `+jsString(want))

@@ -297,7 +297,7 @@ func DecodeCommand(b []byte) (Command, error) {
 			return c, protoErr("bad_payload", "force payload needs id (a token id)")
 		}
 		c.Token = *p.ID
-	case CmdRoomOpen, CmdRoomClaim, CmdRoomClose, CmdRoomPoll, CmdRoomReveal, CmdRoomRecall, CmdRoomPage, CmdRoomVote, CmdRoomBranch, CmdRoomFollow:
+	case CmdRoomOpen, CmdRoomClaim, CmdRoomClose, CmdRoomPoll, CmdRoomReveal, CmdRoomRecall, CmdRoomPage, CmdRoomRemove, CmdRoomVote, CmdRoomBranch, CmdRoomFollow:
 		if err := decodeRoomPayload(&c, payload); err != nil {
 			return c, err
 		}

@@ -35,6 +35,7 @@ type follower struct {
 	id       string        // anonymous: a random id of this socket
 	voter    string        // anonymous: the student's browser in this room (voterID), one vote per poll
 	visitor  string        // the visitor key (visitors.go), for MaxFollowersPerVisitor
+	network  string        // the client address as this room names it (networkID), for the presenter's counts and room_remove
 	ctl      chan ctlFrame // pongs and close echoes the reader hands the writer (control.go)
 	send     chan *fanMsg
 	done     chan struct{}
@@ -112,11 +113,15 @@ func (s *Server) handleRoomWS(c echo.Context) error {
 		v, err := h.join(c.Request().Context(), clientIP(c.Request()), code)
 		if err == nil {
 			id := newSecret(8)
-			f = &follower{v: v, ws: ws, id: id, voter: voterID(code, s.visitorOf(c.Request()), id), visitor: s.visitorOf(c.Request()), ctl: make(chan ctlFrame, 4), send: make(chan *fanMsg, h.opts.FollowerBuffer), done: make(chan struct{}), lim: s.limits, h: h, deflate: deflate}
+			visitor := s.visitorOf(c.Request())
+			f = &follower{v: v, ws: ws, id: id, voter: voterID(code, visitor, id), visitor: visitor, network: networkID(code, serve.AddressOf(visitor)), ctl: make(chan ctlFrame, 4), send: make(chan *fanMsg, h.opts.FollowerBuffer), done: make(chan struct{}), lim: s.limits, h: h, deflate: deflate}
 			err = v.admit(f)
 		}
-		var er *errRoom
-		if errors.As(err, &er) && er.code == "retry" && try < 3 {
+		er := &errRoom{"internal", "the class cannot be joined right now"}
+		if err != nil && !errors.As(err, &er) {
+			s.log.Warn("joining a room", "room", code, "err", err)
+		}
+		if err != nil && er.code == "retry" && try < 3 {
 			continue // the view was torn down as we joined: start a new one
 		}
 		if err != nil {

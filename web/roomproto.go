@@ -22,6 +22,7 @@ const (
 	CmdRoomReveal = "room_reveal" // {code, key}: close the poll and show everyone the counts
 	CmdRoomRecall = "room_recall" // {code, key}: bring every branched student back to the class
 	CmdRoomPage   = "room_page"   // {code, key, page, state?}: the presenter is on another page (lab, compare, a lesson) or its page changed (a lesson's section, compare's results)
+	CmdRoomRemove = "room_remove" // {code, key, network}: remove every student of one network (room_counts' networks) and keep it out of this class
 )
 
 // Follower commands (on /ws/room).
@@ -42,6 +43,7 @@ const (
 	MsgRoomCounts  = "room_counts" // {followers, branched, poll?: {id, counts, votes}}
 	MsgRoomClosed  = "room_closed" // {reason}: the room has ended
 	MsgRoomPage    = "room_page"   // {page, state}: the page the presenter is on and what it shows
+	MsgRoomRemoved = "room_removed" // between replicas only: {network}, whose followers leave the class
 	maxPageState   = 56 << 10      // bytes of a page's state (it travels in one /ws message)
 	maxPollOptions = 8
 	maxPollLabel   = 80
@@ -50,7 +52,7 @@ const (
 	maxAnswerKinds = 24 // distinct typed answers the counts list (the rest: "other")
 )
 
-var roomCommandTypes = []string{CmdRoomOpen, CmdRoomClaim, CmdRoomClose, CmdRoomPoll, CmdRoomReveal, CmdRoomRecall, CmdRoomPage, CmdRoomVote, CmdRoomBranch, CmdRoomFollow}
+var roomCommandTypes = []string{CmdRoomOpen, CmdRoomClaim, CmdRoomClose, CmdRoomPoll, CmdRoomReveal, CmdRoomRecall, CmdRoomPage, CmdRoomRemove, CmdRoomVote, CmdRoomBranch, CmdRoomFollow}
 
 // roomPages are the pages a class can follow: the lab, compare and a
 // lesson (its section is part of the page's state).
@@ -77,6 +79,8 @@ type RoomPayload struct {
 	Kind   string   `json:"kind"`
 	Answer string   `json:"answer"`
 	Reveal []string `json:"reveal"`
+	// Network is room_remove's: one of room_counts' networks.
+	Network string `json:"network"`
 	// State is what a compare or lesson page shows (room_open, room_page):
 	// an object of at most maxPageState bytes that followers' pages draw.
 	State json.RawMessage `json:"state"`
@@ -136,6 +140,13 @@ func decodeRoomPayload(c *Command, payload []byte) error {
 	case CmdRoomClaim, CmdRoomClose, CmdRoomRecall:
 		if err := needKey(); err != nil {
 			return err
+		}
+	case CmdRoomRemove:
+		if err := needKey(); err != nil {
+			return err
+		}
+		if !validNetworkID(p.Network) {
+			return protoErr("bad_payload", "room_remove needs network, one of the networks room_counts lists (%d hex digits)", 2*networkIDBytes)
 		}
 	case CmdRoomPoll:
 		if err := needKey(); err != nil {

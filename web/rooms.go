@@ -293,6 +293,7 @@ type room struct {
 	pendStop  bool // the last of them is a cancelled stop
 	poll      *roomPoll
 	presence  map[string]roomPresence
+	removed   map[string]bool // networks the presenter removed (roomnetworks.go)
 	closed    bool
 	closedAt  time.Time
 	reason    string
@@ -308,6 +309,8 @@ type roomPresence struct {
 	Branched  int    `json:"branched"`
 	Students  int    `json:"students"`
 	Trying    int    `json:"trying"`
+	// Networks is students (following or trying) per network (roomnetworks.go).
+	Networks map[string]int `json:"networks,omitempty"`
 }
 
 // roomPoll is a question to the class: a choice among Options, or an
@@ -365,6 +368,7 @@ type roomState struct {
 	Log       []LogEntry      `json:"log"`
 	Poll      *roomPoll       `json:"poll,omitempty"`
 	Followers int             `json:"followers"`
+	Removed   []string        `json:"removed,omitempty"` // networks the presenter removed
 	Closed    bool            `json:"closed"`
 	Reason    string          `json:"reason,omitempty"`
 }
@@ -530,7 +534,7 @@ func (r *room) publish(typ string, payload any) {
 func (r *room) answerState([]byte) []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	st := roomState{Seq: r.seq, Page: r.page, PageState: r.pageState, Start: r.start, Log: r.liveLogLocked(), Poll: r.poll, Followers: r.socketsLocked(), Closed: r.closed, Reason: r.reason}
+	st := roomState{Seq: r.seq, Page: r.page, PageState: r.pageState, Start: r.start, Log: r.liveLogLocked(), Poll: r.poll, Followers: r.socketsLocked(), Removed: r.removedListLocked(), Closed: r.closed, Reason: r.reason}
 	b, _ := json.Marshal(st)
 	return b
 }
@@ -594,6 +598,8 @@ type roomTotals struct {
 	Followers int       `json:"followers"`
 	Branched  int       `json:"branched"`
 	Poll      *roomPoll `json:"poll,omitempty"`
+	// Networks: the presenter's counts only (never the class's).
+	Networks []roomNetwork `json:"networks,omitempty"`
 }
 
 func (r *room) totalsLocked() roomTotals {
@@ -654,6 +660,7 @@ func (r *room) tallyLocked() {
 
 func (r *room) tellPresenterLocked(t roomTotals) {
 	if c := r.presenter; c != nil {
+		t.Networks = r.networksLocked()
 		c.tryReply(MsgRoomCounts, t)
 	}
 }
@@ -1028,6 +1035,14 @@ func (c *wsConn) roomCommand(cmd Command) {
 			r.publishLocked(MsgRoomRecall, []byte("{}"))
 		}
 		r.mu.Unlock()
+	case CmdRoomRemove:
+		if !r.holds(c, p.Key) {
+			c.sendError(cmd.ID, "not_presenter", "this page is not presenting room "+p.Code+": reclaim it first")
+			return
+		}
+		if !r.removeNetwork(p.Network) {
+			c.sendError(cmd.ID, "too_many_removed", fmt.Sprintf("this class has removed %d networks, the most one class may: end it and open a new one", maxRemoved))
+		}
 	}
 }
 

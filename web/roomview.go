@@ -206,6 +206,7 @@ type roomView struct {
 	deflaters int        // followers that negotiated permessage-deflate
 	zcache    [4]zcached // payloads compressed lately (deflatedLocked)
 	branched  int
+	removed   map[string]bool // networks the presenter removed (roomnetworks.go)
 	snapshot  []byte // cached resumed payload for late joiners
 	gone      bool   // no longer fed: closed, or torn down when its last follower left
 	closed    bool   // the room ended
@@ -319,6 +320,9 @@ func (v *roomView) sync(ctx context.Context) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.seq, v.page, v.started, v.events, v.fullAt, v.start, v.log, v.poll, v.totals = st.Seq, st.Page, started, events, fullAt, st.Start, st.Log, poll, st.Followers
+	for _, id := range st.Removed {
+		v.removeLocked(id)
+	}
 	v.pageMsg, _ = json.Marshal(roomPage{Page: st.Page, State: st.PageState})
 	v.pendSteps, v.pendStop, v.snapshot = 0, false, nil
 	v.syncing = false
@@ -604,6 +608,13 @@ func (v *roomView) applyLocked(m roomMsg) {
 		v.fanLocked(m.typ, bytes.Clone(m.payload), true, false)
 	case MsgRoomRecall:
 		v.fanLocked(m.typ, bytes.Clone(m.payload), true, false)
+	case MsgRoomRemoved:
+		var r struct {
+			Network string `json:"network"`
+		}
+		if json.Unmarshal(m.payload, &r) == nil && validNetworkID(r.Network) {
+			v.removeLocked(r.Network)
+		}
 	case MsgRoomClosed:
 		v.gone, v.closed = true, true
 		v.fanLocked(m.typ, bytes.Clone(m.payload), true, true)
@@ -738,6 +749,9 @@ func (v *roomView) admit(f *follower) error {
 	if max := v.h.opts.MaxFollowers; len(v.followers)+others >= max {
 		return &errRoom{"room_full", fmt.Sprintf("the class is full: %d students follow it (the limit); ask the presenter", max)}
 	}
+	if v.removed[f.network] {
+		return &errRoom{"removed", removedMessage}
+	}
 	mine := 0
 	for g := range v.followers {
 		if g.visitor == f.visitor {
@@ -823,11 +837,16 @@ func (v *roomView) presenceLocked() {
 		n, b, gone := len(v.followers), v.branched, v.gone
 		// students: distinct browsers; one trying it in any tab counts as trying
 		following, trying := map[string]bool{}, map[string]bool{}
+		networks, counted := map[string]int{}, map[string]bool{}
 		for f := range v.followers {
 			if f.branched {
 				trying[f.voter] = true
 			} else {
 				following[f.voter] = true
+			}
+			if !counted[f.voter] {
+				counted[f.voter] = true
+				networks[f.network]++
 			}
 		}
 		for k := range trying {
@@ -838,7 +857,7 @@ func (v *roomView) presenceLocked() {
 		if gone {
 			return
 		}
-		msg, _ := json.Marshal(map[string]any{"presence": roomPresence{Replica: v.h.replica, Followers: n, Branched: b, Students: len(following), Trying: len(trying)}})
+		msg, _ := json.Marshal(map[string]any{"presence": roomPresence{Replica: v.h.replica, Followers: n, Branched: b, Students: len(following), Trying: len(trying), Networks: networks}})
 		v.h.bus.Publish(subjUp(v.code), msg)
 		if n == 0 {
 			v.teardownIfEmpty()
@@ -946,4 +965,21 @@ func replayLog(ctx context.Context, cat Catalog, start *StartPayload, log []LogE
 		advance: func(r Runner, u session.Until) ([]*session.Event, error) { return r.Advance(ctx, u, nil) },
 		do:      func(f func()) error { f(); return nil },
 	}.replay(run, log)
+}
+
+// removeLocked keeps network id out of the class: its followers here are
+// told why and closed; it may not join again (admit).
+func (v *roomView) removeLocked(id string) {
+	if v.removed == nil {
+		v.removed = map[string]bool{}
+	}
+	v.removed[id] = true
+	b, _ := json.Marshal(ErrorPayload{Code: "removed", Message: removedMessage})
+	for f := range v.followers {
+		if f.network == id {
+			m := v.msgLocked(MsgError, b)
+			m.close = true
+			f.queue(m)
+		}
+	}
 }

@@ -207,7 +207,12 @@ function presenter(lab, bar) {
             C.el("button", { type: "button", id: "btn-close-room", "data-testid": "btn-close-room", text: "End the class" }),
           ]),
         ]),
-        C.el("div", { id: "room-poll", class: "room-poll", "data-testid": "room-poll" }));
+        C.el("div", { id: "room-poll", class: "room-poll", "data-testid": "room-poll" }),
+        C.el("details", { id: "room-networks", class: "room-networks small", "data-testid": "room-networks", hidden: true }, [
+          C.el("summary", { id: "room-networks-summary", text: "Networks" }),
+          C.el("p", { class: "muted", text: "Where your students connect from, as anonymous names (never addresses). A class behind one school network is one line; a line you do not expect can be removed: its students leave and cannot join this class again." }),
+          C.el("ul", { id: "room-networks-list", class: "room-networks-list" }),
+        ]));
       if (isLab || isLesson) {
         $("btn-poll").addEventListener("click", isLab ? ask : askQuestion);
         $("btn-reveal").addEventListener("click", () => send("room_reveal", { reveal: revealLines() }));
@@ -230,7 +235,35 @@ function presenter(lab, bar) {
       if (isLab || isLesson) $("btn-reveal").disabled = !(counts.poll && counts.poll.open);
       const js = $("join-screen-counts");
       if (js) js.textContent = countsText(counts);
+      drawNetworks(counts.networks || []);
     }
+  }
+  // drawNetworks lists the students per network; Remove asks once more
+  // before it acts (a second press within 5 s)
+  let armed = null;
+  function drawNetworks(nets) {
+    const box = $("room-networks"), list = $("room-networks-list");
+    const focused = document.activeElement && list.contains(document.activeElement) ? document.activeElement.dataset.network : null;
+    box.hidden = nets.length === 0;
+    $("room-networks-summary").textContent = nets.length === 1 ? "Students from 1 network" : "Students from " + nets.length + " networks";
+    list.replaceChildren(...nets.map((n) => {
+      const who = n.students + (n.students === 1 ? " student" : " students");
+      const b = C.el("button", { type: "button", class: "room-remove", "data-testid": "btn-remove-network", "data-network": n.id,
+        "aria-label": "Remove network " + n.id + " (" + who + ") from the class", text: armed === n.id ? "Press again to remove " + who : "Remove" });
+      b.addEventListener("click", () => {
+        if (armed !== n.id) {
+          armed = n.id;
+          b.textContent = "Press again to remove " + who;
+          setTimeout(() => { if (armed === n.id) { armed = null; b.textContent = "Remove"; } }, 5000);
+          return;
+        }
+        armed = null;
+        send("room_remove", { network: n.id });
+        lab.setStatus("Removed network " + n.id + ": its " + who + " left the class and cannot join it again.");
+      });
+      if (n.id === focused) requestAnimationFrame(() => b.focus()); // a redraw keeps a keyboard user's place
+      return C.el("li", { "data-testid": "room-network" }, [C.el("span", { text: "Network " }), C.el("b", { class: "mono", text: n.id }), C.el("span", { text: ": " + who + " " }), b]);
+    }));
   }
   // asked: what the open question came from, for its reveal (the lab's
   // candidates with the model's probabilities, or a lesson's question form)
@@ -549,7 +582,7 @@ function follower(lab, bar, code) {
         tryBtn.disabled = true;
         return;
       case "error":
-        if (["room_not_found", "room_closed", "room_full", "rate_limited"].includes(p.code)) {
+        if (["room_not_found", "room_closed", "room_full", "rate_limited", "removed", "too_many_tabs"].includes(p.code)) {
           ended = true;
           status.textContent = C.errorText(p);
           status.classList.add("error");
