@@ -34,17 +34,17 @@ const (
 
 // Room messages, server → client.
 const (
-	MsgRoomOpened  = "room_opened" // presenter: {code, key, join_path, qr_path, expires_at, max_followers}
-	MsgRoomJoined  = "room_joined" // follower: {code, page, followers, max_followers}
-	MsgRoomLog     = "room_log"    // {start, log_len}: the presenter's settings
-	MsgRoomBranch  = "room_branch" // follower: {start, log}, to resume privately
-	MsgRoomPoll    = "room_poll"   // {id, question, options, open, counts?, votes?}
-	MsgRoomRecall  = "room_recall" // bring everyone back
-	MsgRoomCounts  = "room_counts" // {followers, branched, poll?: {id, counts, votes}}
-	MsgRoomClosed  = "room_closed" // {reason}: the room has ended
-	MsgRoomPage    = "room_page"   // {page, state}: the page the presenter is on and what it shows
+	MsgRoomOpened  = "room_opened"  // presenter: {code, key, join_path, qr_path, expires_at, max_followers}
+	MsgRoomJoined  = "room_joined"  // follower: {code, page, followers, max_followers}
+	MsgRoomLog     = "room_log"     // {start, log_len}: the presenter's settings
+	MsgRoomBranch  = "room_branch"  // follower: {start, log}, to resume privately
+	MsgRoomPoll    = "room_poll"    // {id, question, options, open, counts?, votes?}
+	MsgRoomRecall  = "room_recall"  // bring everyone back
+	MsgRoomCounts  = "room_counts"  // {followers, branched, poll?: {id, counts, votes}}
+	MsgRoomClosed  = "room_closed"  // {reason}: the room has ended
+	MsgRoomPage    = "room_page"    // {page, state}: the page the presenter is on and what it shows
 	MsgRoomRemoved = "room_removed" // between replicas only: {network}, whose followers leave the class
-	maxPageState   = 56 << 10      // bytes of a page's state (it travels in one /ws message)
+	maxPageState   = 56 << 10       // bytes of a page's state (it travels in one /ws message)
 	maxPollOptions = 8
 	maxPollLabel   = 80
 	maxQuestion    = 200

@@ -207,9 +207,9 @@ type roomView struct {
 	zcache    [4]zcached // payloads compressed lately (deflatedLocked)
 	branched  int
 	removed   map[string]bool // networks the presenter removed (roomnetworks.go)
-	snapshot  []byte // cached resumed payload for late joiners
-	gone      bool   // no longer fed: closed, or torn down when its last follower left
-	closed    bool   // the room ended
+	snapshot  []byte          // cached resumed payload for late joiners
+	gone      bool            // no longer fed: closed, or torn down when its last follower left
+	closed    bool            // the room ended
 	timer     *time.Timer
 }
 
