@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -171,19 +172,23 @@ func BenchmarkFairness(b *testing.B) {
 		name              string
 		slots             int
 		batching, reserve bool
+		visitors          bool // each hostile connection its own browser (cookie), not one client
 	}{
 		// serve's configuration: batching on (the good client's decode
 		// steps go through the batcher's fair admission), a P reserved for
 		// request goroutines
-		{"fair-queue+batching", 0, true, true},
-		{"fair-queue", 0, false, true},
+		{"fair-queue+batching", 0, true, true, false},
+		// eight browsers behind the other address (a cookie each): the
+		// address's share still bounds them
+		{"fair-queue+batching-8-visitors", 0, true, true, true},
+		{"fair-queue", 0, false, true, false},
 		// without the reserved P: engine work holds every P
-		{"fair-queue-no-reserved-proc", 0, false, false},
+		{"fair-queue-no-reserved-proc", 0, false, false, false},
 		// the queue made ineffective (1000 slots: every stage runs at
 		// once), the baseline the queue is judged against
-		{"no-queue", 1000, false, true},
+		{"no-queue", 1000, false, true, false},
 	} {
-		b.Run(v.name, func(b *testing.B) { benchFairness(b, v.slots, v.batching, v.reserve) })
+		b.Run(v.name, func(b *testing.B) { benchFairness(b, v.slots, v.batching, v.reserve, v.visitors) })
 	}
 }
 
@@ -211,7 +216,7 @@ func interleaved(b *testing.B, good *wsClient, paused *atomic.Bool) (alone, load
 	return alone, loaded, alone0
 }
 
-func benchFairness(b *testing.B, slots int, batching, reserve bool) {
+func benchFairness(b *testing.B, slots int, batching, reserve, visitors bool) {
 	if reserve {
 		defer web.ReserveRequestProc()()
 	}
@@ -238,7 +243,11 @@ func benchFairness(b *testing.B, slots int, batching, reserve bool) {
 		d := fromAddr("127.0.0.2")
 		var conns []*websocket.Conn
 		for k := 0; k < 8; k++ {
-			c, _, err := d.Dial(wsURL(ts), nil)
+			var h http.Header
+			if visitors {
+				h = http.Header{"Cookie": {fmt.Sprintf("inferscope_visitor=hostile%015d", k)}}
+			}
+			c, _, err := d.Dial(wsURL(ts), h)
 			if err != nil {
 				b.Fatal(err)
 			}
