@@ -6,10 +6,16 @@ package web_test
 // server from 64 MB to 2.5 GB and keep running after its client left.
 
 import (
+	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/inferscope/inferscope/engine/session"
+	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
 )
 
@@ -111,4 +117,63 @@ func TestReplayKeepsOnlyWhatItsAnswerNeeds(t *testing.T) {
 	if perEvent > 2048 {
 		t.Errorf("each extra event of the replay adds %.0f B to its answer, want the thin form (< 2 KiB)", perEvent)
 	}
+}
+
+// countingCatalog counts the stages every run advances.
+type countingCatalog struct {
+	web.Catalog
+	stages *atomic.Int64
+}
+
+type countingRunner struct {
+	web.Runner
+	stages *atomic.Int64
+}
+
+func (r countingRunner) Advance(ctx context.Context, u session.Until, emit func(*session.Event) bool) ([]*session.Event, error) {
+	evs, err := r.Runner.Advance(ctx, u, emit)
+	r.stages.Add(int64(len(evs)))
+	return evs, err
+}
+
+func (c countingCatalog) NewRun(model string, cfg session.Config) (web.Run, error) {
+	r, err := c.Catalog.NewRun(model, cfg)
+	r.Runner = countingRunner{r.Runner, c.stages}
+	return r, err
+}
+
+// TestReplayStopsWhenItsClientLeaves: a replay whose client closes its
+// socket stops at the next stage instead of running its whole log for
+// nobody (it used to go on: 1.19 cores for a minute after the client left).
+func TestReplayStopsWhenItsClientLeaves(t *testing.T) {
+	m, _ := models.Default()
+	cat := web.NewEngineCatalog()
+	cat.Add(m, "", true)
+	var stages atomic.Int64
+	srv, _ := web.New(web.Options{Catalog: countingCatalog{cat, &stages}})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	w := dial(t, ts)
+	start := startPayload("The", 254)
+	start["lens"], start["top_n"] = true, 200
+	log := repeat([]string{"run", "rewind 250"}, 8) // 2040 passes, ~6,100 stages
+	w.send("resume", map[string]any{"start": start, "log": log})
+	for stages.Load() < 50 {
+		time.Sleep(time.Millisecond)
+	}
+	w.c.Close()
+	// the count settles: nothing advances for 300 ms
+	last, since := stages.Load(), time.Now()
+	for deadline := time.Now().Add(20 * time.Second); time.Since(since) < 300*time.Millisecond; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replay is still running 20 s after its client left (%d stages)", stages.Load())
+		}
+		if n := stages.Load(); n != last {
+			last, since = n, time.Now()
+		}
+	}
+	if last > 1000 {
+		t.Errorf("the replay ran %d stages of its ~6,100 after its client left at 50: it should stop at the next stage", last)
+	}
+	t.Logf("the replay stopped after %d stages", last)
 }

@@ -34,6 +34,7 @@ type follower struct {
 	ws       *websocket.Conn
 	id       string        // anonymous: a random id of this socket
 	voter    string        // anonymous: the student's browser in this room (voterID), one vote per poll
+	student  string        // anonymous: who the counts count (studentID)
 	visitor  string        // the visitor key (visitors.go), for MaxFollowersPerVisitor
 	network  string        // the client address as this room names it (networkID), for the presenter's counts and room_remove
 	ctl      chan ctlFrame // pongs and close echoes the reader hands the writer (control.go)
@@ -114,7 +115,7 @@ func (s *Server) handleRoomWS(c echo.Context) error {
 		if err == nil {
 			id := newSecret(8)
 			visitor := s.visitorOf(c.Request())
-			f = &follower{v: v, ws: ws, id: id, voter: voterID(code, visitor, id), visitor: visitor, network: networkID(code, serve.AddressOf(visitor)), ctl: make(chan ctlFrame, 4), send: make(chan *fanMsg, h.opts.FollowerBuffer), done: make(chan struct{}), lim: s.limits, h: h, deflate: deflate}
+			f = &follower{v: v, ws: ws, id: id, voter: voterID(code, visitor), student: studentID(code, visitor, id), visitor: visitor, network: networkID(code, serve.AddressOf(visitor)), ctl: make(chan ctlFrame, 4), send: make(chan *fanMsg, h.opts.FollowerBuffer), done: make(chan struct{}), lim: s.limits, h: h, deflate: deflate}
 			err = v.admit(f)
 		}
 		er := &errRoom{"internal", "the class cannot be joined right now"}
@@ -167,14 +168,22 @@ func (h *roomHub) join(ctx context.Context, ip, code string) (*roomView, error) 
 
 // voterID is a student's anonymous identity in one room's polls: a hash of
 // the room code and the browser's visitor key (visitors.go), so two tabs or
-// a reconnect of one browser are one vote; a client without a visitor
-// cookie votes as its socket (id).
-func voterID(code, visitor, id string) string {
+// a reconnect of one browser are one vote. A client without a visitor
+// cookie is its address alone, as everywhere else: every cookieless socket
+// of an address shares one vote, so reconnecting never mints another.
+func voterID(code, visitor string) string {
+	h := sha256.Sum256([]byte("inferscope vote\x00" + code + "\x00" + visitor))
+	return hex.EncodeToString(h[:8])
+}
+
+// studentID is who the class's counts count: the voter, except that a
+// client without the visitor cookie counts as its socket (id), so scripts
+// and old browsers following from one address are not counted as one.
+func studentID(code, visitor, id string) string {
 	if !strings.Contains(visitor, serve.VisitorSep) {
 		return id
 	}
-	h := sha256.Sum256([]byte("inferscope vote\x00" + code + "\x00" + visitor))
-	return hex.EncodeToString(h[:8])
+	return voterID(code, visitor)
 }
 
 func clientIP(r *http.Request) string {

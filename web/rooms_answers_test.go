@@ -202,3 +202,34 @@ func TestRoomCountsStudentsNotTabs(t *testing.T) {
 	tab1.send("room_follow", nil)
 	waitCounts(t, p, func(c counts) bool { return c.Followers == 2 && c.Branched == 0 })
 }
+
+// TestPollOneVotePerStudent: a script cannot stuff a poll by reconnecting:
+// every cookieless socket of an address is one voter (it used to be one
+// per socket: one machine outvoted 5 students 601 to 5), and a browser's
+// reconnects and tabs are one voter.
+func TestPollOneVotePerStudent(t *testing.T) {
+	ts := roomServer(t, web.RoomOptions{})
+	p := dial(t, ts)
+	room := openRoom(t, p, map[string]any{"page": "/lab"})
+	p.send("room_poll", map[string]any{"code": room.Code, "key": room.Key, "question": "Next token?", "options": []string{"a", "b"}})
+	for _, cookie := range []string{"AAAAAAAAAAAAAAAAAAAAAA", "BBBBBBBBBBBBBBBBBBBBBB", "CCCCCCCCCCCCCCCCCCCCCC", "DDDDDDDDDDDDDDDDDDDDDD", "EEEEEEEEEEEEEEEEEEEEEE"} {
+		w := dialRoomAs(t, ts.URL, room.Code, cookie)
+		readPoll(w, 1, true)
+		w.send("room_vote", map[string]any{"poll": 1, "option": 1})
+	}
+	waitCounts(t, p, func(c counts) bool { return c.Poll != nil && c.Poll.Votes == 5 })
+	for _, cookie := range []string{"", "", "", "", "", "", "", "", "", "", "AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAA"} {
+		w := dialRoomAs(t, ts.URL, room.Code, cookie)
+		readPoll(w, 1, true)
+		w.send("room_vote", map[string]any{"poll": 1, "option": 0})
+		w.c.Close()
+	}
+	// the last vote is A's second change; then the counts settle
+	waitCounts(t, p, func(c counts) bool { return c.Poll != nil && len(c.Poll.Counts) == 2 && c.Poll.Counts[0] == 2 })
+	p.send("room_reveal", map[string]any{"code": room.Code, "key": room.Key})
+	var got counts
+	waitCounts(t, p, func(c counts) bool { got = c; return c.Poll != nil && c.Poll.Votes == 6 })
+	if got.Poll.Counts[0] != 2 || got.Poll.Counts[1] != 4 {
+		t.Errorf("counts %v, want [2 4]: the script's ten reconnects one vote, browser A's change of mind one", got.Poll.Counts)
+	}
+}

@@ -353,8 +353,9 @@ func TestRoomPollCountsAndRecall(t *testing.T) {
 	room := openRoom(t, p, map[string]any{"page": "/lab"})
 	p.send("start", roomStart("The President said", 8))
 	nextOf(p, web.MsgStarted, nil)
-	a, _ := dialRoom(t, ts, room.Code)
-	b, _ := dialRoom(t, ts, room.Code)
+	// two browsers (a cookieless client is its address alone: one voter)
+	a := dialRoomAs(t, ts.URL, room.Code, "AAAAAAAAAAAAAAAAAAAAAA")
+	b := dialRoomAs(t, ts.URL, room.Code, "BBBBBBBBBBBBBBBBBBBBBB")
 	b.send("room_branch", nil)
 	nextOf(b, web.MsgRoomBranch, nil)
 	waitCounts(t, p, func(c counts) bool { return c.Followers == 1 && c.Branched == 1 }) // a branched student counts as trying, not also as following

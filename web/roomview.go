@@ -840,12 +840,12 @@ func (v *roomView) presenceLocked() {
 		networks, counted := map[string]int{}, map[string]bool{}
 		for f := range v.followers {
 			if f.branched {
-				trying[f.voter] = true
+				trying[f.student] = true
 			} else {
-				following[f.voter] = true
+				following[f.student] = true
 			}
-			if !counted[f.voter] {
-				counted[f.voter] = true
+			if !counted[f.student] {
+				counted[f.student] = true
 				networks[f.network]++
 			}
 		}
