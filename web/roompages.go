@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -97,12 +98,61 @@ func (s *Server) joinQR(c echo.Context) error {
 		scheme = "https"
 	}
 	link := scheme + "://" + r.Host + "/join?code=" + code
-	q, err := qrcode.New(link, qrcode.Medium)
-	if err != nil {
-		return fmt.Errorf("qr code: %w", err)
+	// a QR code costs ~0.4 ms of CPU: the ones drawn lately are kept
+	// (a class's screens ask for the same one), and drawing a new one takes
+	// a fair-queue slot like engine work, so a flood of made-up codes
+	// gets its address's share of the cores and no more
+	svg := s.rooms.qrCache.get(link)
+	if svg == nil {
+		var err error
+		if qerr := s.sched.Run(r.Context(), s.visitorOf(r), func() {
+			var q *qrcode.QRCode
+			if q, err = qrcode.New(link, qrcode.Medium); err == nil {
+				svg = qrSVG(q.Bitmap(), link)
+			}
+		}); qerr != nil {
+			return echo.NewHTTPError(http.StatusServiceUnavailable, "the QR code was cancelled before the server had time for it: reload the page")
+		}
+		if err != nil {
+			return fmt.Errorf("qr code: %w", err)
+		}
+		s.rooms.qrCache.put(link, svg)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.Blob(http.StatusOK, "image/svg+xml", qrSVG(q.Bitmap(), link))
+	return c.Blob(http.StatusOK, "image/svg+xml", svg)
+}
+
+// qrCache keeps the QR codes drawn lately, by link (at most qrCacheSize;
+// the oldest goes first).
+type qrCache struct {
+	mu    sync.Mutex
+	svgs  map[string][]byte
+	order []string
+}
+
+const qrCacheSize = 64
+
+func (q *qrCache) get(link string) []byte {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.svgs[link]
+}
+
+func (q *qrCache) put(link string, svg []byte) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.svgs == nil {
+		q.svgs = map[string][]byte{}
+	}
+	if _, ok := q.svgs[link]; ok {
+		return
+	}
+	if len(q.order) >= qrCacheSize {
+		delete(q.svgs, q.order[0])
+		q.order = q.order[1:]
+	}
+	q.svgs[link] = svg
+	q.order = append(q.order, link)
 }
 
 // qrSVG draws a QR bitmap (quiet zone included) as one SVG path.

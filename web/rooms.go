@@ -160,6 +160,7 @@ type roomHub struct {
 	ownBus  bool
 	opts    RoomOptions
 	replica string
+	qrCache qrCache // join QR codes drawn lately (roompages.go)
 	guard   *guessGuard
 
 	mu    sync.Mutex
