@@ -121,10 +121,17 @@ func (c *EngineCatalog) scheduleFor(run Run, visitor string) (*serve.SessionSche
 
 // tagRun tags a connection's new run with its visitor (see scheduleFor)
 // and records whether its decode steps are batched; the run it replaces
-// is done.
-func (c *wsConn) tagRun(run Run) {
+// is done. With alone set the run's passes are its own, as with batching
+// off (its prefill does not wait for the batcher's prefill slot either).
+func (c *wsConn) tagRun(run Run, alone bool) {
 	c.runDone()
-	c.batched = false
+	c.batched, c.batch = false, nil
+	if alone {
+		if s, ok := run.Runner.(*session.Session); ok {
+			s.SetScheduler(nil)
+		}
+		return
+	}
 	if cat, ok := c.s.opts.Catalog.(*EngineCatalog); ok {
 		sc, err := cat.scheduleFor(run, c.visitor)
 		c.batched, c.batch = err == nil, sc

@@ -192,8 +192,9 @@ func (c *wsConn) install(id int64, p *StartPayload, run Run) bool {
 	}
 	c.kvBytes = kv
 	c.runner, c.start = run.Runner, p
-	c.tagRun(run)
+	c.tagRun(run, p.NoBatch)
 	c.live.setRun(run)
+	c.setClass(p.Class)
 	return true
 }
 
@@ -274,8 +275,10 @@ func (c *wsConn) step(cmd Command) {
 		// pass (batching.go)
 		slotErr := c.awaitBytes(ctx)
 		if slotErr == nil {
+			asked := time.Now()
 			slotErr = c.engineWork(ctx, c.batchedNext(), func() {
 				start := time.Now()
+				c.runner.AddQueue(start.Sub(asked)) // waiting for a slot is queue time
 				var evs []*session.Event
 				c.runner.DeferLens(th.deferLens()) // a token that goes out thin reads no lens (thin.go)
 				evs, err = c.runner.Advance(ctx, session.UntilStage, nil)
@@ -285,6 +288,9 @@ func (c *wsConn) step(cmd Command) {
 				ev = evs[0]
 				c.s.metrics.observeStep(ev, time.Since(start))
 				c.live.observe(ev)
+				if c.class != nil {
+					c.class.observe(ev, c.runner.MemoryBytes())
+				}
 				// a presented run is thinned for its room too (rooms.go)
 				out := th.pass(ev, full)
 				if out.Thin {

@@ -147,6 +147,9 @@ type wsConn struct {
 
 	// presenting is set while this connection presents a room (rooms.go)
 	presenting atomic.Pointer[presenterHook]
+	// class watches the run when it is a student's part of a class
+	// request (classrequest.go); worker-owned
+	class *classTap
 
 	// worker-owned
 	runner  Runner
@@ -188,6 +191,9 @@ func (c *wsConn) serve() {
 	close(c.cmds)
 	wg.Wait()
 	c.runDone()
+	if c.class != nil {
+		c.class.end("the student's page closed before its request finished")
+	}
 	c.leaveRoom()
 	c.s.conns.kvBytes.Add(-c.kvBytes)
 }

@@ -7,6 +7,7 @@ package web
 
 import (
 	"context"
+	"time"
 
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/engine/session"
@@ -23,6 +24,9 @@ type Runner interface {
 	Done() bool
 	Next() session.Stage
 	CurrentLogits() []float32
+	// AddQueue counts time the next stage waited for an engine slot (the
+	// fair queue) as the run's queue time.
+	AddQueue(d time.Duration)
 	SampleMany(n int) ([]session.TokenCount, error)
 	// Resample shows the current step under other sampling settings
 	// without a forward pass; the run is unchanged.

@@ -94,6 +94,12 @@ type StartPayload struct {
 	AllAttention bool                    `json:"all_attention"`
 	NoCache      bool                    `json:"no_cache"`
 	Lens         bool                    `json:"lens"`
+	// NoBatch runs this run's decode steps alone even when the server
+	// batches (serve --batch=false for one run: a class request's comparison).
+	NoBatch bool `json:"no_batch"`
+	// Class marks the run as a student's part of a class request
+	// (classrequest.go): its timings go to the room's presenter.
+	Class *ClassTag `json:"class,omitempty"`
 }
 
 // ResumePayload rebuilds a run on a new connection: the start settings and
@@ -297,7 +303,7 @@ func DecodeCommand(b []byte) (Command, error) {
 			return c, protoErr("bad_payload", "force payload needs id (a token id)")
 		}
 		c.Token = *p.ID
-	case CmdRoomOpen, CmdRoomClaim, CmdRoomClose, CmdRoomPoll, CmdRoomReveal, CmdRoomRecall, CmdRoomPage, CmdRoomRemove, CmdRoomVote, CmdRoomBranch, CmdRoomFollow:
+	case CmdRoomOpen, CmdRoomClaim, CmdRoomClose, CmdRoomPoll, CmdRoomReveal, CmdRoomRecall, CmdRoomPage, CmdRoomRemove, CmdRoomClass, CmdRoomVote, CmdRoomBranch, CmdRoomFollow:
 		if err := decodeRoomPayload(&c, payload); err != nil {
 			return c, err
 		}

@@ -52,7 +52,7 @@ const (
 	maxAnswerKinds = 24 // distinct typed answers the counts list (the rest: "other")
 )
 
-var roomCommandTypes = []string{CmdRoomOpen, CmdRoomClaim, CmdRoomClose, CmdRoomPoll, CmdRoomReveal, CmdRoomRecall, CmdRoomPage, CmdRoomRemove, CmdRoomVote, CmdRoomBranch, CmdRoomFollow}
+var roomCommandTypes = []string{CmdRoomOpen, CmdRoomClaim, CmdRoomClose, CmdRoomPoll, CmdRoomReveal, CmdRoomRecall, CmdRoomPage, CmdRoomRemove, CmdRoomClass, CmdRoomVote, CmdRoomBranch, CmdRoomFollow}
 
 // roomPages are the pages a class can follow: the lab, compare and a
 // lesson (its section is part of the page's state).
@@ -81,6 +81,9 @@ type RoomPayload struct {
 	Reveal []string `json:"reveal"`
 	// Network is room_remove's: one of room_counts' networks.
 	Network string `json:"network"`
+	// Batch is room_class's: the class's decode steps share passes (off:
+	// each student's run alone, serve --batch=false for this request).
+	Batch bool `json:"batch"`
 	// State is what a compare or lesson page shows (room_open, room_page):
 	// an object of at most maxPageState bytes that followers' pages draw.
 	State json.RawMessage `json:"state"`
@@ -140,6 +143,13 @@ func decodeRoomPayload(c *Command, payload []byte) error {
 	case CmdRoomClaim, CmdRoomClose, CmdRoomRecall:
 		if err := needKey(); err != nil {
 			return err
+		}
+	case CmdRoomClass:
+		if err := needKey(); err != nil {
+			return err
+		}
+		if p.Start == nil {
+			return protoErr("bad_payload", "room_class needs start: the prompt and settings every student's device sends")
 		}
 	case CmdRoomRemove:
 		if err := needKey(); err != nil {

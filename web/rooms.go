@@ -295,6 +295,7 @@ type room struct {
 	poll      *roomPoll
 	presence  map[string]roomPresence
 	removed   map[string]bool // networks the presenter removed (roomnetworks.go)
+	class     *classRun       // the latest class request (classrequest.go)
 	closed    bool
 	closedAt  time.Time
 	reason    string
@@ -544,7 +545,11 @@ func (r *room) answerState([]byte) []byte {
 func (r *room) onUp(b []byte) {
 	var m struct {
 		Presence *roomPresence `json:"presence"`
-		Vote     *struct {
+		ClassRow *struct {
+			ID  int64    `json:"id"`
+			Row classRow `json:"row"`
+		} `json:"class_row"`
+		Vote *struct {
 			Poll   int64  `json:"poll"`
 			Voter  string `json:"voter"`
 			Option int    `json:"option"`
@@ -560,6 +565,8 @@ func (r *room) onUp(b []byte) {
 		return
 	}
 	switch {
+	case m.ClassRow != nil:
+		r.classRowLocked(m.ClassRow.ID, m.ClassRow.Row)
 	case m.Presence != nil:
 		r.presence[m.Presence.Replica] = *m.Presence
 		r.joined = r.joined || m.Presence.Followers > 0
@@ -692,6 +699,10 @@ func (r *room) close(reason string) {
 	// a tombstone: a closed room answers "ended" for closedRoomMemory and
 	// keeps nothing of what it showed
 	r.start, r.log, r.pageState, r.poll = nil, nil, nil, nil
+	if r.class != nil {
+		r.class.stopTimersLocked()
+		r.class = nil
+	}
 	if c := r.presenter; c != nil {
 		c.presenting.Store(nil)
 		c.tryReply(MsgRoomClosed, map[string]string{"reason": reason})
@@ -1036,6 +1047,12 @@ func (c *wsConn) roomCommand(cmd Command) {
 			r.publishLocked(MsgRoomRecall, []byte("{}"))
 		}
 		r.mu.Unlock()
+	case CmdRoomClass:
+		if !r.holds(c, p.Key) {
+			c.sendError(cmd.ID, "not_presenter", "this page is not presenting room "+p.Code+": reclaim it first")
+			return
+		}
+		c.classCommand(cmd.ID, r, p)
 	case CmdRoomRemove:
 		if !r.holds(c, p.Key) {
 			c.sendError(cmd.ID, "not_presenter", "this page is not presenting room "+p.Code+": reclaim it first")

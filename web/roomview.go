@@ -608,6 +608,11 @@ func (v *roomView) applyLocked(m roomMsg) {
 		v.fanLocked(m.typ, bytes.Clone(m.payload), true, false)
 	case MsgRoomRecall:
 		v.fanLocked(m.typ, bytes.Clone(m.payload), true, false)
+	case MsgRoomClass:
+		// the students following send it; those trying it themselves are busy
+		v.fanLocked(m.typ, bytes.Clone(m.payload), false, false)
+	case MsgRoomClassResult:
+		v.fanLocked(m.typ, bytes.Clone(m.payload), true, false)
 	case MsgRoomRemoved:
 		var r struct {
 			Network string `json:"network"`

@@ -148,6 +148,15 @@ func (s *Session) PromptIDs() []int { return append([]int(nil), s.ids[:s.nPrompt
 // KV exposes the cache (read-only use: sizes for display and tests).
 func (s *Session) KV() *engine.KVCache { return s.kv }
 
+// AddQueue counts d, time the run's next stage waited for the server's
+// engine before it could start (a shared server's fair queue), as queue
+// time: before the first token it is part of the time to first token.
+func (s *Session) AddQueue(d time.Duration) {
+	if d > 0 && s.stopped == nil {
+		s.timings.QueueMs += msf(d)
+	}
+}
+
 // CurrentLogits returns a copy of the raw logits the next Sample uses, or
 // nil before prefill.
 func (s *Session) CurrentLogits() []float32 {
