@@ -80,7 +80,8 @@ type classRow struct {
 	PrefillMs     float64   `json:"prefill_ms"`
 	FirstDecodeMs float64   `json:"first_decode_ms"`
 	TTFTMs        float64   `json:"ttft_ms"`
-	ITLMs         []float64 `json:"itl_ms"` // per later token: its compute (append + logits + sample)
+	ITLMs         []float64 `json:"itl_ms"`        // per later token: its compute (append + logits + sample)
+	StepQueueMs   []float64 `json:"step_queue_ms"` // per decode pass: how long its step waited for the pass
 	TokS          float64   `json:"tok_s"`  // Tokens ÷ (EndMs − StartMs): this request's output tokens per second
 	MemoryBytes   int64     `json:"memory_bytes"`
 }
@@ -112,7 +113,7 @@ func (c *wsConn) setClass(tag *ClassTag) {
 	}
 	now := time.Now()
 	c.class = &classTap{h: c.s.rooms, code: tag.Code, id: tag.ID, start: now,
-		row: classRow{Row: tag.Row, State: "running", StartMs: now.UnixMilli(), TokenAt: []float64{}, Batches: []int{}}}
+		row: classRow{Row: tag.Row, State: "running", StartMs: now.UnixMilli(), TokenAt: []float64{}, Batches: []int{}, StepQueueMs: []float64{}}}
 	c.class.report()
 }
 
@@ -135,6 +136,7 @@ func (t *classTap) observe(ev *session.Event, memory int64) {
 	case ev.Append != nil:
 		if b := ev.Append.BatchSize; b > 0 {
 			r.Batches = append(r.Batches, b)
+			r.StepQueueMs = append(r.StepQueueMs, ev.Append.QueueMs)
 		}
 	case ev.Stop != nil:
 		tm := ev.Stop.Timings
@@ -182,6 +184,7 @@ func (t *classTap) report() {
 type classAlone struct {
 	TTFTMs      float64 `json:"ttft_ms"`
 	Tokens      int     `json:"tokens"`
+	GapMs       float64 `json:"gap_ms"` // median wall-clock time between its consecutive tokens
 	WallMs      float64 `json:"wall_ms"`
 	TokS        float64 `json:"tok_s"`        // Tokens ÷ WallMs
 	DecodeSteps int     `json:"decode_steps"` // its decode passes (on the batcher when batching)
@@ -192,7 +195,8 @@ type classAlone struct {
 type classRun struct {
 	ID       int64         `json:"id"`
 	Start    *StartPayload `json:"start"`
-	Batch    bool          `json:"batch"`
+	Batch    bool          `json:"batch"`          // the class's decode steps were batched
+	Batching bool          `json:"server_batches"` // this server batches at all (serve --batch)
 	Expected int           `json:"expected"` // students following when it was sent
 	SentMs   int64         `json:"sent_ms"`
 	Alone    classAlone    `json:"alone"`
@@ -268,6 +272,10 @@ func (c *wsConn) classCommand(id int64, r *room, p *RoomPayload) {
 		c.sendError(id, "bad_payload", fmt.Sprintf("room_class: max_new_tokens must be 1 to %d for a class request, not %d", MaxClassNewTokens, start.MaxNewTokens))
 		return
 	}
+	batching := false
+	if cat, ok := c.s.opts.Catalog.(*EngineCatalog); ok {
+		batching, _ = cat.Batching()
+	}
 	req := *start
 	req.Class, req.Lens, req.AllAttention, req.NoCache, req.NoBatch = nil, false, false, false, !p.Batch
 	req.TopN = min(max(req.TopN, 0), 10)
@@ -309,7 +317,7 @@ func (c *wsConn) classCommand(id int64, r *room, p *RoomPayload) {
 	if r.class != nil {
 		n = r.class.ID + 1
 	}
-	cr := &classRun{ID: n, Start: &req, Batch: p.Batch, Expected: students, SentMs: time.Now().UnixMilli(), Alone: alone, Weights: weights,
+	cr := &classRun{ID: n, Start: &req, Batch: p.Batch && batching, Batching: batching, Expected: students, SentMs: time.Now().UnixMilli(), Alone: alone, Weights: weights,
 		Budget: c.lim.MaxKVBytes, rows: map[string]*classRow{}}
 	if r.class != nil {
 		r.class.stopTimersLocked()
@@ -339,6 +347,7 @@ func (c *wsConn) classAlone(req *StartPayload) (classAlone, int64, error) {
 		s.SetScheduler(nil)
 	}
 	t0 := time.Now()
+	var chosen []time.Time
 	for !run.Runner.Done() {
 		var evs []*session.Event
 		if c.withSlot(context.Background(), func() { evs, err = run.Runner.Advance(context.Background(), session.UntilStage, nil) }) != nil {
@@ -349,6 +358,8 @@ func (c *wsConn) classAlone(req *StartPayload) (classAlone, int64, error) {
 		}
 		for _, ev := range evs {
 			switch {
+			case ev.Sample != nil:
+				chosen = append(chosen, time.Now())
 			case ev.Append != nil && ev.Append.BatchSize > 0:
 				a.DecodeSteps++
 			case ev.Stop != nil:
@@ -357,6 +368,14 @@ func (c *wsConn) classAlone(req *StartPayload) (classAlone, int64, error) {
 		}
 	}
 	a.WallMs = msOf(time.Since(t0))
+	gaps := make([]float64, 0, len(chosen))
+	for i := 1; i < len(chosen); i++ {
+		gaps = append(gaps, msOf(chosen[i].Sub(chosen[i-1])))
+	}
+	if len(gaps) > 0 {
+		sort.Float64s(gaps)
+		a.GapMs = gaps[len(gaps)/2]
+	}
 	if a.WallMs > 0 {
 		a.TokS = float64(a.Tokens) / (a.WallMs / 1000)
 	}

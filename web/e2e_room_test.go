@@ -196,6 +196,9 @@ func (c *classTabs) wait(ctx context.Context, expr string) {
 		err = waitJS(ctx, expr) // the page was still navigating (a redirect, or following the class to another page)
 	}
 	if err != nil {
+		if errs := c.b.JSErrors(); len(errs) > 0 {
+			c.t.Logf("the pages logged JavaScript errors:\n%s", strings.Join(errs, "\n"))
+		}
 		c.t.Fatal(err)
 	}
 }

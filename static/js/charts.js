@@ -39,6 +39,9 @@ export function boxWidth(box, fallback) {
   return w > 0 ? w : fallback;
 }
 function widthOf(box, fallback) { return boxWidth(box, fallback); }
+// forgetWidth makes the next boxWidth measure box again (a box whose
+// width changed outside the page's own redraws).
+export function forgetWidth(box) { widths.delete(box); ro.unobserve(box); }
 
 // ---------- large type ----------
 // A chart is laid out in a box scale times narrower than its CSS box and

@@ -417,7 +417,7 @@ function onMessage(msg) {
       break;
     case "error":
       if (inspectIDs.delete(msg.id)) { mv.inspectError(C.errorText(p)); break; }
-      room.onError(p);
+      if (room.onError(p)) break; // the class bar's own (a class request refused)
       onError(msg, p);
       break;
     case "closing":
@@ -1147,6 +1147,8 @@ function formFromStart(p) {
 const room = initRoom({
   client,
   deliver: onMessage,
+  // the class request starts from what the form shows (a plain prompt)
+  classDefaults: () => { const s = settings(), p = startPayload(s); return { prompt: s.prompt, max_new_tokens: p.max_new_tokens, sampling: p.sampling, model: p.model }; },
   current: () => ({ start: startP, log: log.slice() }),
   top: () => (run.logits ? run.logits.top : []),
   setStatus,

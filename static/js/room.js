@@ -11,6 +11,7 @@
 // web/roomproto.go.
 import * as C from "./core.js";
 import { setChartScale } from "./charts.js";
+import { presenterPanel, studentRequest } from "./classrequest.js";
 
 const KEY = "inferscope-room"; // sessionStorage: only the presenter's own tab holds the key
 const BAR_KEY = "inferscope-room-bar"; // sessionStorage: the class bar collapsed or open
@@ -203,11 +204,13 @@ function presenter(lab, bar) {
             isLab ? C.el("button", { type: "button", id: "btn-poll", "data-testid": "btn-poll", text: "Ask: which token comes next?" }) : null,
             isLesson ? C.el("button", { type: "button", id: "btn-poll", "data-testid": "btn-poll", text: "Ask the class this section's question" }) : null,
             isLab || isLesson ? C.el("button", { type: "button", id: "btn-reveal", "data-testid": "btn-reveal", text: "Reveal the answers", disabled: true }) : null,
+            C.el("button", { type: "button", id: "btn-class", "data-testid": "btn-class", "aria-expanded": "false", "aria-controls": "room-class", text: "Send a request from every student" }),
             C.el("button", { type: "button", id: "btn-recall", "data-testid": "btn-recall", text: "Bring everyone back" }),
             C.el("button", { type: "button", id: "btn-close-room", "data-testid": "btn-close-room", text: "End the class" }),
           ]),
         ]),
         C.el("div", { id: "room-poll", class: "room-poll", "data-testid": "room-poll" }),
+        C.el("div", { id: "room-class", class: "room-class", hidden: true }),
         C.el("details", { id: "room-networks", class: "room-networks small", "data-testid": "room-networks", hidden: true }, [
           C.el("summary", { id: "room-networks-summary", text: "Networks" }),
           C.el("p", { class: "muted", text: "Where your students connect from, as anonymous names (never addresses). A class behind one school network is one line; a line you do not expect can be removed: its students leave and cannot join this class again." }),
@@ -218,6 +221,7 @@ function presenter(lab, bar) {
         $("btn-reveal").addEventListener("click", () => send("room_reveal", { reveal: revealLines() }));
       }
       $("btn-recall").addEventListener("click", () => send("room_recall"));
+      $("btn-class").addEventListener("click", () => showClass(!classOpen));
       $("btn-close-room").addEventListener("click", () => send("room_close"));
       $("btn-join-screen").addEventListener("click", () => openJoinScreen(room.code, link));
       $("btn-room-collapse").addEventListener("click", () => collapse(!collapsed));
@@ -265,6 +269,35 @@ function presenter(lab, bar) {
       return C.el("li", { "data-testid": "room-network" }, [C.el("span", { text: "Network " }), C.el("b", { class: "mono", text: n.id }), C.el("span", { text: ": " + who + " " }), b]);
     }));
   }
+  // the class request: its panel opens in the bar (or in a lesson section
+  // that hosts it: mountClass); its messages come on the presenter's connection
+  let classPanel = null, classOpen = false, classPending = false;
+  function classPanelNow() {
+    if (!classPanel) {
+      classPanel = presenterPanel({
+        send: (type, p) => { classPending = true; send(type, p); },
+        defaults: () => (lab.classDefaults ? lab.classDefaults() : {}),
+        onState: (st) => { classPending = false; if (window.ISClass && window.ISClass.onState) window.ISClass.onState(st); },
+      });
+    }
+    return classPanel;
+  }
+  function showClass(on, host) {
+    classOpen = on;
+    const box = $("room-class"), b = $("btn-class");
+    if (b) b.setAttribute("aria-expanded", String(on));
+    if (!on) { if (box) box.hidden = true; return; }
+    const p = classPanelNow();
+    if (host) { host.appendChild(p.el); if (box) box.hidden = true; return; }
+    if (box) { box.hidden = false; if (p.el.parentElement !== box) box.appendChild(p.el); }
+  }
+  // a lesson section that teaches with it (the after-send lesson's busy
+  // server) asks for the panel while this page presents
+  window.ISClass = {
+    presenting: () => !!room, // a stored room counts before its claim completes (the panels run first)
+    mount(host) { showClass(true, host); return classPanelNow(); },
+    onState: null,
+  };
   // asked: what the open question came from, for its reveal (the lab's
   // candidates with the model's probabilities, or a lesson's question form)
   let asked = null;
@@ -342,6 +375,9 @@ function presenter(lab, bar) {
         case "room_counts":
           draw(p);
           return true;
+        case "room_class_state":
+          classPanelNow().onState(p);
+          return true;
         case "room_closed":
           forget(p.reason);
           return true;
@@ -350,6 +386,8 @@ function presenter(lab, bar) {
     },
     onError(p) {
       if (room && ["room_not_found", "room_closed", "bad_key"].includes(p.code)) { forget(""); lab.adopt(null, []); }
+      if (classPanel && (p.code === "class_too_big" || classPending)) { classPending = false; classPanel.onError(p); return true; }
+      return false;
     },
   };
   if (!isLab) {
@@ -442,10 +480,13 @@ function follower(lab, bar, code) {
   const tryBtn = C.el("button", { type: "button", id: "btn-try", "data-testid": "btn-try", class: "primary", text: "Try it myself", disabled: true });
   const backBtn = C.el("button", { type: "button", id: "btn-back", "data-testid": "btn-back", text: "Back to the class", hidden: true });
   const pollBox = C.el("div", { id: "room-poll", class: "room-poll", "data-testid": "room-poll" });
+  // the class request this device sent (classrequest.js)
+  const mineBox = C.el("section", { id: "class-mine", class: "class-mine", "data-testid": "class-mine", "aria-live": "polite", hidden: true });
+  let mineReq = null;
   bar.append(C.el("div", { class: "room-join" }, [status]), C.el("div", { class: "room-tools" }, [tryBtn, backBtn]),
     C.el("p", { class: "small muted", text: isLab ? "Following shows the presenter's run; “Try it myself” gives you a private copy at the same step, to force other tokens or change settings." :
       lab.kind === "compare" ? "Following shows the presenter's comparison; “Try it myself” keeps the presenter's settings in the form so you can change them and run both sides yourself." :
-        "Following shows the section the presenter is on and the presenter's live panels; “Try it myself” runs the panels on your own, with your own prompts, and lets you move between sections." }), pollBox);
+        "Following shows the section the presenter is on and the presenter's live panels; “Try it myself” runs the panels on your own, with your own prompts, and lets you move between sections." }), pollBox, mineBox);
   document.body.dataset.room = "following";
   lab.setFollowing(true);
 
@@ -545,6 +586,12 @@ function follower(lab, bar, code) {
         return;
       case "room_counts":
         setStatus(p.followers);
+        return;
+      case "room_class":
+        if (!branched) mineReq = studentRequest(mineBox, msg, code);
+        return;
+      case "room_class_result":
+        if (mineReq) mineReq.result(msg);
         return;
       case "room_poll":
         if (!poll || poll.id !== p.id) mine = -1;
@@ -662,7 +709,7 @@ function attrOK(tag, k, v) {
 
 export function snapshotDOM(node) {
   if (node.nodeType === 3) return node.nodeValue;
-  if (node.nodeType !== 1) return "";
+  if (node.nodeType !== 1 || node.hasAttribute("data-no-mirror")) return ""; // the presenter's own controls
   const tag = node.localName;
   const attrs = {};
   if (tag === "canvas") {
@@ -695,6 +742,8 @@ export function buildDOM(t, svg) {
   const e = inSvg ? document.createElementNS(SVG_NS, tag) : document.createElement(tag);
   for (const [k, v] of Object.entries(t[1] || {})) if (typeof v === "string" && attrOK(tag, k, v)) e.setAttribute(k, v);
   if (tag === "input") { e.disabled = true; e.tabIndex = -1; e.setAttribute("aria-disabled", "true"); if (!e.getAttribute("aria-label")) e.setAttribute("aria-label", "the presenter's setting"); }
+  // a table's scroll box stays reachable by keyboard
+  if (tag === "div" && e.classList.contains("table-wrap")) { e.tabIndex = 0; e.setAttribute("role", "region"); if (!e.getAttribute("aria-label")) e.setAttribute("aria-label", "table"); }
   for (const c of t[2] || []) e.appendChild(buildDOM(c, inSvg));
   return e;
 }

@@ -8,6 +8,7 @@ import * as P from "../panels.js";
 import { hbars, line } from "../charts.js";
 import { ModelView } from "../modelview.js";
 import { register } from "./registry.js";
+import { busyFigures } from "../classrequest.js";
 import { mount, gather, untilToken, untilStop, median, sum, button, wrapTable, css, hex, keepOpen, pace } from "./util.js";
 
 const el = IS.el;
@@ -340,7 +341,30 @@ function summarize(res, wall) {
     batch: Math.max(1, ...appends.map((a) => a.batch_size || 1)), ttft: median(stops.map((s) => s.timings.ttft_ms)), perReq: tokens / res.length / (wall / 1000), total: tokens / (wall / 1000) };
 }
 
+// busyClass is the busy-server panel while this page presents to a class:
+// instead of a few requests from this browser, every student following
+// sends the request from their own device (classrequest.js); the section's
+// numbers come from the class's run.
+function busyClass(o, out, sec, api) {
+  const root = mount(out);
+  root.dataset.mode = "class";
+  root.append(el("p", { class: "small", "data-testid": "busy-class-note", text: "You are presenting to a class: instead of " + (o.requests || 6) + " requests from this browser, every student following sends this request from their own device at the same moment. Each student's screen shows their own request's times; yours shows the whole class." }));
+  const panel = window.ISClass.mount(root);
+  panel.setRequest({ prompt: o.prompt, max_new_tokens: parseInt(o.tokens || "32", 10) });
+  window.ISClass.onState = (st) => {
+    if (!st.done || !root.alive()) return;
+    const f = busyFigures(st);
+    api.setLive(sec, "busy.n", f.n);
+    api.setLive(sec, "busy.itl_alone", IS.ms(f.itlAlone));
+    api.setLive(sec, "busy.itl_busy", IS.ms(f.itlBusy));
+    api.setLive(sec, "busy.queue_busy", IS.ms(f.queueBusy));
+    api.setLive(sec, "busy.max_batch", f.maxBatch);
+    root.dataset.batch = f.maxBatch;
+  };
+}
+
 register("busy", async (o, out, sec, api) => {
+  if (window.ISClass && window.ISClass.presenting()) return busyClass(o, out, sec, api);
   const root = mount(out), want = parseInt(o.requests || "6", 10), status = el("p", { class: "small muted", text: "One request alone…" });
   root.append(status);
   const ticks = [];
