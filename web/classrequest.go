@@ -82,7 +82,7 @@ type classRow struct {
 	TTFTMs        float64   `json:"ttft_ms"`
 	ITLMs         []float64 `json:"itl_ms"`        // per later token: its compute (append + logits + sample)
 	StepQueueMs   []float64 `json:"step_queue_ms"` // per decode pass: how long its step waited for the pass
-	TokS          float64   `json:"tok_s"`  // Tokens ÷ (EndMs − StartMs): this request's output tokens per second
+	TokS          float64   `json:"tok_s"`         // Tokens ÷ (EndMs − StartMs): this request's output tokens per second
 	MemoryBytes   int64     `json:"memory_bytes"`
 }
 
@@ -197,7 +197,7 @@ type classRun struct {
 	Start    *StartPayload `json:"start"`
 	Batch    bool          `json:"batch"`          // the class's decode steps were batched
 	Batching bool          `json:"server_batches"` // this server batches at all (serve --batch)
-	Expected int           `json:"expected"` // students following when it was sent
+	Expected int           `json:"expected"`       // students following when it was sent
 	SentMs   int64         `json:"sent_ms"`
 	Alone    classAlone    `json:"alone"`
 	Weights  int64         `json:"weights_bytes"`

@@ -401,3 +401,74 @@ func TestClassRequestAcrossReplicas(t *testing.T) {
 		t.Errorf("merged state: %+v, want %d students × 12 tokens", st.Aggregate, students)
 	}
 }
+
+// BenchmarkClassRequest: a class of 30 sends one 64-token request at once,
+// batched and unbatched in alternating rounds on one server (so both see
+// the same machine), on the default model. Reported: the class's aggregate
+// output (all students' tokens ÷ the wall time from the first request's
+// arrival to the last one's end) each way, their ratio, and the median
+// time to first token.
+func BenchmarkClassRequest(b *testing.B) {
+	const students, tokens, rounds = 30, 64, 3
+	for i := 0; i < b.N; i++ {
+		cat, _ := batchingCatalog(b, true, serve.DefaultOptions())
+		srv, err := web.New(web.Options{Catalog: cat})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ts := httptest.NewServer(srv)
+		p := dial(b, ts)
+		room := openRoom(b, p, map[string]any{"page": "/lab"})
+		agg := map[bool][]float64{}
+		ttft := map[bool][]float64{}
+		for r := 0; r < 2*rounds; r++ {
+			batch := r%2 == 0
+			out := make(chan classResult, students)
+			var wg sync.WaitGroup
+			for k := range students {
+				wg.Add(1)
+				cookie, row := fmt.Sprintf("B%02d%019d", r, k), fmt.Sprintf("%08x", 0xb0000000+r*100+k)
+				go func() { defer wg.Done(); classStudent(ts.URL, room.Code, cookie, row, out) }()
+			}
+			waitCounts(b, p, func(c counts) bool { return c.Followers == students })
+			p.send("room_class", map[string]any{"code": room.Code, "key": room.Key, "batch": batch,
+				"start": map[string]any{"prompt": "Once upon a time", "max_new_tokens": tokens}})
+			var st classStateView
+			for !st.Done {
+				if m := p.read(); m.Type == web.MsgRoomClassState {
+					st = classStateView{}
+					json.Unmarshal(m.Payload, &st)
+				} else if m.Type == web.MsgError {
+					b.Fatalf("room_class: %s", m.Payload)
+				}
+			}
+			wg.Wait()
+			close(out)
+			for res := range out {
+				if res.err != nil {
+					b.Fatal(res.err)
+				}
+			}
+			if st.Aggregate.Finished != students {
+				b.Fatalf("%d of %d finished", st.Aggregate.Finished, students)
+			}
+			agg[batch] = append(agg[batch], st.Aggregate.TokS)
+			var t []float64
+			for _, row := range st.Rows {
+				t = append(t, row.TTFTMs)
+			}
+			sort.Float64s(t)
+			ttft[batch] = append(ttft[batch], t[len(t)/2])
+			// the class's sockets close; the next round's class joins afresh
+			waitCounts(b, p, func(c counts) bool { return c.Followers == 0 })
+		}
+		med := func(v []float64) float64 { s := append([]float64(nil), v...); sort.Float64s(s); return s[len(s)/2] }
+		b.ReportMetric(med(agg[true]), "batched-tok/s")
+		b.ReportMetric(med(agg[false]), "unbatched-tok/s")
+		b.ReportMetric(med(agg[true])/med(agg[false]), "batched/unbatched")
+		b.ReportMetric(med(ttft[true]), "batched-ttft-ms")
+		b.ReportMetric(med(ttft[false]), "unbatched-ttft-ms")
+		b.Logf("30 students × %d tokens, %d rounds each way: aggregate batched %v, unbatched %v tok/s", tokens, rounds, agg[true], agg[false])
+		ts.Close()
+	}
+}

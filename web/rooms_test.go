@@ -49,7 +49,7 @@ type opened struct {
 }
 
 // openRoom makes w present a new room.
-func openRoom(t *testing.T, w *wsClient, payload any) opened {
+func openRoom(t testing.TB, w *wsClient, payload any) opened {
 	t.Helper()
 	w.send("room_open", payload)
 	m := w.read()
@@ -399,7 +399,7 @@ type counts struct {
 	} `json:"poll"`
 }
 
-func waitCounts(t *testing.T, p *wsClient, ok func(counts) bool) {
+func waitCounts(t testing.TB, p *wsClient, ok func(counts) bool) {
 	t.Helper()
 	for {
 		m := p.read()
