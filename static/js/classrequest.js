@@ -258,9 +258,10 @@ export function studentRequest(box, msg, code) {
   const row = Array.from(crypto.getRandomValues(new Uint8Array(4)), (b) => b.toString(16).padStart(2, "0")).join("");
   const status = el("p", { role: "status", "data-testid": "class-mine-status", text: "Your device is sending the class's request…" });
   const facts = el("dl", { class: "class-mine-facts", "data-testid": "class-mine-facts" });
+  const itlBox = el("div", { class: "chart", "data-testid": "class-mine-itl" });
   const batchBox = el("div", { class: "chart", "data-testid": "class-mine-batches" });
   const rank = el("p", { class: "class-mine-rank", "data-testid": "class-mine-rank" });
-  box.replaceChildren(el("h3", { text: "Your request, sent by this device with the whole class" }), status, facts, batchBox, rank);
+  box.replaceChildren(el("h3", { text: "Your request, sent by this device with the whole class" }), status, facts, itlBox, batchBox, rank);
   box.hidden = false;
   box.dataset.state = "running";
   box.dataset.row = row;
@@ -299,6 +300,9 @@ export function studentRequest(box, msg, code) {
       pair("batch sizes of your decode passes", !batches.length ? "none" : Math.min(...batches) === Math.max(...batches) ?
         (batches[0] === 1 ? "1 (your request alone in every pass)" : batches[0] + " requests in every pass") : "from " + Math.min(...batches) + " to " + Math.max(...batches) + " requests per pass"),
     ].flat());
+    const itl = t.itl_ms || [];
+    line(itlBox, { points: itl.map((v, i) => ({ x: i + 2, y: v, title: "token " + (i + 2) + ": " + C.ms(v) + " ms" })), dots: true, height: 130, xMin: 1, xInt: true,
+      xTitle: "your token", yTitle: "ms of work", aria: "The engine's work for each of your later tokens (inter-token latency without waiting)" });
     line(batchBox, { points: batches.map((b, i) => ({ x: i + 1, y: b })), step: true, height: 130, xMin: 0, xInt: true, yMax: Math.max(2, ...batches) * 1.15, xTitle: "your decode pass", yTitle: "requests per pass", aria: "How many requests shared each of your decode passes" });
     if (result) showRank();
   }
