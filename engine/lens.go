@@ -94,18 +94,6 @@ func (ll *LogitLens) toRead(m *Model) (xs, outs [][]float32) {
 	return ll.xs, ll.outs
 }
 
-// done reads the captured layers once the pass's logits are in st.logits
-// (batched decode, batch.go: the head pass there is shared by the batch's
-// rows, so the lens reads its layers in a pass of its own).
-func (ll *LogitLens) done(m *Model, st *State, pos int) {
-	if !ll.ready(m.Config) {
-		return
-	}
-	xs, outs := ll.toRead(m)
-	headRows(&m.Weights.Head, xs, outs)
-	ll.finish(m.Config, pos, st.logits)
-}
-
 // finish copies the model's logits (the pass's last position) in as the
 // last layer's reading and calls Done. The other layers' rows are already
 // filled (by headRows, with or without the model's logits).

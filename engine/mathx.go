@@ -336,12 +336,3 @@ func softmaxInPlace(x []float32) {
 		x[i] /= sum
 	}
 }
-
-// l2 is the Euclidean norm of v.
-func l2(v []float32) float32 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	return float32(math.Sqrt(s))
-}

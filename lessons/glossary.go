@@ -41,7 +41,7 @@ func ParseGlossary(name string, b []byte) ([]Term, error) {
 			return nil
 		}
 		if cur.Name == "" || cur.Def == "" {
-			return fmt.Errorf("%s:%d: a glossary entry needs term: and def:", name, line)
+			return fmt.Errorf("%s:%d: a glossary entry needs a term and a definition (term: and def: lines)", name, line)
 		}
 		for _, w := range append([]string{cur.Name}, cur.Aka...) {
 			lw := strings.ToLower(w)

@@ -303,7 +303,7 @@ func Parse(name string, b []byte, vals Values) (*Lesson, error) {
 		return nil, errf("panel block not closed with :::")
 	}
 	if q != nil {
-		return nil, fmt.Errorf("%s:%d: %s block not closed with :::", name, q.line, q.block)
+		return nil, fmt.Errorf("%s:%d: %s block not closed (a line of ::: ends it)", name, q.line, q.block)
 	}
 	if err := flush(); err != nil {
 		return nil, err

@@ -156,7 +156,7 @@ func TestGlossary(t *testing.T) {
 
 func TestGlossaryErrors(t *testing.T) {
 	tests := []struct{ src, want string }{
-		{"term: a\n", "needs term: and def:"},
+		{"term: a\n", "needs a term and a definition"},
 		{"term: a\ndef: b\nkind: weight\n", `kind "weight" (allowed: token, id, logit, prob)`},
 		{"term: a\ndef: b\ncolour: red\n", `unknown glossary key "colour"`},
 		{"term: a\ndef: b\n\nterm: b\naka: A\ndef: c\n", `"A" is already a spelling of "a"`},

@@ -91,14 +91,13 @@ func msOf(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 // classTap watches a student's class run on the student's replica and
 // reports its row to the room's owner.
 type classTap struct {
-	h       *roomHub
-	code    string
-	id      int64
-	start   time.Time
-	last    time.Time // the last report
-	row     classRow
-	ended   bool
-	appends int
+	h     *roomHub
+	code  string
+	id    int64
+	start time.Time
+	last  time.Time // the last report
+	row   classRow
+	ended bool
 }
 
 // setClass starts (or ends) watching the connection's new run for a class

@@ -521,18 +521,6 @@ func (r *room) publishThinLocked(typ string, payload, thin []byte) {
 	}
 }
 
-func (r *room) publish(typ string, payload any) {
-	b, err := json.Marshal(payload)
-	if err != nil {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.closed {
-		r.publishLocked(typ, b)
-	}
-}
-
 func (r *room) answerState([]byte) []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -450,13 +450,6 @@ func evHead(b []byte) (int64, session.Stage, bool) {
 	return h.Seq, h.Stage, true
 }
 
-func countsIfClosed(p *roomPoll) []int {
-	if p.Open {
-		return nil
-	}
-	return p.Counts
-}
-
 // onMsg is the stream subscription's callback.
 func (v *roomView) onMsg(b []byte) {
 	m, ok := decodeRoomMsg(b)

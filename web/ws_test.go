@@ -178,14 +178,12 @@ func TestWebsocketProtocol(t *testing.T) {
 	if m := w.read(); m.Type != web.MsgStarted {
 		t.Fatalf("got %s", m.Type)
 	}
-	var stages []string
 	for _, want := range []string{"tokenize", "embed", "prefill", "logits", "sample", "append"} {
 		w.send("step", nil)
 		e := w.event()
 		if e.Stage != want {
 			t.Fatalf("stage %s, want %s", e.Stage, want)
 		}
-		stages = append(stages, e.Stage)
 	}
 	w.send("get_logits", nil)
 	m := w.read()

@@ -86,7 +86,6 @@ func endpointOf(c *hub.Client) string {
 type progressBar struct {
 	w    io.Writer
 	file string
-	last time.Time
 }
 
 func newProgressBar(w io.Writer) *progressBar { return &progressBar{w: w} }

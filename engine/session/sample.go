@@ -184,12 +184,8 @@ type softmaxSums struct {
 	e []float64
 }
 
-func newSoftmaxSums(logits []float32, t float64) softmaxSums {
-	return newSoftmaxSumsKeep(logits, t, nil)
-}
-
-// newSoftmaxSumsKeep is newSoftmaxSums keeping each token's exponential in
-// e (len(logits), or nil for none).
+// newSoftmaxSumsKeep makes the sums of logits at temperature t, keeping
+// each token's exponential in e (len(logits), or nil for none).
 func newSoftmaxSumsKeep(logits []float32, t float64, e []float64) softmaxSums {
 	if t <= 0 {
 		t = 1

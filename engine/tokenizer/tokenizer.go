@@ -93,7 +93,6 @@ type StreamDecoder struct {
 	tk      Tokenizer
 	pending []byte
 	prev    int
-	started bool
 }
 
 // NewStreamDecoder starts a stream after the given previous token (BOS, or
@@ -146,7 +145,7 @@ func completeUTF8Prefix(b []byte) int {
 			if c >= 0xF0 {
 				need = 4
 			}
-			if back < need && utf8.FullRune(b[i:]) == false {
+			if back < need && !utf8.FullRune(b[i:]) {
 				return i
 			}
 			return len(b)
