@@ -126,7 +126,7 @@ func (c *wsConn) dataAllowed(id int64, what string) bool {
 		return true
 	}
 	c.s.metrics.bytesRefused.Add(1)
-	c.sendError(id, "byte_budget", c.s.bytes.refusal(what, d))
+	c.sendError(id, CodeByteBudget, c.s.bytes.refusal(what, d))
 	return false
 }
 

@@ -264,11 +264,11 @@ func (cr *classRun) stateLocked(now time.Time) classState {
 func (c *wsConn) classCommand(id int64, r *room, p *RoomPayload) {
 	start := p.Start
 	if start == nil || start.Prompt == "" && len(start.Chat) == 0 {
-		c.sendError(id, "bad_payload", "room_class needs start, the request every student sends: a prompt and its settings")
+		c.sendError(id, CodeBadPayload, "room_class needs start, the request every student sends: a prompt and its settings")
 		return
 	}
 	if start.MaxNewTokens < 1 || start.MaxNewTokens > MaxClassNewTokens {
-		c.sendError(id, "bad_payload", fmt.Sprintf("room_class: max_new_tokens must be 1 to %d for a class request, not %d", MaxClassNewTokens, start.MaxNewTokens))
+		c.sendError(id, CodeBadPayload, fmt.Sprintf("room_class: max_new_tokens must be 1 to %d for a class request, not %d", MaxClassNewTokens, start.MaxNewTokens))
 		return
 	}
 	batching := false
@@ -283,17 +283,17 @@ func (c *wsConn) classCommand(id int64, r *room, p *RoomPayload) {
 	students := r.totalsLocked().Followers
 	r.mu.Unlock()
 	if busy {
-		c.sendError(id, "out_of_order", "the class request is still running: wait for its results")
+		c.sendError(id, CodeOutOfOrder, "the class request is still running: wait for its results")
 		return
 	}
 	if students == 0 {
-		c.sendError(id, "out_of_order", "nobody follows the class yet: a class request is sent by the students' devices")
+		c.sendError(id, CodeOutOfOrder, "nobody follows the class yet: a class request is sent by the students' devices")
 		return
 	}
 	// the baseline: the same request alone, on this server, now
 	alone, weights, err := c.classAlone(&req)
 	if err != nil {
-		c.sendError(id, "bad_request", "room_class: "+err.Error())
+		c.sendError(id, CodeBadRequest, "room_class: "+err.Error())
 		return
 	}
 	// will the class fit? sessions and memory for runs, on this server
@@ -304,7 +304,7 @@ func (c *wsConn) classCommand(id int64, r *room, p *RoomPayload) {
 		fit = min(fit, freeMem/alone.MemoryBytes)
 	}
 	if fit < int64(students) {
-		c.sendError(id, "class_too_big", fmt.Sprintf("%d students follow, but this server can run %d such requests at once now: each run needs %.1f MiB of the %.1f MiB free for runs (--max-kv-bytes), and %d sessions are free (--max-sessions). Ask for fewer tokens, or ask some students to watch", students, max(0, fit), float64(alone.MemoryBytes)/(1<<20), float64(max(0, freeMem))/(1<<20), max(0, freeSessions)))
+		c.sendError(id, CodeClassTooBig, fmt.Sprintf("%d students follow, but this server can run %d such requests at once now: each run needs %.1f MiB of the %.1f MiB free for runs (--max-kv-bytes), and %d sessions are free (--max-sessions). Ask for fewer tokens, or ask some students to watch", students, max(0, fit), float64(alone.MemoryBytes)/(1<<20), float64(max(0, freeMem))/(1<<20), max(0, freeSessions)))
 		return
 	}
 	r.mu.Lock()

@@ -18,7 +18,7 @@ func (c *wsConn) handle(cmd Command) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.s.log.Error("panic while handling a websocket command", "conn", c.id, "type", cmd.Type, "panic", r)
-			c.sendError(cmd.ID, "internal", "internal error while handling "+cmd.Type+"; the session is still usable")
+			c.sendError(cmd.ID, CodeInternal, "internal error while handling "+cmd.Type+"; the session is still usable")
 		}
 	}()
 	switch cmd.Type {
@@ -30,7 +30,7 @@ func (c *wsConn) handle(cmd Command) {
 		c.resume(cmd.ID, cmd.Resume)
 	case CmdReset:
 		if c.start == nil {
-			c.sendError(cmd.ID, "no_session", "nothing to reset: send start first")
+			c.sendError(cmd.ID, CodeNoSession, "nothing to reset: send start first")
 			return
 		}
 		c.startRun(cmd.ID, c.start)
@@ -44,7 +44,7 @@ func (c *wsConn) handle(cmd Command) {
 				return
 			}
 			if err != nil {
-				c.sendError(cmd.ID, "bad_request", err.Error())
+				c.sendError(cmd.ID, CodeBadRequest, err.Error())
 				return
 			}
 			c.track(cmd.ID)
@@ -53,7 +53,7 @@ func (c *wsConn) handle(cmd Command) {
 	case CmdForce:
 		if c.needRunner(cmd.ID) {
 			if err := c.runner.Force(cmd.Token); err != nil {
-				c.sendError(cmd.ID, "bad_request", err.Error())
+				c.sendError(cmd.ID, CodeBadRequest, err.Error())
 				return
 			}
 			c.step(cmd)
@@ -72,7 +72,7 @@ func (c *wsConn) handle(cmd Command) {
 				return
 			}
 			if noLogits {
-				c.sendError(cmd.ID, "out_of_order", "no logits yet: step through prefill first")
+				c.sendError(cmd.ID, CodeOutOfOrder, "no logits yet: step through prefill first")
 				return
 			}
 			if err == nil {
@@ -87,7 +87,7 @@ func (c *wsConn) handle(cmd Command) {
 				return
 			}
 			if err != nil {
-				c.sendError(cmd.ID, "bad_request", err.Error())
+				c.sendError(cmd.ID, CodeBadRequest, err.Error())
 				return
 			}
 			c.reply(cmd.ID, MsgSamples, map[string]any{"n": cmd.N, "counts": counts})
@@ -100,12 +100,12 @@ func (c *wsConn) handle(cmd Command) {
 		if c.needRunner(cmd.ID) && c.dataAllowed(cmd.ID, "inspect") {
 			in, ok := c.runner.(inspector)
 			if !ok {
-				c.sendError(cmd.ID, "bad_request", "this run cannot be inspected")
+				c.sendError(cmd.ID, CodeBadRequest, "this run cannot be inspected")
 				return
 			}
 			r, err := in.Inspect(*cmd.Inspect)
 			if err != nil {
-				c.sendError(cmd.ID, "bad_request", err.Error())
+				c.sendError(cmd.ID, CodeBadRequest, err.Error())
 				return
 			}
 			c.reply(cmd.ID, MsgInspection, r)
@@ -113,7 +113,7 @@ func (c *wsConn) handle(cmd Command) {
 	case CmdCancel:
 		if c.needRunner(cmd.ID) {
 			if c.runner.Done() {
-				c.sendError(cmd.ID, "out_of_order", "nothing to cancel: the run has stopped")
+				c.sendError(cmd.ID, CodeOutOfOrder, "nothing to cancel: the run has stopped")
 				return
 			}
 			ev, _ := c.runner.Cancel()
@@ -140,7 +140,7 @@ func (c *wsConn) resample(id int64, p *ResamplePayload) {
 		return
 	}
 	if err != nil {
-		c.sendError(id, "bad_request", err.Error())
+		c.sendError(id, CodeBadRequest, err.Error())
 		return
 	}
 	c.reply(id, MsgResampled, r)
@@ -154,7 +154,7 @@ type inspector interface {
 
 func (c *wsConn) needRunner(id int64) bool {
 	if c.runner == nil {
-		c.sendError(id, "no_session", "no run yet: send start with a prompt first")
+		c.sendError(id, CodeNoSession, "no run yet: send start with a prompt first")
 		return false
 	}
 	return true
@@ -169,7 +169,7 @@ func (c *wsConn) startRun(id int64, p *StartPayload) {
 		return
 	}
 	if err != nil {
-		c.sendError(id, "bad_request", err.Error())
+		c.sendError(id, CodeBadRequest, err.Error())
 		return
 	}
 	if c.install(id, p, run) {
@@ -187,7 +187,7 @@ func (c *wsConn) install(id int64, p *StartPayload, run Run) bool {
 	kv := run.Runner.MemoryBytes()
 	if total := c.s.conns.kvBytes.Add(kv - c.kvBytes); total > c.lim.MaxKVBytes {
 		c.s.conns.kvBytes.Add(c.kvBytes - kv)
-		c.sendError(id, "server_full", fmt.Sprintf("server memory for runs is full (%d of %d bytes): lower max_new_tokens or try again later", total-kv+c.kvBytes, c.lim.MaxKVBytes))
+		c.sendError(id, CodeServerFull, fmt.Sprintf("server memory for runs is full (%d of %d bytes): lower max_new_tokens or try again later", total-kv+c.kvBytes, c.lim.MaxKVBytes))
 		return false
 	}
 	c.kvBytes = kv
@@ -206,7 +206,7 @@ func (c *wsConn) track(id int64) bool {
 	delta := now - c.kvBytes
 	c.kvBytes = now
 	if total := c.s.conns.kvBytes.Add(delta); delta > 0 && total > c.lim.MaxKVBytes {
-		c.sendError(id, "server_full", fmt.Sprintf("server memory for runs is full (%d of %d bytes): this run is stopped here; rewind, or try again later", total, c.lim.MaxKVBytes))
+		c.sendError(id, CodeServerFull, fmt.Sprintf("server memory for runs is full (%d of %d bytes): this run is stopped here; rewind, or try again later", total, c.lim.MaxKVBytes))
 		return false
 	}
 	return true
@@ -235,7 +235,7 @@ func (c *wsConn) step(cmd Command) {
 		return
 	}
 	if c.runner.Done() {
-		c.sendError(cmd.ID, "out_of_order", "the run has stopped: rewind, reset or start a new run")
+		c.sendError(cmd.ID, CodeOutOfOrder, "the run has stopped: rewind, reset or start a new run")
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -326,7 +326,7 @@ func (c *wsConn) step(cmd Command) {
 			return
 		}
 		if err != nil {
-			c.sendError(cmd.ID, "engine", err.Error())
+			c.sendError(cmd.ID, CodeEngine, err.Error())
 			return
 		}
 		if encErr != nil {
@@ -415,7 +415,7 @@ func (c *wsConn) closed() bool {
 func (c *wsConn) resume(id int64, r *ResumePayload) {
 	// priced before any work: a short log can ask for thousands of passes
 	if n := replayPasses(&r.Start, r.Log); n > MaxReplayPasses {
-		c.sendError(id, "replay_too_long", fmt.Sprintf("resume: this log would replay up to %d forward passes (each run up to max_new_tokens %d, each step or forced token one); the limit is %d: start the run again instead", n, r.Start.MaxNewTokens, MaxReplayPasses))
+		c.sendError(id, CodeReplayTooLong, fmt.Sprintf("resume: this log would replay up to %d forward passes (each run up to max_new_tokens %d, each step or forced token one); the limit is %d: start the run again instead", n, r.Start.MaxNewTokens, MaxReplayPasses))
 		return
 	}
 	newRun := func() (run Run, err error) {
@@ -431,7 +431,7 @@ func (c *wsConn) resume(id int64, r *ResumePayload) {
 		return
 	}
 	if err != nil {
-		c.sendError(id, "bad_request", "resume: "+err.Error())
+		c.sendError(id, CodeBadRequest, "resume: "+err.Error())
 		return
 	}
 	run, events, err := replayer{newRun: newRun, advance: c.advanceFair, do: func(f func()) error {
@@ -444,7 +444,7 @@ func (c *wsConn) resume(id int64, r *ResumePayload) {
 		return
 	}
 	if err != nil {
-		c.sendError(id, "bad_request", "resume: "+err.Error())
+		c.sendError(id, CodeBadRequest, "resume: "+err.Error())
 		return
 	}
 	if c.install(id, &r.Start, run) {

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,19 +77,19 @@ func (s *Server) handleWS(c echo.Context) error {
 		if limit < lim.MaxSessions {
 			msg = fmt.Sprintf("server full: the server runs at most %d sessions and keeps %d of them free for presenters coming back to their classes; try again in a minute", lim.MaxSessions, lim.MaxSessions-limit)
 		}
-		return refuse("server_full", msg, "server full")
+		return refuse(CodeServerFull, msg, "server full")
 	}
 	// a refused session gives back what it took before the client hears
 	// the refusal: a client that tries again at once must find it free
 	addr := serve.AddressOf(visitor)
 	if n, ok := s.conns.addresses.acquire(addr, lim.MaxSessionsPerAddress); !ok {
 		s.conns.n.Add(-1)
-		return refuse("too_many_sessions", fmt.Sprintf("your network address already has %d sessions open, the most one address may hold (shared by everyone behind it, e.g. a school's network): close tabs of this app you are not using, or ask whoever runs the server to raise --max-sessions-per-address", n), "too many sessions")
+		return refuse(CodeTooManySessions, fmt.Sprintf("your network address already has %d sessions open, the most one address may hold (shared by everyone behind it, e.g. a school's network): close tabs of this app you are not using, or ask whoever runs the server to raise --max-sessions-per-address", n), "too many sessions")
 	}
 	if n, ok := s.conns.visitors.acquire(visitor, lim.MaxSessionsPerVisitor); !ok {
 		s.conns.addresses.release(addr)
 		s.conns.n.Add(-1)
-		return refuse("too_many_sessions", fmt.Sprintf("this browser already has %d sessions of this app open (the limit is %d per browser): close another tab of this app, or a lesson page, and try again", n, lim.MaxSessionsPerVisitor), "too many sessions")
+		return refuse(CodeTooManySessions, fmt.Sprintf("this browser already has %d sessions of this app open (the limit is %d per browser): close another tab of this app, or a lesson page, and try again", n, lim.MaxSessionsPerVisitor), "too many sessions")
 	}
 	// the gauge drops last: a watcher that sees 0 finds every slot free
 	s.metrics.sessions.Add(1)
@@ -208,18 +207,17 @@ func (c *wsConn) reader() {
 			return
 		}
 		if !c.allow() { // every frame counts, binary ones too
-			c.sendError(commandID(b), "rate_limited", fmt.Sprintf("too many messages: the limit is %g per second (burst %d)", c.lim.MsgsPerSecond, c.lim.Burst))
+			c.sendError(commandID(b), CodeRateLimited, fmt.Sprintf("too many messages: the limit is %g per second (burst %d)", c.lim.MsgsPerSecond, c.lim.Burst))
 			continue
 		}
 		if typ != websocket.TextMessage {
-			c.sendError(0, "bad_frame", "binary frames are not accepted: send JSON text messages")
+			c.sendError(0, CodeBadFrame, "binary frames are not accepted: send JSON text messages")
 			continue
 		}
 		cmd, err := DecodeCommand(b)
 		if err != nil {
-			var pe *ProtocolError
-			errors.As(err, &pe)
-			c.sendError(cmd.ID, pe.Code, pe.Msg)
+			code, msg := codeOf(err)
+			c.sendError(cmd.ID, code, msg)
 			continue
 		}
 		if cmd.Type != CmdPing {
@@ -244,7 +242,7 @@ func (c *wsConn) reader() {
 		select {
 		case c.cmds <- cmd:
 		default:
-			c.sendError(cmd.ID, "busy", "too many commands are waiting: wait for the current one to finish")
+			c.sendError(cmd.ID, CodeBusy, "too many commands are waiting: wait for the current one to finish")
 		}
 	}
 }
@@ -285,7 +283,7 @@ func (c *wsConn) writer() {
 				continue
 			}
 			c.s.metrics.idleClosed.Add(1)
-			c.flushAndClose(closeReason{code: "idle", frame: websocket.CloseNormalClosure,
+			c.flushAndClose(closeReason{code: CodeIdle, frame: websocket.CloseNormalClosure,
 				reason: fmt.Sprintf("this session was closed after %v without a command; reconnect (resume) to continue where you were", c.lim.IdleTimeout)})
 			return
 		case m := <-c.send:
@@ -415,16 +413,7 @@ func (m outMsg) hasPayload() bool { return len(m.payload) > 0 && string(m.payloa
 // frame returns).
 func (m outMsg) appendFrameHead(b []byte, seq int64) (_ []byte, size int) {
 	var env [96]byte
-	e := append(env[:0], `{"type":`...)
-	e = strconv.AppendQuote(e, m.typ)
-	e = append(e, `,"v":`...)
-	e = strconv.AppendInt(e, ProtocolVersion, 10)
-	e = append(e, `,"seq":`...)
-	e = strconv.AppendInt(e, seq, 10)
-	if m.id != 0 {
-		e = append(e, `,"id":`...)
-		e = strconv.AppendInt(e, m.id, 10)
-	}
+	e := appendEnvelope(env[:0], m.typ, seq, m.id)
 	if m.hasPayload() {
 		e = append(e, `,"payload":`...)
 		size = len(e) + len(m.payload) + 1
@@ -447,17 +436,7 @@ func (m outMsg) appendFrameHead(b []byte, seq int64) (_ []byte, size int) {
 
 // frame is the message's wire form with seq.
 func (m outMsg) frame(seq int64) []byte {
-	b := make([]byte, 0, len(m.payload)+64)
-	b = append(b, `{"type":`...)
-	b = strconv.AppendQuote(b, m.typ)
-	b = append(b, `,"v":`...)
-	b = strconv.AppendInt(b, ProtocolVersion, 10)
-	b = append(b, `,"seq":`...)
-	b = strconv.AppendInt(b, seq, 10)
-	if m.id != 0 {
-		b = append(b, `,"id":`...)
-		b = strconv.AppendInt(b, m.id, 10)
-	}
+	b := appendEnvelope(make([]byte, 0, len(m.payload)+64), m.typ, seq, m.id)
 	if m.hasPayload() {
 		b = append(b, `,"payload":`...)
 		b = append(b, m.payload...)
@@ -496,10 +475,10 @@ func (c *wsConn) encode(id int64, typ string, payload any) (outMsg, error) {
 	if err != nil {
 		var uv *json.UnsupportedValueError
 		if errors.As(err, &uv) {
-			c.sendError(id, "non_finite", fmt.Sprintf("the model produced a value that is not a finite number (%s) in this %s; its weights or settings make the arithmetic overflow, so the run is stopped: try another model", uv.Str, describeReply(typ, payload)))
+			c.sendError(id, CodeNonFinite, fmt.Sprintf("the model produced a value that is not a finite number (%s) in this %s; its weights or settings make the arithmetic overflow, so the run is stopped: try another model", uv.Str, describeReply(typ, payload)))
 		} else {
 			c.s.log.Error("marshal server message", "conn", c.id, "type", typ, "err", err)
-			c.sendError(id, "internal", "internal error: the "+typ+" message could not be encoded")
+			c.sendError(id, CodeInternal, "internal error: the "+typ+" message could not be encoded")
 		}
 		return outMsg{}, errEncode
 	}

@@ -212,6 +212,34 @@ type ProtocolError struct {
 
 func (e *ProtocolError) Error() string { return e.Msg }
 
+// appendEnvelope appends a server message's envelope up to its payload:
+// {"type":T,"v":V,"seq":S and ,"id":I when id is not 0. The one encoder
+// of the envelope: a connection's replies (conn.go), a room's fan-out
+// frames (roomview.go) and refusals all start with it; the payload and
+// the closing brace follow.
+func appendEnvelope(b []byte, typ string, seq, id int64) []byte {
+	b = append(b, `{"type":`...)
+	b = strconv.AppendQuote(b, typ)
+	b = append(b, `,"v":`...)
+	b = strconv.AppendInt(b, ProtocolVersion, 10)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, seq, 10)
+	if id != 0 {
+		b = append(b, `,"id":`...)
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return b
+}
+
+// codeOf is err's code and message for the client: a ProtocolError's own,
+// anything else internal with its text.
+func codeOf(err error) (code, msg string) {
+	if pe := (*ProtocolError)(nil); errors.As(err, &pe) {
+		return pe.Code, pe.Msg
+	}
+	return CodeInternal, "internal error: " + err.Error()
+}
+
 func protoErr(code, format string, args ...any) error {
 	return &ProtocolError{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
@@ -224,17 +252,17 @@ var commandTypes = append([]string{CmdHello, CmdStart, CmdResume, CmdStep, CmdSt
 func DecodeCommand(b []byte) (Command, error) {
 	var c Command
 	if !utf8.Valid(b) {
-		return c, protoErr("bad_json", "message is not valid UTF-8")
+		return c, protoErr(CodeBadJSON, "message is not valid UTF-8")
 	}
 	if err := strictUnmarshal(b, &c); err != nil {
-		return c, protoErr("bad_json", "message is not a JSON object {type, id?, payload?}: %s", describeJSONError(err))
+		return c, protoErr(CodeBadJSON, "message is not a JSON object {type, id?, payload?}: %s", describeJSONError(err))
 	}
 	known := false
 	for _, t := range commandTypes {
 		known = known || t == c.Type
 	}
 	if !known {
-		return c, protoErr("unknown_type", "unknown message type %q (allowed: %s)", c.Type, strings.Join(commandTypes, ", "))
+		return c, protoErr(CodeUnknownType, "unknown message type %q (allowed: %s)", c.Type, strings.Join(commandTypes, ", "))
 	}
 	payload := c.Payload
 	if len(payload) == 0 || string(payload) == "null" {
@@ -246,15 +274,15 @@ func DecodeCommand(b []byte) (Command, error) {
 			Version int `json:"version"`
 		}
 		if err := strictUnmarshal(payload, &p); err != nil {
-			return c, protoErr("bad_payload", "hello payload: %s", describeJSONError(err))
+			return c, protoErr(CodeBadPayload, "hello payload: %s", describeJSONError(err))
 		}
 		if p.Version != ProtocolVersion {
-			return c, protoErr("bad_version", "protocol version %d is not supported (this server speaks %d)", p.Version, ProtocolVersion)
+			return c, protoErr(CodeBadVersion, "protocol version %d is not supported (this server speaks %d)", p.Version, ProtocolVersion)
 		}
 	case CmdStart:
 		var p StartPayload
 		if err := strictUnmarshal(payload, &p); err != nil {
-			return c, protoErr("bad_payload", "start payload: %s", describeJSONError(err))
+			return c, protoErr(CodeBadPayload, "start payload: %s", describeJSONError(err))
 		}
 		c.Start = &p
 	case CmdResume:
@@ -263,21 +291,21 @@ func DecodeCommand(b []byte) (Command, error) {
 			Log   []json.RawMessage `json:"log"`
 		}
 		if err := strictUnmarshal(payload, &raw); err != nil {
-			return c, protoErr("bad_payload", "resume payload: %s", describeJSONError(err))
+			return c, protoErr(CodeBadPayload, "resume payload: %s", describeJSONError(err))
 		}
 		if raw.Start == nil {
-			return c, protoErr("bad_payload", "resume payload needs start (the start settings of the run to rebuild)")
+			return c, protoErr(CodeBadPayload, "resume payload needs start (the start settings of the run to rebuild)")
 		}
 		if len(raw.Log) > MaxResumeLog {
-			return c, protoErr("bad_payload", "resume log has %d entries; the limit is %d: start a new run instead", len(raw.Log), MaxResumeLog)
+			return c, protoErr(CodeBadPayload, "resume log has %d entries; the limit is %d: start a new run instead", len(raw.Log), MaxResumeLog)
 		}
 		p := &ResumePayload{Log: make([]LogEntry, len(raw.Log))}
 		if err := strictUnmarshal(*raw.Start, &p.Start); err != nil {
-			return c, protoErr("bad_payload", "resume start: %s", describeJSONError(err))
+			return c, protoErr(CodeBadPayload, "resume start: %s", describeJSONError(err))
 		}
 		for i, e := range raw.Log {
 			if err := p.Log[i].UnmarshalJSON(e); err != nil {
-				return c, protoErr("bad_payload", "resume log entry %d: %v", i, err)
+				return c, protoErr(CodeBadPayload, "resume log entry %d: %v", i, err)
 			}
 		}
 		c.Resume = p
@@ -286,10 +314,10 @@ func DecodeCommand(b []byte) (Command, error) {
 			N *int `json:"n"`
 		}
 		if err := strictUnmarshal(payload, &p); err != nil {
-			return c, protoErr("bad_payload", "%s payload: %s", c.Type, describeJSONError(err))
+			return c, protoErr(CodeBadPayload, "%s payload: %s", c.Type, describeJSONError(err))
 		}
 		if p.N == nil {
-			return c, protoErr("bad_payload", "%s payload needs n (a positive integer)", c.Type)
+			return c, protoErr(CodeBadPayload, "%s payload needs n (a positive integer)", c.Type)
 		}
 		c.N = *p.N
 	case CmdForce:
@@ -297,10 +325,10 @@ func DecodeCommand(b []byte) (Command, error) {
 			ID *int `json:"id"`
 		}
 		if err := strictUnmarshal(payload, &p); err != nil {
-			return c, protoErr("bad_payload", "force payload: %s", describeJSONError(err))
+			return c, protoErr(CodeBadPayload, "force payload: %s", describeJSONError(err))
 		}
 		if p.ID == nil {
-			return c, protoErr("bad_payload", "force payload needs id (a token id)")
+			return c, protoErr(CodeBadPayload, "force payload needs id (a token id)")
 		}
 		c.Token = *p.ID
 	case CmdRoomOpen, CmdRoomClaim, CmdRoomClose, CmdRoomPoll, CmdRoomReveal, CmdRoomRecall, CmdRoomPage, CmdRoomRemove, CmdRoomClass, CmdRoomVote, CmdRoomBranch, CmdRoomFollow:
@@ -310,7 +338,7 @@ func DecodeCommand(b []byte) (Command, error) {
 	case CmdInspect:
 		var p session.InspectRequest
 		if err := strictUnmarshal(payload, &p); err != nil {
-			return c, protoErr("bad_payload", "inspect payload: %s", describeJSONError(err))
+			return c, protoErr(CodeBadPayload, "inspect payload: %s", describeJSONError(err))
 		}
 		c.Inspect = &p
 	case CmdRun:
@@ -318,24 +346,24 @@ func DecodeCommand(b []byte) (Command, error) {
 			DetailMs *int `json:"detail_ms"`
 		}
 		if err := strictUnmarshal(payload, &p); err != nil {
-			return c, protoErr("bad_payload", "run payload: %s (allowed: {} or {\"detail_ms\": 0 to %d})", describeJSONError(err), MaxDetailMs)
+			return c, protoErr(CodeBadPayload, "run payload: %s (allowed: {} or {\"detail_ms\": 0 to %d})", describeJSONError(err), MaxDetailMs)
 		}
 		if p.DetailMs != nil {
 			if *p.DetailMs < 0 || *p.DetailMs > MaxDetailMs {
-				return c, protoErr("bad_payload", "run payload: detail_ms %d is out of range: allowed 0 (every event in full) to %d milliseconds", *p.DetailMs, MaxDetailMs)
+				return c, protoErr(CodeBadPayload, "run payload: detail_ms %d is out of range: allowed 0 (every event in full) to %d milliseconds", *p.DetailMs, MaxDetailMs)
 			}
 			c.DetailMs = *p.DetailMs
 		}
 	case CmdResample:
 		var p ResamplePayload
 		if err := strictUnmarshal(payload, &p); err != nil {
-			return c, protoErr("bad_payload", "resample payload: %s", describeJSONError(err))
+			return c, protoErr(CodeBadPayload, "resample payload: %s", describeJSONError(err))
 		}
 		c.Resample = &p
 	default:
 		var p struct{}
 		if err := strictUnmarshal(payload, &p); err != nil {
-			return c, protoErr("bad_payload", "%s takes no payload fields: %s", c.Type, describeJSONError(err))
+			return c, protoErr(CodeBadPayload, "%s takes no payload fields: %s", c.Type, describeJSONError(err))
 		}
 	}
 	return c, nil

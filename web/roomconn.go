@@ -101,9 +101,9 @@ func (s *Server) handleRoomWS(c echo.Context) error {
 	}
 	h := s.rooms
 	refuse := func(code, msg string) error {
-		b, _ := json.Marshal(ServerMsg{Type: MsgError, V: ProtocolVersion, Seq: 1, Payload: ErrorPayload{Code: code, Message: msg}})
+		p, _ := json.Marshal(ErrorPayload{Code: code, Message: msg})
 		ws.SetWriteDeadline(time.Now().Add(s.limits.WriteWait))
-		ws.WriteMessage(websocket.TextMessage, b)
+		ws.WriteMessage(websocket.TextMessage, outMsg{typ: MsgError, payload: p}.frame(1))
 		ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, code))
 		ws.Close()
 		return nil
@@ -118,15 +118,15 @@ func (s *Server) handleRoomWS(c echo.Context) error {
 			f = &follower{v: v, ws: ws, id: id, voter: voterID(code, visitor), student: studentID(code, visitor, id), visitor: visitor, network: networkID(code, serve.AddressOf(visitor)), ctl: make(chan ctlFrame, 4), send: make(chan *fanMsg, h.opts.FollowerBuffer), done: make(chan struct{}), lim: s.limits, h: h, deflate: deflate}
 			err = v.admit(f)
 		}
-		er := &errRoom{"internal", "the class cannot be joined right now"}
+		er := &ProtocolError{Code: CodeInternal, Msg: "the class cannot be joined right now"}
 		if err != nil && !errors.As(err, &er) {
 			s.log.Warn("joining a room", "room", code, "err", err)
 		}
-		if err != nil && er.code == "retry" && try < 3 {
+		if err != nil && er.Code == CodeRetry && try < 3 {
 			continue // the view was torn down as we joined: start a new one
 		}
 		if err != nil {
-			return refuse(er.code, er.msg)
+			return refuse(er.Code, er.Msg)
 		}
 		break
 	}
@@ -147,18 +147,18 @@ func (s *Server) handleRoomWS(c echo.Context) error {
 // and returns this replica's view of the room.
 func (h *roomHub) join(ctx context.Context, ip, code string) (*roomView, error) {
 	if wait := h.guard.blocked(ip); wait > 0 {
-		return nil, &errRoom{"rate_limited", fmt.Sprintf("too many wrong class codes from your network: try again in %d seconds", int(wait.Seconds()+0.999))}
+		return nil, roomErr(CodeRateLimited, fmt.Sprintf("too many wrong class codes from your network: try again in %d seconds", int(wait.Seconds()+0.999)))
 	}
 	if !validRoomCode(code) {
 		h.guard.fail(ip)
-		return nil, &errRoom{"room_not_found", fmt.Sprintf("a class code is %d letters and digits, such as ABC234; check the code on the presenter's screen", roomCodeLen)}
+		return nil, roomErr(CodeRoomNotFound, fmt.Sprintf("a class code is %d letters and digits, such as ABC234; check the code on the presenter's screen", roomCodeLen))
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	v, err := h.view(ctx, code)
 	if err != nil {
-		var er *errRoom
-		if errors.As(err, &er) && er.code == "room_not_found" {
+		var er *ProtocolError
+		if errors.As(err, &er) && er.Code == CodeRoomNotFound {
 			h.guard.fail(ip)
 		}
 		return nil, err
@@ -210,19 +210,17 @@ func (f *follower) reader() {
 		tokens = min(float64(lim.Burst), tokens+now.Sub(last).Seconds()*lim.MsgsPerSecond)
 		last = now
 		if tokens < 1 {
-			f.sendError("rate_limited", fmt.Sprintf("too many messages: the limit is %g per second", lim.MsgsPerSecond))
+			f.sendError(CodeRateLimited, fmt.Sprintf("too many messages: the limit is %g per second", lim.MsgsPerSecond))
 			continue
 		}
 		tokens--
 		if typ != websocket.TextMessage {
-			f.sendError("bad_frame", "binary frames are not accepted: send JSON text messages")
+			f.sendError(CodeBadFrame, "binary frames are not accepted: send JSON text messages")
 			continue
 		}
 		cmd, err := DecodeCommand(b)
 		if err != nil {
-			var pe *ProtocolError
-			errors.As(err, &pe)
-			f.sendError(pe.Code, pe.Msg)
+			f.sendError(codeOf(err))
 			continue
 		}
 		switch cmd.Type {
@@ -232,19 +230,19 @@ func (f *follower) reader() {
 			f.reply(MsgWelcome, map[string]any{"protocol": ProtocolVersion, "following": f.v.code})
 		case CmdRoomVote:
 			if err := f.v.vote(f, cmd.Room.Poll, cmd.Room.Option, cmd.Room.Answer); err != nil {
-				f.sendError(err.(*errRoom).code, err.Error())
+				f.sendError(codeOf(err))
 			}
 		case CmdRoomBranch:
 			b, err := f.v.branch(f, cmd.Room.Page)
 			if err != nil {
-				f.sendError(err.(*errRoom).code, err.Error())
+				f.sendError(codeOf(err))
 				continue
 			}
 			f.v.send(f, MsgRoomBranch, b)
 		case CmdRoomFollow:
 			f.v.follow(f)
 		default:
-			f.sendError("following", "you are following the class: this page shows the presenter's run and cannot drive it ("+cmd.Type+"); press “Try it myself” for a run of your own")
+			f.sendError(CodeFollowing, "you are following the class: this page shows the presenter's run and cannot drive it ("+cmd.Type+"); press “Try it myself” for a run of your own")
 		}
 	}
 }

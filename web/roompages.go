@@ -5,7 +5,6 @@ package web
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -56,17 +55,16 @@ func (s *Server) joinPage(c echo.Context) error {
 	defer cancel()
 	page, err := s.rooms.lookup(ctx, code)
 	if err != nil {
-		var er *errRoom
-		errors.As(err, &er)
+		code, msg := codeOf(err)
 		status := http.StatusServiceUnavailable
-		switch er.code {
-		case "room_not_found":
+		switch code {
+		case CodeRoomNotFound:
 			guess()
 			status = http.StatusNotFound
-		case "room_closed":
+		case CodeRoomClosed:
 			status = http.StatusGone
 		}
-		return fail(status, sentence(er.msg))
+		return fail(status, sentence(msg))
 	}
 	if !validRoomPage(page) {
 		page = "/lab"

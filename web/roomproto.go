@@ -103,42 +103,42 @@ func isRoomCommand(t string) bool {
 func decodeRoomPayload(c *Command, payload []byte) error {
 	var p RoomPayload
 	if err := strictUnmarshal(payload, &p); err != nil {
-		return protoErr("bad_payload", "%s payload: %s", c.Type, describeJSONError(err))
+		return protoErr(CodeBadPayload, "%s payload: %s", c.Type, describeJSONError(err))
 	}
 	if len(p.Log) > MaxResumeLog {
-		return protoErr("bad_payload", "%s log has %d entries; the limit is %d", c.Type, len(p.Log), MaxResumeLog)
+		return protoErr(CodeBadPayload, "%s log has %d entries; the limit is %d", c.Type, len(p.Log), MaxResumeLog)
 	}
 	needKey := func() error {
 		if !validRoomCode(p.Code) {
-			return protoErr("bad_payload", "%s needs code, the room's join code (%d letters and digits)", c.Type, roomCodeLen)
+			return protoErr(CodeBadPayload, "%s needs code, the room's join code (%d letters and digits)", c.Type, roomCodeLen)
 		}
 		if p.Key == "" {
-			return protoErr("bad_payload", "%s needs key, the presenter key this browser got when it opened the room", c.Type)
+			return protoErr(CodeBadPayload, "%s needs key, the presenter key this browser got when it opened the room", c.Type)
 		}
 		return nil
 	}
 	if p.Page != "" && !validRoomPage(p.Page) {
-		return protoErr("bad_payload", "%s page must be one a class can follow: \"/lab\", \"/compare\" or \"/lessons/NAME\"", c.Type)
+		return protoErr(CodeBadPayload, "%s page must be one a class can follow: \"/lab\", \"/compare\" or \"/lessons/NAME\"", c.Type)
 	}
 	if len(p.State) > 0 {
 		if len(p.State) > maxPageState {
-			return protoErr("bad_payload", "%s state is %d bytes; the limit is %d", c.Type, len(p.State), maxPageState)
+			return protoErr(CodeBadPayload, "%s state is %d bytes; the limit is %d", c.Type, len(p.State), maxPageState)
 		}
 		if s := strings.TrimSpace(string(p.State)); s != "null" && !strings.HasPrefix(s, "{") {
-			return protoErr("bad_payload", "%s state must be an object (what the page shows)", c.Type)
+			return protoErr(CodeBadPayload, "%s state must be an object (what the page shows)", c.Type)
 		}
 	}
 	switch c.Type {
 	case CmdRoomOpen:
 		if len(p.Log) > 0 && p.Start == nil {
-			return protoErr("bad_payload", "room_open: a log needs the start settings it follows")
+			return protoErr(CodeBadPayload, "room_open: a log needs the start settings it follows")
 		}
 	case CmdRoomPage:
 		if err := needKey(); err != nil {
 			return err
 		}
 		if p.Page == "" {
-			return protoErr("bad_payload", "room_page needs page: \"/lab\", \"/compare\" or \"/lessons/NAME\"")
+			return protoErr(CodeBadPayload, "room_page needs page: \"/lab\", \"/compare\" or \"/lessons/NAME\"")
 		}
 	case CmdRoomClaim, CmdRoomClose, CmdRoomRecall:
 		if err := needKey(); err != nil {
@@ -149,41 +149,41 @@ func decodeRoomPayload(c *Command, payload []byte) error {
 			return err
 		}
 		if p.Start == nil {
-			return protoErr("bad_payload", "room_class needs start: the prompt and settings every student's device sends")
+			return protoErr(CodeBadPayload, "room_class needs start: the prompt and settings every student's device sends")
 		}
 	case CmdRoomRemove:
 		if err := needKey(); err != nil {
 			return err
 		}
 		if !validNetworkID(p.Network) {
-			return protoErr("bad_payload", "room_remove needs network, one of the networks room_counts lists (%d hex digits)", 2*networkIDBytes)
+			return protoErr(CodeBadPayload, "room_remove needs network, one of the networks room_counts lists (%d hex digits)", 2*networkIDBytes)
 		}
 	case CmdRoomPoll:
 		if err := needKey(); err != nil {
 			return err
 		}
 		if p.Question == "" || len(p.Question) > maxQuestion {
-			return protoErr("bad_payload", "room_poll needs a question of 1 to %d bytes", maxQuestion)
+			return protoErr(CodeBadPayload, "room_poll needs a question of 1 to %d bytes", maxQuestion)
 		}
 		switch p.Kind {
 		case "", "choice":
 			p.Kind = "choice"
 		case "number", "text":
 			if len(p.Options) > 0 {
-				return protoErr("bad_payload", "room_poll of kind %s takes no options: each student types an answer", p.Kind)
+				return protoErr(CodeBadPayload, "room_poll of kind %s takes no options: each student types an answer", p.Kind)
 			}
 		default:
-			return protoErr("bad_payload", "room_poll kind must be \"choice\", \"number\" or \"text\", not %q", p.Kind)
+			return protoErr(CodeBadPayload, "room_poll kind must be \"choice\", \"number\" or \"text\", not %q", p.Kind)
 		}
 		if p.Kind != "choice" {
 			break
 		}
 		if len(p.Options) < 2 || len(p.Options) > maxPollOptions {
-			return protoErr("bad_payload", "room_poll needs 2 to %d options, got %d", maxPollOptions, len(p.Options))
+			return protoErr(CodeBadPayload, "room_poll needs 2 to %d options, got %d", maxPollOptions, len(p.Options))
 		}
 		for i, o := range p.Options {
 			if o == "" || len(o) > maxPollLabel || !utf8.ValidString(o) {
-				return protoErr("bad_payload", "room_poll option %d must be 1 to %d bytes of text", i, maxPollLabel)
+				return protoErr(CodeBadPayload, "room_poll option %d must be 1 to %d bytes of text", i, maxPollLabel)
 			}
 		}
 	case CmdRoomReveal:
@@ -191,19 +191,19 @@ func decodeRoomPayload(c *Command, payload []byte) error {
 			return err
 		}
 		if len(p.Reveal) > maxPollOptions {
-			return protoErr("bad_payload", "room_reveal takes at most %d reveal lines, got %d", maxPollOptions, len(p.Reveal))
+			return protoErr(CodeBadPayload, "room_reveal takes at most %d reveal lines, got %d", maxPollOptions, len(p.Reveal))
 		}
 		for i, s := range p.Reveal {
 			if len(s) > maxPollLabel || !utf8.ValidString(s) {
-				return protoErr("bad_payload", "room_reveal line %d must be at most %d bytes of text", i, maxPollLabel)
+				return protoErr(CodeBadPayload, "room_reveal line %d must be at most %d bytes of text", i, maxPollLabel)
 			}
 		}
 	case CmdRoomVote:
 		if p.Poll <= 0 || (p.Option == nil) == (p.Answer == "") {
-			return protoErr("bad_payload", "room_vote needs poll (the poll's id) and either option (the index of your answer) or answer (your typed answer)")
+			return protoErr(CodeBadPayload, "room_vote needs poll (the poll's id) and either option (the index of your answer) or answer (your typed answer)")
 		}
 		if len(p.Answer) > maxAnswer || !utf8.ValidString(p.Answer) {
-			return protoErr("bad_payload", "room_vote answer must be at most %d bytes of text", maxAnswer)
+			return protoErr(CodeBadPayload, "room_vote answer must be at most %d bytes of text", maxAnswer)
 		}
 	}
 	c.Room = &p

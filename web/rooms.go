@@ -399,11 +399,11 @@ func (h *roomHub) open(c *wsConn, page string, state json.RawMessage) (*room, er
 	}
 	if mine >= maxRoomsPerAddress {
 		h.mu.Unlock()
-		return nil, &ProtocolError{Code: "too_many_rooms", Msg: fmt.Sprintf("your network address already presents %d classes (the limit per address is %d): end one with “End the class”; a class nobody joined ends %s after its presenter leaves", mine, maxRoomsPerAddress, humanDuration(unjoinedRoomIdle))}
+		return nil, &ProtocolError{Code: CodeTooManyRooms, Msg: fmt.Sprintf("your network address already presents %d classes (the limit per address is %d): end one with “End the class”; a class nobody joined ends %s after its presenter leaves", mine, maxRoomsPerAddress, humanDuration(unjoinedRoomIdle))}
 	}
 	if n >= h.opts.MaxRooms {
 		h.mu.Unlock()
-		return nil, &ProtocolError{Code: "server_full", Msg: fmt.Sprintf("this server already has %d open rooms (the limit); close one or try again later", h.opts.MaxRooms)}
+		return nil, &ProtocolError{Code: CodeServerFull, Msg: fmt.Sprintf("this server already has %d open rooms (the limit); close one or try again later", h.opts.MaxRooms)}
 	}
 	var code string
 	for range 20 {
@@ -425,7 +425,7 @@ func (h *roomHub) open(c *wsConn, page string, state json.RawMessage) (*room, er
 		if err == nil {
 			return h.open(c, page, state)
 		}
-		return nil, &ProtocolError{Code: "internal", Msg: "rooms are unavailable: " + err.Error()}
+		return nil, &ProtocolError{Code: CodeInternal, Msg: "rooms are unavailable: " + err.Error()}
 	}
 	s1, err1 := h.bus.Handle(subjState(code), r.answerState)
 	s2, err2 := h.bus.Subscribe(subjUp(code), r.onUp)
@@ -438,7 +438,7 @@ func (h *roomHub) open(c *wsConn, page string, state json.RawMessage) (*room, er
 		h.mu.Lock()
 		delete(h.owned, code)
 		h.mu.Unlock()
-		return nil, &ProtocolError{Code: "internal", Msg: "rooms are unavailable: " + err.Error()}
+		return nil, &ProtocolError{Code: CodeInternal, Msg: "rooms are unavailable: " + err.Error()}
 	}
 	r.subs = []Subscription{s1, s2}
 	return r, nil
@@ -908,19 +908,18 @@ func (r *room) opened() map[string]any {
 func (c *wsConn) roomCommand(cmd Command) {
 	h, p := c.s.rooms, cmd.Room
 	if cmd.Type == CmdRoomVote || cmd.Type == CmdRoomBranch || cmd.Type == CmdRoomFollow {
-		c.sendError(cmd.ID, "bad_request", cmd.Type+" is for students following a room (on /ws/room); this connection runs your own session")
+		c.sendError(cmd.ID, CodeBadRequest, cmd.Type+" is for students following a room (on /ws/room); this connection runs your own session")
 		return
 	}
 	if cmd.Type == CmdRoomOpen {
 		if old := c.presenting.Load(); old != nil {
-			c.sendError(cmd.ID, "bad_request", "this page already presents room "+old.room.code+": close it first")
+			c.sendError(cmd.ID, CodeBadRequest, "this page already presents room "+old.room.code+": close it first")
 			return
 		}
 		r, err := h.open(c, p.Page, p.State)
 		if err != nil {
-			var pe *ProtocolError
-			errors.As(err, &pe)
-			c.sendError(cmd.ID, pe.Code, pe.Msg)
+			code, msg := codeOf(err)
+			c.sendError(cmd.ID, code, msg)
 			return
 		}
 		c.presenting.Store(&presenterHook{room: r, key: r.key})
@@ -939,31 +938,31 @@ func (c *wsConn) roomCommand(cmd Command) {
 	// charged to the address's guard like wrong join codes
 	addr := serve.AddressOf(c.visitor)
 	if wait := h.guard.blocked(addr); wait > 0 {
-		c.sendError(cmd.ID, "rate_limited", fmt.Sprintf("too many wrong class codes or presenter keys from your network: try again in %d seconds", int(wait.Seconds()+0.999)))
+		c.sendError(cmd.ID, CodeRateLimited, fmt.Sprintf("too many wrong class codes or presenter keys from your network: try again in %d seconds", int(wait.Seconds()+0.999)))
 		return
 	}
 	r := h.owner(p.Code)
 	if r == nil {
 		h.guard.fail(addr)
-		c.sendError(cmd.ID, "room_not_found", "no room "+p.Code+" on this server: it has ended, or its presenter reconnected to another replica")
+		c.sendError(cmd.ID, CodeRoomNotFound, "no room "+p.Code+" on this server: it has ended, or its presenter reconnected to another replica")
 		return
 	}
 	if !r.keyOK(p.Key) {
 		h.guard.fail(addr)
-		c.sendError(cmd.ID, "bad_key", "the presenter key does not match room "+p.Code+": only the browser that opened the room can present it")
+		c.sendError(cmd.ID, CodeBadKey, "the presenter key does not match room "+p.Code+": only the browser that opened the room can present it")
 		return
 	}
 	r.mu.Lock()
 	closed, reason := r.closed, r.reason
 	r.mu.Unlock()
 	if closed {
-		c.sendError(cmd.ID, "room_closed", "room "+p.Code+" has ended: "+reason)
+		c.sendError(cmd.ID, CodeRoomClosed, "room "+p.Code+" has ended: "+reason)
 		return
 	}
 	switch cmd.Type {
 	case CmdRoomClaim:
 		if old := c.presenting.Load(); old != nil && old.room != r {
-			c.sendError(cmd.ID, "bad_request", "this page already presents room "+old.room.code)
+			c.sendError(cmd.ID, CodeBadRequest, "this page already presents room "+old.room.code)
 			return
 		}
 		r.mu.Lock()
@@ -977,7 +976,7 @@ func (c *wsConn) roomCommand(cmd Command) {
 		r.mu.Unlock()
 		if prev != nil && prev != c {
 			prev.presenting.Store(nil)
-			prev.reply(0, MsgError, ErrorPayload{Code: "not_presenter", Message: "another browser reclaimed room " + r.code + " with its presenter key; this page now runs a private session"})
+			prev.reply(0, MsgError, ErrorPayload{Code: CodeNotPresenter, Message: "another browser reclaimed room " + r.code + " with its presenter key; this page now runs a private session"})
 		}
 		hook := &presenterHook{room: r, key: p.Key}
 		c.presenting.Store(hook)
@@ -995,7 +994,7 @@ func (c *wsConn) roomCommand(cmd Command) {
 		r.close("the presenter closed the room")
 	case CmdRoomPage:
 		if !r.holds(c, p.Key) {
-			c.sendError(cmd.ID, "not_presenter", "this page is not presenting room "+p.Code+": reclaim it first")
+			c.sendError(cmd.ID, CodeNotPresenter, "this page is not presenting room "+p.Code+": reclaim it first")
 			return
 		}
 		r.mu.Lock()
@@ -1005,7 +1004,7 @@ func (c *wsConn) roomCommand(cmd Command) {
 		r.mu.Unlock()
 	case CmdRoomPoll, CmdRoomReveal, CmdRoomRecall:
 		if !r.holds(c, p.Key) {
-			c.sendError(cmd.ID, "not_presenter", "this page is not presenting room "+p.Code+": reclaim it first")
+			c.sendError(cmd.ID, CodeNotPresenter, "this page is not presenting room "+p.Code+": reclaim it first")
 			return
 		}
 		r.mu.Lock()
@@ -1022,7 +1021,7 @@ func (c *wsConn) roomCommand(cmd Command) {
 		case CmdRoomReveal:
 			if r.poll == nil || !r.poll.Open {
 				r.mu.Unlock()
-				c.sendError(cmd.ID, "out_of_order", "no poll is open: ask a question first")
+				c.sendError(cmd.ID, CodeOutOfOrder, "no poll is open: ask a question first")
 				return
 			}
 			r.poll.Open = false
@@ -1037,17 +1036,17 @@ func (c *wsConn) roomCommand(cmd Command) {
 		r.mu.Unlock()
 	case CmdRoomClass:
 		if !r.holds(c, p.Key) {
-			c.sendError(cmd.ID, "not_presenter", "this page is not presenting room "+p.Code+": reclaim it first")
+			c.sendError(cmd.ID, CodeNotPresenter, "this page is not presenting room "+p.Code+": reclaim it first")
 			return
 		}
 		c.classCommand(cmd.ID, r, p)
 	case CmdRoomRemove:
 		if !r.holds(c, p.Key) {
-			c.sendError(cmd.ID, "not_presenter", "this page is not presenting room "+p.Code+": reclaim it first")
+			c.sendError(cmd.ID, CodeNotPresenter, "this page is not presenting room "+p.Code+": reclaim it first")
 			return
 		}
 		if !r.removeNetwork(p.Network) {
-			c.sendError(cmd.ID, "too_many_removed", fmt.Sprintf("this class has removed %d networks, the most one class may: end it and open a new one", maxRemoved))
+			c.sendError(cmd.ID, CodeTooManyRemoved, fmt.Sprintf("this class has removed %d networks, the most one class may: end it and open a new one", maxRemoved))
 		}
 	}
 }
@@ -1061,7 +1060,7 @@ func (c *wsConn) checkPresenter(cmd Command) {
 		return
 	}
 	c.presenting.Store(nil)
-	c.sendError(cmd.ID, "not_presenter", "this page no longer presents room "+p.room.code+" (it ended or was reclaimed); your commands now drive a private session")
+	c.sendError(cmd.ID, CodeNotPresenter, "this page no longer presents room "+p.room.code+" (it ended or was reclaimed); your commands now drive a private session")
 }
 
 // leaveRoom is called when a connection ends.

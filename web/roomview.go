@@ -23,13 +23,8 @@ import (
 	"github.com/inferscope/inferscope/engine/session"
 )
 
-// errRoom is a room lookup failure shown to a student as it is.
-type errRoom struct {
-	code string // room_not_found, room_closed, room_full, rate_limited, internal
-	msg  string
-}
-
-func (e *errRoom) Error() string { return e.msg }
+// roomErr is a room refusal shown to a student as it is (a ProtocolError).
+func roomErr(code, msg string) error { return &ProtocolError{Code: code, Msg: msg} }
 
 // fanMsg is one message for followers, encoded once and shared by all of
 // them: the whole message, seq included, is one websocket frame that every
@@ -77,11 +72,7 @@ func (v *roomView) msgLocked(typ string, payload []byte) *fanMsg {
 	if !shared {
 		n += len(payload) + 1
 	}
-	b := make([]byte, head, n)
-	b = append(b, `{"type":"`...)
-	b = append(b, typ...)
-	b = append(b, `","v":1,"seq":`...)
-	b = strconv.AppendInt(b, v.out, 10)
+	b := appendEnvelope(make([]byte, head, n), typ, v.out, 0)
 	if len(payload) > 0 {
 		b = append(b, `,"payload":`...)
 	}
@@ -235,7 +226,7 @@ func (h *roomHub) view(ctx context.Context, code string) (*roomView, error) {
 		select {
 		case <-v.ready:
 		case <-ctx.Done():
-			return nil, &errRoom{"internal", "the class is taking too long to load; try again"}
+			return nil, roomErr(CodeInternal, "the class is taking too long to load; try again")
 		}
 	}
 	if v.err != nil {
@@ -247,7 +238,7 @@ func (h *roomHub) view(ctx context.Context, code string) (*roomView, error) {
 func (v *roomView) begin(ctx context.Context) error {
 	sub, err := v.h.bus.Subscribe(subjStream(v.code), v.onMsg)
 	if err != nil {
-		return &errRoom{"internal", "rooms are unavailable: " + err.Error()}
+		return roomErr(CodeInternal, "rooms are unavailable: "+err.Error())
 	}
 	v.mu.Lock()
 	v.sub = sub
@@ -264,17 +255,17 @@ func (v *roomView) begin(ctx context.Context) error {
 func (h *roomHub) lookup(ctx context.Context, code string) (string, error) {
 	b, err := h.bus.Request(ctx, subjState(code), nil)
 	if errors.Is(err, ErrNoResponder) {
-		return "", &errRoom{"room_not_found", "there is no class with the code " + code + ": check the code on the presenter's screen"}
+		return "", roomErr(CodeRoomNotFound, "there is no class with the code "+code+": check the code on the presenter's screen")
 	}
 	if err != nil {
-		return "", &errRoom{"internal", "rooms are unavailable right now: " + err.Error()}
+		return "", roomErr(CodeInternal, "rooms are unavailable right now: "+err.Error())
 	}
 	var st roomState
 	if json.Unmarshal(b, &st) != nil {
-		return "", &errRoom{"internal", "the room's owner sent a bad answer"}
+		return "", roomErr(CodeInternal, "the room's owner sent a bad answer")
 	}
 	if st.Closed {
-		return "", &errRoom{"room_closed", "the class " + code + " has ended: " + st.Reason}
+		return "", roomErr(CodeRoomClosed, "the class "+code+" has ended: "+st.Reason)
 	}
 	return st.Page, nil
 }
@@ -283,17 +274,17 @@ func (h *roomHub) lookup(ctx context.Context, code string) (string, error) {
 func (v *roomView) sync(ctx context.Context) error {
 	b, err := v.h.bus.Request(ctx, subjState(v.code), nil)
 	if errors.Is(err, ErrNoResponder) {
-		return &errRoom{"room_not_found", "there is no class with the code " + v.code + ": check the code on the presenter's screen"}
+		return roomErr(CodeRoomNotFound, "there is no class with the code "+v.code+": check the code on the presenter's screen")
 	}
 	if err != nil {
-		return &errRoom{"internal", "rooms are unavailable right now: " + err.Error()}
+		return roomErr(CodeInternal, "rooms are unavailable right now: "+err.Error())
 	}
 	var st roomState
 	if err := json.Unmarshal(b, &st); err != nil {
-		return &errRoom{"internal", "the room's owner sent a bad answer"}
+		return roomErr(CodeInternal, "the room's owner sent a bad answer")
 	}
 	if st.Closed {
-		return &errRoom{"room_closed", "the class " + v.code + " has ended: " + st.Reason}
+		return roomErr(CodeRoomClosed, "the class "+v.code+" has ended: "+st.Reason)
 	}
 	var started []byte
 	var events []viewEvent
@@ -301,11 +292,11 @@ func (v *roomView) sync(ctx context.Context) error {
 	if st.Start != nil {
 		run, evs, err := replayLog(ctx, v.h.s.opts.Catalog, st.Start, st.Log)
 		if err != nil {
-			return &errRoom{"internal", "this server cannot rebuild the presenter's run: " + err.Error()}
+			return roomErr(CodeInternal, "this server cannot rebuild the presenter's run: "+err.Error())
 		}
 		started, _ = json.Marshal(startedPayload(run, st.Start))
 		if events, fullAt, err = keepEvents(evs, nil); err != nil {
-			return &errRoom{"internal", "the presenter's run cannot be encoded: " + err.Error()}
+			return roomErr(CodeInternal, "the presenter's run cannot be encoded: "+err.Error())
 		}
 	}
 	var poll []byte
@@ -739,16 +730,16 @@ func (v *roomView) admit(f *follower) error {
 	defer v.mu.Unlock()
 	if v.gone {
 		if v.closed {
-			return &errRoom{"room_closed", "the class has ended"}
+			return roomErr(CodeRoomClosed, "the class has ended")
 		}
-		return &errRoom{"retry", "this replica stopped watching the class a moment ago"}
+		return roomErr(CodeRetry, "this replica stopped watching the class a moment ago")
 	}
 	others := max(0, v.totals-v.reported)
 	if max := v.h.opts.MaxFollowers; len(v.followers)+others >= max {
-		return &errRoom{"room_full", fmt.Sprintf("the class is full: %d students follow it (the limit); ask the presenter", max)}
+		return roomErr(CodeRoomFull, fmt.Sprintf("the class is full: %d students follow it (the limit); ask the presenter", max))
 	}
 	if v.removed[f.network] {
-		return &errRoom{"removed", removedMessage}
+		return roomErr(CodeRemoved, removedMessage)
 	}
 	mine := 0
 	for g := range v.followers {
@@ -757,7 +748,7 @@ func (v *roomView) admit(f *follower) error {
 		}
 	}
 	if max := v.h.opts.MaxFollowersPerVisitor; mine >= max {
-		return &errRoom{"too_many_tabs", fmt.Sprintf("this browser already follows this class in %d tabs (the limit): close one of them and use it here", max)}
+		return roomErr(CodeTooManyTabs, fmt.Sprintf("this browser already follows this class in %d tabs (the limit): close one of them and use it here", max))
 	}
 	v.followers[f] = struct{}{}
 	if f.deflate {
@@ -801,7 +792,7 @@ func (v *roomView) branch(f *follower, page string) ([]byte, error) {
 		return []byte(`{}`), nil
 	}
 	if v.start == nil {
-		return nil, &errRoom{"out_of_order", "there is nothing to try yet: the presenter has not started a run"}
+		return nil, roomErr(CodeOutOfOrder, "there is nothing to try yet: the presenter has not started a run")
 	}
 	if !f.branched {
 		f.branched = true
@@ -881,17 +872,17 @@ func (v *roomView) vote(f *follower, poll int64, option *int, answer string) err
 	}
 	v.mu.Unlock()
 	if cur.ID != poll || !cur.Open {
-		return &errRoom{"out_of_order", "that question is closed: the presenter has revealed the answers"}
+		return roomErr(CodeOutOfOrder, "that question is closed: the presenter has revealed the answers")
 	}
 	m := map[string]any{"poll": poll, "voter": f.voter}
 	if cur.Kind == "" || cur.Kind == "choice" {
 		if option == nil || *option < 0 || *option >= len(cur.Options) {
-			return &errRoom{"bad_payload", fmt.Sprintf("pick one of the %d choices", len(cur.Options))}
+			return roomErr(CodeBadPayload, fmt.Sprintf("pick one of the %d choices", len(cur.Options)))
 		}
 		m["option"] = *option
 	} else {
 		if _, err := normalizeAnswer(cur.Kind, answer); err != nil {
-			return &errRoom{"bad_payload", err.Error()}
+			return roomErr(CodeBadPayload, err.Error())
 		}
 		m["answer"] = answer
 	}
@@ -972,7 +963,7 @@ func (v *roomView) removeLocked(id string) {
 		v.removed = map[string]bool{}
 	}
 	v.removed[id] = true
-	b, _ := json.Marshal(ErrorPayload{Code: "removed", Message: removedMessage})
+	b, _ := json.Marshal(ErrorPayload{Code: CodeRemoved, Message: removedMessage})
 	for f := range v.followers {
 		if f.network == id {
 			m := v.msgLocked(MsgError, b)
