@@ -59,7 +59,12 @@ func TestSessionsPerVisitor(t *testing.T) {
 	other := dialWith(t, fromAddr("127.0.0.2"), wsURL(ts), nil)
 	runToEnd(t, other, "The", 3)
 	a1.c.Close()
-	time.Sleep(200 * time.Millisecond)
+	// the server has released a1's session (a2 and other remain)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(metricsText(t, ts), "\ninferscope_sessions 2\n"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a closed session was never released")
+		}
+	}
 	runToEnd(t, dial(t, ts), "The", 2) // a slot is free again
 	_ = a2
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -156,9 +157,16 @@ func TestPrefillSlot(t *testing.T) {
 		r()
 		got <- w
 	}()
-	time.Sleep(10 * time.Millisecond)
-	if st := b.Stats(); st.PrefillWaiting != 1 || !st.PrefillRunning {
-		t.Errorf("stats while one waits: %+v", st)
+	// the stats show it waiting as soon as it waits (no sleep: the
+	// condition itself, with a deadline only for a broken batcher)
+	for deadline := time.Now().Add(10 * time.Second); ; runtime.Gosched() {
+		st := b.Stats()
+		if st.PrefillWaiting == 1 && st.PrefillRunning {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stats while one waits: %+v, want 1 waiting and 1 running", st)
+		}
 	}
 	rel()
 	rel() // twice is harmless
