@@ -28,7 +28,14 @@ type Term struct {
 	Aka  []string `json:"aka,omitempty"`
 	Kind string   `json:"kind,omitempty"` // one of NumberKinds, or empty
 	Def  string   `json:"def"`
+	// See is where the term is live on this site: a lab panel, a lesson
+	// section, compare or /server (a path, validSee).
+	See string `json:"see,omitempty"`
 }
+
+// seePath is what a see: line may hold: a page of this site, with a
+// query and a fragment of plain characters.
+var seePath = regexp.MustCompile(`^/(lab|compare|server|lessons/[a-z0-9-]+)(\?[A-Za-z0-9=&._-]*)?(#[a-z0-9-]+)?$`)
 
 // ParseGlossary reads glossary.txt's format: entries of term/aka/kind/def
 // lines separated by blank lines; # starts a comment line.
@@ -97,8 +104,13 @@ func ParseGlossary(name string, b []byte) ([]Term, error) {
 			cur.Kind = v
 		case "def":
 			cur.Def = v
+		case "see":
+			if !seePath.MatchString(v) {
+				return nil, fmt.Errorf("%s:%d: see %q is not a page of this site (/lab#panel-…, /lessons/SLUG?s=N, /compare, /server)", name, i+1, v)
+			}
+			cur.See = v
 		default:
-			return nil, fmt.Errorf("%s:%d: unknown glossary key %q (allowed: term, aka, kind, def)", name, i+1, k)
+			return nil, fmt.Errorf("%s:%d: unknown glossary key %q (allowed: term, aka, kind, def, see)", name, i+1, k)
 		}
 	}
 	if err := end(len(lines)); err != nil {

@@ -121,7 +121,8 @@ func TestGlossary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"token", "token id", "logit", "softmax", "probability", "temperature", "KV cache", "prefill", "decode", "TTFT", "ITL", "start-of-text token", "Ġ", "raw bytes"}
+	want := []string{"token", "token id", "logit", "softmax", "probability", "temperature", "KV cache", "prefill", "decode", "TTFT", "ITL", "start-of-text token", "Ġ", "raw bytes",
+		"min-p", "attention", "query vector", "key vector", "value vector", "layer", "entropy", "batch", "end-of-text token", "stop string", "RoPE", "residual", "logit lens", "RMSNorm", "SwiGLU", "GQA"}
 	have := map[string]bool{}
 	for _, tm := range terms {
 		have[tm.Name] = true

@@ -133,7 +133,7 @@ func (s *Server) lessonPage(c echo.Context) error {
 		terms, _ := lessons.Glossary()
 		for _, t := range terms {
 			if used[t.ID] {
-				d.Glossary = append(d.Glossary, views.GlossaryTerm{ID: t.ID, Name: t.Name, Kind: t.Kind, Def: t.Def})
+				d.Glossary = append(d.Glossary, views.GlossaryTerm{ID: t.ID, Name: t.Name, Kind: t.Kind, Def: t.Def, See: t.See})
 			}
 		}
 		if i > 0 {
