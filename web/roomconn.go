@@ -151,7 +151,7 @@ func (h *roomHub) join(ctx context.Context, ip, code string) (*roomView, error) 
 	}
 	if !validRoomCode(code) {
 		h.guard.fail(ip)
-		return nil, roomErr(CodeRoomNotFound, fmt.Sprintf("a class code is %d letters and digits, such as ABC234; check the code on the presenter's screen", roomCodeLen))
+		return nil, roomErr(CodeRoomNotFound, codeProblem(code)+"; check the code on the presenter's screen")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()

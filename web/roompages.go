@@ -49,7 +49,7 @@ func (s *Server) joinPage(c echo.Context) error {
 	}
 	if !validRoomCode(code) {
 		guess()
-		return fail(http.StatusNotFound, fmt.Sprintf("A class code is %d letters and digits, such as ABC234. Check the code on the presenter's screen.", roomCodeLen))
+		return fail(http.StatusNotFound, sentence(codeProblem(code))+" Check the code on the presenter's screen.")
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
 	defer cancel()

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -127,10 +128,30 @@ func validRoomCode(s string) bool {
 	return true
 }
 
+// codeProblem says what is wrong with a typed class code and what codes
+// look like: the characters it has that codes never use, or its length.
+func codeProblem(typed string) string {
+	var bad []string
+	for _, r := range typed {
+		if s := string(r); !strings.Contains(roomCodeAlphabet, s) && !slices.Contains(bad, s) {
+			bad = append(bad, s)
+		}
+	}
+	what := fmt.Sprintf("a class code is %d characters: letters A–Z and digits 2–9, never 0, O, 1, I or L (they look alike)", roomCodeLen)
+	switch {
+	case typed == "":
+		return "type the class code: " + what
+	case len(bad) > 0:
+		return fmt.Sprintf("%q has %s, which class codes never use: %s", typed, strings.Join(bad, ", "), what)
+	case len(typed) != roomCodeLen:
+		return fmt.Sprintf("%q has %d characters: %s", typed, len(typed), what)
+	}
+	return what
+}
+
 // normalizeCode accepts what a student types: lower case, spaces, dashes.
 func normalizeCode(s string) string {
-	s = strings.ToUpper(strings.NewReplacer(" ", "", "-", "").Replace(strings.TrimSpace(s)))
-	return strings.NewReplacer("0", "O", "1", "I").Replace(s) // read as letters, then rejected as look-alikes
+	return strings.ToUpper(strings.NewReplacer(" ", "", "-", "").Replace(strings.TrimSpace(s)))
 }
 
 func newRoomCode() string {

@@ -43,7 +43,7 @@ func Layout(title string) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, " · inferscope</title><link rel=\"icon\" href=\"/static/img/favicon.svg\" type=\"image/svg+xml\"><link rel=\"stylesheet\" href=\"/static/css/app.css\"><script src=\"/static/js/site.js\" defer></script></head><body><header class=\"site\" data-testid=\"site-header\"><a class=\"brand\" href=\"/\">inferscope</a><nav aria-label=\"Main\"><a href=\"/lab\" data-testid=\"nav-lab\">Lab</a> <a href=\"/compare\" data-testid=\"nav-compare\">Compare</a> <a href=\"/lessons\" data-testid=\"nav-lessons\">Lessons</a> <a href=\"/server\" data-testid=\"nav-server\">Server</a></nav></header><main id=\"main\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, " · inferscope</title><link rel=\"icon\" href=\"/static/img/favicon.svg\" type=\"image/svg+xml\"><link rel=\"stylesheet\" href=\"/static/css/app.css\"><script src=\"/static/js/site.js\" defer></script></head><body><header class=\"site\" data-testid=\"site-header\"><a class=\"brand\" href=\"/\">inferscope</a><nav aria-label=\"Main\"><a href=\"/lab\" data-testid=\"nav-lab\">Lab</a> <a href=\"/compare\" data-testid=\"nav-compare\">Compare</a> <a href=\"/lessons\" data-testid=\"nav-lessons\">Lessons</a> <a href=\"/server\" data-testid=\"nav-server\">Server</a> <a href=\"/join\" data-testid=\"nav-join\" title=\"Join a class with its code\">Join</a></nav></header><main id=\"main\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
