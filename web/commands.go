@@ -579,7 +579,7 @@ func (c *wsConn) advanceFair(r Runner, until session.Until) ([]*session.Event, e
 func (s *Server) welcome() map[string]any {
 	return map[string]any{"protocol": ProtocolVersion, "models": s.opts.Catalog.Models(), "limits": map[string]any{
 		"max_sessions": s.limits.MaxSessions, "max_sessions_per_visitor": s.limits.MaxSessionsPerVisitor, "max_sessions_per_address": s.limits.MaxSessionsPerAddress, "idle_timeout_s": s.limits.IdleTimeout.Seconds(),
-		"read_limit_bytes": s.limits.ReadLimit, "messages_per_second": s.limits.MsgsPerSecond,
+		"read_limit_bytes": s.limits.ReadLimit, "messages_per_second": s.limits.MsgsPerSecond, "burst": s.limits.Burst,
 		"max_prompt_bytes": session.MaxPromptBytes, "max_stop_strings": session.MaxStopStrings, "max_sample_n": session.MaxSampleMany, "max_resume_log": MaxResumeLog, "max_replay_passes": MaxReplayPasses,
 	}}
 }

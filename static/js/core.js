@@ -1,7 +1,8 @@
-// core.js: what every page's script shares — the websocket client, page
-// data and the one source of sampling defaults, URL settings, number
-// formatting, token text (pieces, byte chips, the ␣ legend), plain-English
-// stop reasons and errors, colors and small DOM helpers. A native ES module.
+// core.js: what every page's script shares — the websocket client (from
+// protocol.js), page data and the one source of sampling defaults, URL
+// settings, number formatting, token text (pieces, byte chips, the ␣
+// legend), plain-English stop reasons and errors, colors and small DOM
+// helpers. A native ES module.
 
 export function pageData(id = "lab-data") {
   const el = document.getElementById(id);
@@ -16,105 +17,10 @@ export function samplingDefaults(data) {
   return { prompt: d.prompt, temperature: d.temperature, top_k: d.top_k, top_p: d.top_p, min_p: d.min_p, seed: d.seed, max_new_tokens: d.max_new_tokens };
 }
 
-// Client speaks inferscope's websocket protocol v1: {type, id, payload}
-// out, {type, v, seq, id, payload} in.
-//
-// A page holds only the sessions it uses: every client's socket is closed
-// when the page is hidden (pagehide: navigating away, including into the
-// back/forward cache, where a page kept its sockets open and its sessions
-// counted against the visitor's limit), without calling onClose; when the
-// page comes back from that cache (pageshow, persisted) each client that
-// was open calls its onResume, if the page set one (the lab resumes its
-// run, lesson panels re-run). A refusal at connect (too_many_sessions,
-// server_full) rejects connect() with the server's plain-English message
-// and its code, not "connection closed".
-export class Client {
-  constructor(onMessage, onClose) {
-    this.onMessage = onMessage;
-    this.onClose = onClose;
-    this.onResume = null;
-    this.nextID = 1;
-    this.ws = null;
-    this.ready = null;
-    this.suspended = false;
-    (window.ISClients = window.ISClients || []).push(this); // for tests and debugging; also what pagehide closes
-  }
-  connect() {
-    if (this.ws && this.ws.readyState <= 1) return this.ready;
-    this.suspended = false;
-    this.ready = new Promise((resolve, reject) => {
-      // query: a presenter coming back names its room and key (room.js), so
-      // it may take the session the server keeps free for it
-      const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws" + (this.query || ""));
-      let refusal = null, welcomed = false;
-      this.ws = ws;
-      ws.onmessage = (e) => {
-        let msg;
-        try { msg = JSON.parse(e.data); } catch (err) { return; }
-        if (msg.type === "welcome") {
-          welcomed = true;
-          if (msg.payload && msg.payload.limits) serverLimits = msg.payload.limits;
-          resolve(msg);
-        }
-        if (msg.type === "error" && !welcomed) refusal = msg.payload;
-        this.onMessage(msg);
-      };
-      ws.onclose = (e) => {
-        const err = new Error(refusal ? errorText(refusal) : "connection closed");
-        err.code = refusal ? refusal.code : "closed";
-        reject(err);
-        if (this.onClose && ws === this.ws && !this.suspended) this.onClose(e, refusal);
-      };
-      ws.onerror = () => { /* onclose follows */ };
-    });
-    this.ready.catch(() => {}); // a caller that drops the promise must not raise an unhandled rejection
-    return this.ready;
-  }
-  // open reports whether the socket is connecting or open.
-  open() { return !!this.ws && this.ws.readyState <= 1; }
-  // send returns the command's id, or -1 when not connected.
-  send(type, payload) {
-    if (!this.ws || this.ws.readyState !== 1) return -1;
-    const id = this.nextID++;
-    const msg = { type, id };
-    if (payload !== undefined) msg.payload = payload;
-    this.ws.send(JSON.stringify(msg));
-    return id;
-  }
-  close() { if (this.ws) this.ws.close(); }
-  // suspend closes the socket for a hidden page without calling onClose.
-  suspend() {
-    if (!this.open()) return;
-    this.suspended = true;
-    this.ws.close(1000, "page hidden");
-  }
-}
-
-// connectText is what a page says when connect() fails: the server's own
-// refusal (with what to do), or that the server cannot be reached.
-export function connectText(err) {
-  return err && err.code && err.code !== "closed" ? err.message : "Cannot reach the server: check that it is running, then try again.";
-}
-
-// serverLimits are the server's limits from the last welcome (null before
-// the first): max_sessions_per_visitor and the rest, as the README lists.
-export let serverLimits = null;
-
-// openSessions counts this page's websocket sessions that are open or
-// connecting.
-export function openSessions() { return (window.ISClients || []).filter((c) => c.open()).length; }
-
-if (typeof window !== "undefined") {
-  window.addEventListener("pagehide", () => { (window.ISClients || []).forEach((c) => c.suspend()); });
-  window.addEventListener("pageshow", (e) => {
-    if (!e.persisted) return;
-    (window.ISClients || []).forEach((c) => {
-      if (!c.suspended) return;
-      c.suspended = false;
-      if (c.onResume) c.onResume();
-    });
-  });
-}
+// The websocket client (Client, with request ids and replies matched by
+// id), the shared reconnect Backoff, the server's limits from its welcome
+// and the error sentences live in protocol.js; pages reach them here.
+export { Client, Backoff, serverLimits, openSessions, connectText, errorText } from "./protocol.js";
 
 // ---------- numbers ----------
 export function fmt(x, digits = 3) {
@@ -210,16 +116,6 @@ export function stopReason(reason, generated) {
     case "cancelled": return "you stopped the run" + n;
   }
   return "the run ended" + n;
-}
-
-const fieldNames = { max_new_tokens: "max new tokens", top_k: "top-k", top_p: "top-p", min_p: "min-p", stop_strings: "stop strings",
-  temperature: "temperature", sample_n: "sample count" };
-// errorText turns a server error into a sentence for a student: the code is
-// dropped and protocol field names become the labels the form shows.
-export function errorText(p) {
-  let m = String((p && p.message) || "something went wrong");
-  m = m.replace(/\b(max_new_tokens|top_k|top_p|min_p|stop_strings|sample_n)\b/g, (f) => fieldNames[f]);
-  return m.charAt(0).toUpperCase() + m.slice(1) + (/[.!?]$/.test(m) ? "" : ".");
 }
 
 // ---------- colors ----------

@@ -23,7 +23,7 @@ function freshRun() {
 }
 let run = freshRun();
 let pending = null;       // the command whose events are still arriving: step, token, run, paced, reset, rewind, start
-let startID = -1, startP = null, pendingStart = null, log = [], cmdEvents = 0, resuming = false, retries = 0;
+let startID = -1, startP = null, pendingStart = null, log = [], cmdEvents = 0, resuming = false;
 let paced = null;         // {rate, timer} while a run plays at a chosen speed
 let flying = false;       // a stepping command is running at the server
 let cancelAsked = false;  // Stop was clicked: "cancelled" is on screen, drawing waits for the stop event
@@ -194,10 +194,14 @@ function dropDrawing() {
 }
 
 // ---------- the model view: the Transformer drawn from the card, lit by events ----------
-const inspectIDs = new Set();
-const mv = new ModelView($("modelview"), { label: posLabel, schedule: () => mark("model"), onInspect: (req) => { const id = client.send("inspect", req); if (id > 0) inspectIDs.add(id); } });
+// an inspect is answered by the reply carrying its id; one asked while the
+// connection is down, or lost with it, is simply not drawn
+const mv = new ModelView($("modelview"), { label: posLabel, schedule: () => mark("model"), onInspect: (req) => {
+  client.request("inspect", req).then((m) => mv.inspection(m.payload), (err) => { if (err.code !== "closed" && err.code !== "not_connected") mv.inspectError(err.message); });
+} });
 
 // ---------- connection ----------
+const backoff = new C.Backoff(); // between reconnect tries
 const client = new C.Client(onMessage, (e, refusal) => {
   if (following) return; // back to the class: the private run was closed on purpose
   pending = null;
@@ -209,14 +213,14 @@ const client = new C.Client(onMessage, (e, refusal) => {
   if (refusal) { setStatus(C.errorText(refusal) + " Then press Start.", true); return; }
   if (run.closing || !run.model) { setStatus("Disconnected from the server. Press Start to reconnect.", true); return; }
   setStatus("Connection lost; reconnecting…", true);
-  setTimeout(reconnect, Math.min(5000, 250 * Math.pow(2, retries++)));
+  backoff.retry(reconnect);
 });
 // A dropped connection loses nothing: the engine is deterministic, so one
 // "resume" message with this run's start settings and its command log
 // lets the server rebuild exactly the same run.
 function reconnect() {
   client.connect().then(() => {
-    retries = 0;
+    backoff.reset();
     resuming = true;
     pending = "resume";
     if (room.claim()) return; // a presenter takes the room back; the room rebuilds the run
@@ -411,12 +415,7 @@ function onMessage(msg) {
     case "detail":
       applyDetail(p.events || []);
       break;
-    case "inspection":
-      inspectIDs.delete(msg.id);
-      mv.inspection(p);
-      break;
     case "error":
-      if (inspectIDs.delete(msg.id)) { mv.inspectError(C.errorText(p)); break; }
       if (room.onError(p)) break; // the class bar's own (a class request refused)
       onError(msg, p);
       break;

@@ -113,11 +113,12 @@ export function initRoom(page) {
 // pageLink gives compare and lesson pages, which have no session of their
 // own to present, a /ws connection that only carries the room's commands.
 function pageLink(page) {
-  let handler = () => {}, retries = 0;
+  let handler = () => {};
+  const backoff = new C.Backoff();
   const client = new C.Client((m) => handler(m), () => {
     // reconnect and take the room back (claim), as the lab does
     if (!link.keep()) return;
-    setTimeout(() => client.connect().then(() => { retries = 0; link.onReconnect(); }).catch(() => {}), Math.min(5000, 250 * Math.pow(2, retries++)));
+    backoff.retry(() => client.connect().then(() => { backoff.reset(); link.onReconnect(); }).catch(() => {}));
   });
   const link = Object.assign({}, page, {
     client,
@@ -473,7 +474,8 @@ function drawOpenPoll(box, poll, presenter, mine, onAnswer) {
 
 // ---------- follower ----------
 function follower(lab, bar, code) {
-  let ws = null, branched = false, ended = false, retries = 0, lastLog = null, poll = null, mine = -1, nextID = 1;
+  let ws = null, branched = false, ended = false, lastLog = null, poll = null, mine = -1, nextID = 1;
+  const backoff = new C.Backoff(); // between tries to reach the class again
   const isLab = lab.kind === "lab";
   let lastPage = null; // the presenter's page and state (room_page)
   const status = C.el("p", { id: "room-status", class: "room-title", "data-testid": "room-status", role: "status", text: "Joining class " + code + "…" });
@@ -496,9 +498,9 @@ function follower(lab, bar, code) {
     if (payload !== undefined) m.payload = payload;
     ws.send(JSON.stringify(m));
   };
-  let away = false, retry = 0; // away: the page is hidden in the back/forward cache
+  let away = false; // away: the page is hidden in the back/forward cache
   function connect() {
-    clearTimeout(retry);
+    backoff.cancel();
     if (ended || away) return;
     // one socket per page: an old one still open would count this student twice
     if (ws) { const old = ws; ws = null; old.onclose = null; old.close(); }
@@ -508,20 +510,20 @@ function follower(lab, bar, code) {
     ws.onclose = () => {
       if (me !== ws || ended || away) return;
       status.textContent = "Connection to the class lost; reconnecting…";
-      retry = setTimeout(connect, Math.min(5000, 250 * Math.pow(2, retries++)));
+      backoff.retry(connect);
     };
   }
   // a page in the back/forward cache is nobody's screen: its socket closes
   // (the class no longer counts it) and opens again when it is shown
   window.addEventListener("pagehide", () => {
     away = true;
-    clearTimeout(retry);
+    backoff.cancel();
     if (ws) { const old = ws; ws = null; old.onclose = null; old.close(1000, "page hidden"); }
   });
   window.addEventListener("pageshow", (e) => {
     if (!e.persisted || !away) return;
     away = false;
-    retries = 0;
+    backoff.reset();
     connect();
   });
   // the page's "Link to this setup" (lab, compare) links to the settings
@@ -562,7 +564,7 @@ function follower(lab, bar, code) {
     const p = msg.payload || {};
     switch (msg.type) {
       case "room_joined":
-        retries = 0;
+        backoff.reset();
         if (goTo(p.page)) return;
         setStatus(p.followers);
         if (!isLab) tryBtn.disabled = false;

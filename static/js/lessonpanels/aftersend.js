@@ -9,7 +9,7 @@ import { hbars, line } from "../charts.js";
 import { ModelView } from "../modelview.js";
 import { register } from "./registry.js";
 import { busyFigures } from "../classrequest.js";
-import { mount, gather, untilToken, untilStop, median, sum, button, wrapTable, css, hex, keepOpen, pace } from "./util.js";
+import { mount, median, sum, button, wrapTable, css, hex, keepOpen, pace } from "./util.js";
 
 const el = IS.el;
 
@@ -111,7 +111,7 @@ async function stepwise(r, api, o, t, again) {
   const times = [evs[2].prefill.model_ms];
   for (let i = 1; i < n; i++) {
     await pace(r);
-    const got = await gather(r, "force", { id: t.tokens[i].id }, untilToken);
+    const got = await r.cmd("force", { id: t.tokens[i].id });
     const a = got.find((e) => e.append);
     if (!a) throw new Error("the run stopped before the whole prompt was fed");
     times.push(a.append.model_ms);
@@ -190,7 +190,7 @@ register("modelview", async (o, out, sec, api) => {
   };
   const act = (f) => () => { if (root.dataset.busy) return; root.dataset.busy = "1"; chain = chain.then(f).catch((e) => { now.textContent = String(e.message || e); }).then(() => { delete root.dataset.busy; }); };
   const step = button("Step one stage", "mv-step", act(() => r.step().then(feed)));
-  const tok = button("Next token", "mv-token", act(() => gather(r, "step_token", undefined, untilToken).then((evs) => evs.forEach(feed))));
+  const tok = button("Next token", "mv-token", act(() => r.cmd("step_token").then((evs) => evs.forEach(feed))));
   root.append(el("div", { class: "lp-controls" }, [step, tok]), now, box);
   const m = await r.start(api.payload(o, { lens: true, max_new_tokens: parseInt(o.tokens || "6", 10) }));
   mv.setModel(m.payload.model);
@@ -235,8 +235,8 @@ register("loop", async (o, out, sec, api) => {
     try { (await f()).forEach(feed); } catch (e) { log.append(el("li", { class: "error", text: String(e.message || e) })); } finally { busy = false; }
   };
   const stepB = button("Step", "loop-step", act(async () => [await r.step()]), "primary");
-  const tokB = button("Next token", "loop-token", act(() => gather(r, "step_token", undefined, untilToken)));
-  const runB = button("Run to the stop", "loop-run", act(() => gather(r, "run", undefined, untilStop)));
+  const tokB = button("Next token", "loop-token", act(() => r.cmd("step_token")));
+  const runB = button("Run to the stop", "loop-run", act(() => r.cmd("run")));
   root.append(el("div", { class: "lp-controls" }, [stepB, tokB, runB]), cycle, gen, log);
   await r.start(api.payload(o, { max_new_tokens: n }));
   const pre = await r.stepTo("prefill");
@@ -254,8 +254,8 @@ async function runTo(api, o, extra, force) {
   try {
     const m = await r.start(api.payload(o, extra));
     let evs = await r.stepTo("prefill");
-    if (force !== undefined) evs = evs.concat(await gather(r, "force", { id: force }, untilToken));
-    if (!evs.some((e) => e.stop)) evs = evs.concat(await gather(r, "run", undefined, untilStop));
+    if (force !== undefined) evs = evs.concat(await r.cmd("force", { id: force }));
+    if (!evs.some((e) => e.stop)) evs = evs.concat(await r.cmd("run"));
     return { card: m.payload.model, evs, stop: evs.find((e) => e.stop).stop, t: evs[0].tokenize };
   } finally { r.close(); }
 }
@@ -328,7 +328,7 @@ async function runMany(api, o, n) {
   try {
     await startAll(api, runs, api.payload(o));
     const t0 = performance.now();
-    const res = await Promise.all(runs.map((r) => gather(r, "run", undefined, untilStop)));
+    const res = await Promise.all(runs.map((r) => r.cmd("run")));
     return { wall: performance.now() - t0, res };
   } finally { runs.forEach((r) => r.close()); }
 }
@@ -430,7 +430,7 @@ register("stage-timing", async (o, out, sec, api) => {
     const r = rs[name];
     if (started[name]) await r.cmd("reset"); else { await r.start(api.payload(Object.assign({}, o, { prompt }), { stop_at_eos: false })); started[name] = true; }
     const sent = performance.now();
-    const evs = await gather(r, "run", undefined, untilStop);
+    const evs = await r.cmd("run");
     const arrived = performance.now() - sent;
     const pre = evs.find((e) => e.prefill).prefill, s = evs.find((e) => e.stop).stop, t = s.timings;
     return { n: pre.positions, prefill: pre.model_ms, ttft: t.ttft_ms, queue: t.queue_ms, itl: median(t.itl_model_ms), itlAll: t.itl_p50_ms, out: t.model_tokens_per_s, page: arrived, gen: s.generated };
@@ -482,7 +482,7 @@ register("knows", async (o, out, sec, api) => {
     const r = new api.Run();
     try {
       await r.start(api.payload(Object.assign({}, o, { prompt, temperature: "0" }), { max_new_tokens: parseInt(o.tokens || "4", 10) }));
-      const evs = await gather(r, "run", undefined, untilStop);
+      const evs = await r.cmd("run");
       const lg = evs.find((e) => e.logits).logits, s = evs.find((e) => e.stop).stop;
       rows.push([prompt, IS.visible(s.text), lg.top.slice(0, 3).map((t) => "“" + IS.tokenLabel(t) + "” " + IS.pct(t.prob, 1)).join(", ")]);
     } finally { r.close(); }

@@ -6,7 +6,7 @@
 import * as IS from "../core.js";
 import { line } from "../charts.js";
 import { register } from "./registry.js";
-import { mount, gather, untilToken, untilStop, median, button, slider, wrapTable, keepOpen } from "./util.js";
+import { mount, median, button, slider, wrapTable, keepOpen } from "./util.js";
 
 const el = IS.el;
 
@@ -116,14 +116,14 @@ register("kvgrow", async (o, out, sec, api) => {
   const more = (k) => async () => {
     if (busy || !root.alive()) return;
     busy = true;
-    try { for (let i = 0; i < k && root.alive(); i++) { const evs = await gather(r, "step_token", undefined, untilToken); feed(evs); if (evs.some((e) => e.stop || e.next === "stop")) { oneB.disabled = tenB.disabled = true; break; } } }
+    try { for (let i = 0; i < k && root.alive(); i++) { const evs = await r.cmd("step_token"); feed(evs); if (evs.some((e) => e.stop || e.next === "stop")) { oneB.disabled = tenB.disabled = true; break; } } }
     catch (e) { detail.textContent = String(e.message || e); } finally { busy = false; }
   };
   const oneB = button("One more token", "kv-more", more(1), "primary"), tenB = button("Ten more", "kv-more10", more(10));
   root.append(el("div", { class: "lp-controls" }, [oneB, tenB]), chart, detail);
   await r.start(api.payload(o, { stop_at_eos: false }));
   const evs = await r.stepTo("prefill"), pre = evs[2].prefill;
-  const first = await gather(r, "step_token", undefined, untilToken);
+  const first = await r.cmd("step_token");
   const a = first.find((e) => e.append).append;
   cap = a.cache_cap;
   pts.push({ n: pre.positions, bytes: pre.positions * a.bytes_per_token });
@@ -143,7 +143,7 @@ register("memory-budget", async (o, out, sec, api) => {
   let m, mem, perTok;
   try {
     m = (await r.start(api.payload(o, { max_new_tokens: 1 }))).payload.model;
-    const evs = await gather(r, "run", undefined, untilStop), a = evs.find((e) => e.append).append;
+    const evs = await r.cmd("run"), a = evs.find((e) => e.append).append;
     mem = a.memory;
     perTok = a.bytes_per_token;
   } finally { r.close(); }
@@ -192,7 +192,7 @@ register("cache-compare", async (o, out, sec, api) => {
   const one = async (noCache) => {
     const k = noCache ? 1 : 0, r = rs[k];
     if (started[k]) await r.cmd("reset"); else { await r.start(api.payload(o, { no_cache: noCache, stop_at_eos: false })); started[k] = true; }
-    const evs = await gather(r, "run", undefined, untilStop), s = evs.find((e) => e.stop).stop;
+    const evs = await r.cmd("run"), s = evs.find((e) => e.stop).stop;
     return { text: s.text, itl: s.timings.itl_model_ms || [] };
   };
   const on = [], off = [];
@@ -257,13 +257,9 @@ register("context-limit", async (o, out, sec, api) => {
         yMax: cap * 1.1, yFmt: (t) => IS.fmt(t, 0), hline: { y: cap, label: "context: " + cap + " positions", testid: "ctx-cap" },
         aria: "Positions in the KV cache against generated tokens, up to the context of " + cap });
     };
-    r.client.send("run");
-    for (;;) {
-      const m = await r.next();
-      if (!root.alive()) return;
-      if (m.type === "error") throw new Error(IS.errorText(m.payload));
-      if (m.type !== "event") continue;
-      const ev = m.payload;
+    // the run's events as they come; a panel that re-ran closes its run
+    await r.cmd("run", undefined, (ev) => {
+      if (!root.alive()) { r.close(); return; }
       if (ev.prefill) pts.push({ x: 0, y: ev.prefill.positions });
       if (ev.append) {
         pts.push({ x: ev.append.step + 1, y: ev.append.cache_len });
@@ -281,8 +277,7 @@ register("context-limit", async (o, out, sec, api) => {
         api.setLive(sec, "context.cap", cap);
         api.setLive(sec, "context.generated", s.generated);
         api.setLive(sec, "context.reason", IS.stopReason(s.reason, s.generated));
-        break;
       }
-    }
+    }).catch((err) => { if (root.alive()) throw err; });
   } finally { r.close(); }
 });

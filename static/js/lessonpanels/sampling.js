@@ -13,6 +13,7 @@
 // the raw value, lists included).
 import * as IS from "../core.js";
 import * as P from "../panels.js";
+import { Run } from "./util.js";
 
 // The sliders: the engine allows temperature up to 10 and top-k up to the
 // vocabulary; the sliders cover the range where the picture changes.
@@ -34,50 +35,18 @@ function plain(t) { return IS.tokenLabel(t); }
 function scroller(table, name) { return IS.el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": name + " (scrolls sideways)" }, [table]); }
 function showValue(name, v) { const w = SLIDERS[name].words(v); return String(v) + (w ? " (" + w + ")" : ""); }
 
-// Conn is one websocket run for a panel: replies matched by command id; a
-// closed connection fails what is waiting instead of leaving it hanging.
-class Conn {
-  constructor() {
-    this.waiting = new Map();
-    this.closed = false;
-    this.client = new IS.Client((m) => this.onMessage(m), () => this.fail(new Error("the connection to the engine closed; press Run to start again")));
-  }
-  onMessage(m) {
-    const w = this.waiting.get(m.id);
-    if (!w) return;
-    if (m.type === "error") { this.waiting.delete(m.id); w.reject(new Error(IS.errorText(m.payload))); return; }
-    if (m.type !== "event") { this.waiting.delete(m.id); w.resolve(m.payload); return; }
-    w.events.push(m.payload);
-    if (w.done(m.payload)) { this.waiting.delete(m.id); w.resolve(w.events); }
-  }
-  fail(err) {
-    this.closed = true;
-    for (const w of this.waiting.values()) w.reject(err);
-    this.waiting.clear();
-  }
-  send(type, payload, done) {
-    return new Promise((resolve, reject) => {
-      if (this.closed) { reject(new Error("the panel's run was closed")); return; }
-      const id = this.client.send(type, payload);
-      if (id < 0) { reject(new Error("not connected to the engine")); return; }
-      this.waiting.set(id, { resolve, reject, events: [], done: done || (() => true) });
-    });
-  }
+// Conn is a panel's Run (util.js: replies matched by command id, a closed
+// connection fails what is waiting) spoken in the panel's settings; its
+// answers are payloads, a streamed command's its events.
+class Conn extends Run {
+  send(type, payload) { return this.cmd(type, payload).then((r) => Array.isArray(r) ? r : r.payload); }
   // start opens the connection and starts a run with settings s.
   start(prompt, s, extra) {
-    return this.client.connect().then(() => this.send("start", Object.assign({ prompt, max_new_tokens: 1, top_n: TOP_N, sampling: payloadOf(s) }, extra || {})));
+    return super.start(Object.assign({ prompt, max_new_tokens: 1, top_n: TOP_N, sampling: payloadOf(s) }, extra || {})).then((m) => m.payload);
   }
-  step() { return this.send("step", undefined, () => true).then((evs) => evs[0]); }
-  // stepTo steps until the stage named has run; it returns the events.
-  stepTo(stage) {
-    const evs = [];
-    const go = () => this.step().then((ev) => { evs.push(ev); return ev.stage === stage || ev.stage === "stop" ? evs : go(); });
-    return go();
-  }
-  token() { return this.send("step_token", undefined, (ev) => ev.stage === "append" || ev.stage === "stop"); }
-  run() { return this.send("run", undefined, (ev) => ev.stage === "stop"); }
+  token() { return this.cmd("step_token"); }
+  run() { return this.cmd("run"); }
   resample(s) { return this.send("resample", Object.assign(payloadOf(s), { top_n: TOP_N })); }
-  close() { this.fail(new Error("the panel's run was closed")); this.client.close(); }
 }
 
 function payloadOf(s) {

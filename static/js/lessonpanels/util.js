@@ -1,7 +1,7 @@
-// util.js: what the lesson panels in lessonpanels/ share — a root box that
-// a new Run of the panel detaches (so a stale run draws nowhere), sending
-// a command and gathering its events, medians, buttons and sliders, and
-// loading a stylesheet once.
+// util.js: what the lesson panels in lessonpanels/ share — Run, a panel's
+// websocket session with promises for its commands' answers, a root box
+// that a new Run of the panel detaches (so a stale run draws nowhere),
+// medians, buttons and sliders, and loading a stylesheet once.
 import * as IS from "../core.js";
 
 // mount adds a fresh root to out; alive() is false once the panel re-ran
@@ -13,23 +13,36 @@ export function mount(out) {
   return root;
 }
 
-// gather sends one command and collects the events it produces until
-// done(event) says the command is finished (an error message throws).
-export function gather(run, type, payload, done) {
-  const evs = [];
-  run.client.send(type, payload);
-  const go = () => run.next().then((m) => {
-    if (m.type === "error") throw new Error(IS.errorText(m.payload));
-    if (m.type !== "event") return go();
-    evs.push(m.payload);
-    return done(m.payload) ? evs : go();
-  });
-  return go();
+// Run is one websocket session of a panel (core.js's Client): each command
+// is answered by the reply carrying its id. closed is true once the panel
+// closed it or the connection dropped; what is still waiting then rejects.
+export class Run {
+  constructor() {
+    this.closed = false;
+    this.client = new IS.Client(null, () => { this.closed = true; });
+  }
+  // start connects and starts a run; it resolves with the started message.
+  start(payload) { return this.client.connect().then(() => this.cmd("start", payload)); }
+  // cmd sends a command: the reply message, or a streamed command's events
+  // (each also to onEvent as it arrives).
+  cmd(type, payload, onEvent) {
+    if (this.closed) return Promise.reject(new Error("the panel's run was closed"));
+    return this.client.request(type, payload, onEvent);
+  }
+  step() { return this.cmd("step").then((evs) => evs[0]); }
+  // stepTo steps until the stage named has run; it returns the events.
+  stepTo(stage) {
+    const evs = [];
+    const go = () => this.step().then((ev) => { evs.push(ev); return ev.stage === stage || ev.stage === "stop" ? evs : go(); });
+    return go();
+  }
+  runAll() { return this.cmd("run"); }
+  open() { return this.client.open(); }
+  close() {
+    this.closed = true;
+    this.client.close("the panel's run was closed");
+  }
 }
-
-// untilToken: a step_token or force is done at its append (or a stop).
-export const untilToken = (ev) => ev.stage === "append" || ev.stage === "stop";
-export const untilStop = (ev) => ev.stage === "stop";
 
 export function median(a) {
   if (!a.length) return NaN;
@@ -117,13 +130,17 @@ export function keepOpen(root, sec, run, onPause) {
   }, 500);
 }
 
-// pace keeps a session under the server's message rate (50 per second,
-// burst 100): call it before each command of a long series; it waits when
-// the series runs ahead of 40 messages per second.
+// pace keeps a session under the server's message rate (its welcome's
+// messages_per_second; a burst of twice that, the server's default, unless
+// the welcome says burst): call it before each command of a long series;
+// once the series has used more than 60% of the burst, it waits whenever
+// the series runs ahead of 80% of the rate.
 export async function pace(run) {
+  const lim = IS.serverLimits || {}, rate = lim.messages_per_second;
+  if (!rate) return;
   const now = performance.now();
   if (!run.paceT0) { run.paceT0 = now; run.paceN = 0; }
   run.paceN++;
-  const ahead = run.paceN / 40 * 1000 - (now - run.paceT0);
-  if (ahead > 0 && run.paceN > 60) await new Promise((res) => setTimeout(res, ahead));
+  const ahead = run.paceN / (0.8 * rate) * 1000 - (now - run.paceT0);
+  if (ahead > 0 && run.paceN > 0.6 * (lim.burst || 2 * rate)) await new Promise((res) => setTimeout(res, ahead));
 }
