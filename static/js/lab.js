@@ -218,12 +218,22 @@ const client = new C.Client(onMessage, (e, refusal) => {
 // A dropped connection loses nothing: the engine is deterministic, so one
 // "resume" message with this run's start settings and its command log
 // lets the server rebuild exactly the same run.
+// resumeWhy: why the next resumed arrives (its status line says so):
+// "reconnect" (the connection dropped), "back" (the back/forward cache),
+// "branch" (Try it myself), "claim" (a presenter taking the room back)
+let resumeWhy = null;
+const resumedText = {
+  reconnect: "Reconnected: your run was restored.",
+  back: "Back on this page: your run is where you left it.",
+  branch: "Your own copy of the presenter's run, at the same step: step on, force other tokens or change the settings.",
+};
 function reconnect() {
   client.connect().then(() => {
     backoff.reset();
     resuming = true;
     pending = "resume";
-    if (room.claim()) return; // a presenter takes the room back; the room rebuilds the run
+    resumeWhy = resumeWhy || "reconnect";
+    if (room.claim()) { resumeWhy = "claim"; return; } // a presenter takes the room back; the room rebuilds the run
     client.send("resume", { start: startP, log: log.slice() });
   }).catch(() => { /* onClose schedules the next try */ });
 }
@@ -231,7 +241,7 @@ function reconnect() {
 // resume the run where it was, or just reconnect when there is none.
 client.onResume = () => {
   if (following) return;
-  if (startP) { reconnect(); return; }
+  if (startP) { resumeWhy = "back"; reconnect(); return; }
   client.connect().then(() => setStatus("Connected. Press Start.")).catch((err) => setStatus(err.message, true));
 };
 function logEntry(type, payload) {
@@ -394,16 +404,21 @@ function onMessage(msg) {
       onStarted(p);
       setStatus("Ready. Press “Next stage” (→ or space) to tokenize the prompt, “Next token” or “Run to end”.");
       break;
-    case "resumed":
+    case "resumed": {
+      // a resume this page asked for says why; one it did not (a room
+      // opening with this run) leaves the class bar's status
+      const why = pending === "resume" ? resumeWhy || "reconnect" : null;
+      resumeWhy = null;
       onStarted(p);
       for (const ev of p.events || []) apply(ev);
       resuming = false;
       pending = null;
       setRunState(run.stop ? "stopped" : "ready");
       setButtons();
-      setStatus("Reconnected: your run was restored.");
+      if (resumedText[why]) setStatus(resumedText[why]);
       document.body.dataset.restored = "1";
       break;
+    }
     case "event":
       onEvent(p);
       break;
@@ -653,7 +668,27 @@ function setButtons() {
   set("force-q", !live);
   set("btn-start", following); // enabled again after "Try it myself"
   if (following) for (const id of ["btn-step", "btn-token", "btn-run", "btn-rewind", "btn-reset", "btn-cancel", "btn-start", "force-q"]) set(id, true);
+  keepFocus();
   updateBusy();
+}
+// keepFocus: a step button that was focused and is now disabled (Stop
+// after the run stopped, Next stage at the end) hands the focus to the next
+// useful one instead of dropping it to the page
+let stepFocus = null;
+// the skip link lands just before the step buttons (a target that is not
+// a button, so the Enter that followed it presses nothing): Tab is then on
+// Next stage
+$("skip-steps").addEventListener("click", (e) => {
+  e.preventDefault();
+  $("steps").focus();
+});
+$("runbar").addEventListener("focusin", (e) => { if (e.target.tagName === "BUTTON") stepFocus = e.target; });
+function keepFocus() {
+  if (!stepFocus || !stepFocus.disabled || following) return;
+  const a = document.activeElement;
+  if (a && a !== document.body && a !== stepFocus) return;
+  const next = ["btn-step", "btn-token", "btn-rewind", "btn-reset"].map($).find((b) => !b.disabled) || $("btn-start");
+  if (next && !next.disabled) next.focus({ preventScroll: true });
 }
 // data-busy is "1" while a command runs or its results wait to be drawn,
 // so "0" means the page shows everything it has received; data-view-busy
@@ -1122,14 +1157,25 @@ whenResized(() => mark("logits", "sample", "timing", "kv", "attn"));
 document.addEventListener("keydown", (e) => {
   const tag = (e.target.tagName || "").toLowerCase();
   if (tag === "input" || tag === "textarea" || tag === "select" || e.ctrlKey || e.metaKey || e.altKey) return;
+  if (e.key !== "Escape") resetArmed = 0;
   if (e.key === "Escape" && !$("btn-cancel").disabled) { cancel(); return; }
   if ($("btn-step").disabled && e.key !== "Escape" && e.key !== "Backspace") return;
   if (e.key === "ArrowRight" || e.key === " ") { e.preventDefault(); send("step"); }
   else if (e.key === "t") send("step_token");
   else if (e.key === "r") runToEnd();
   else if (e.key === "Backspace") { e.preventDefault(); if (!$("btn-rewind").disabled) send("rewind", { n: 1 }); }
-  else if (e.key === "Escape" && !$("btn-reset").disabled) send("reset");
+  else if (e.key === "Escape" && !$("btn-reset").disabled) escapeReset();
 });
+// escapeReset: Escape resets a run with nothing generated at once; a run
+// with tokens only on a second Escape within 5 s (a run just finished is
+// one key away from lost)
+let resetArmed = 0;
+function escapeReset() {
+  const n = run.gen.length;
+  if (n === 0 || Date.now() - resetArmed < 5000) { resetArmed = 0; send("reset"); return; }
+  resetArmed = Date.now();
+  setStatus("Press Escape again to reset this run and lose its " + n + (n === 1 ? " token" : " tokens") + "; any other key keeps it.");
+}
 
 // ---------- classroom (room.js): present, follow, try it myself ----------
 function formFromStart(p) {
@@ -1171,6 +1217,7 @@ const room = initRoom({
     pendingStart = null;
     pending = "resume"; // busy until the private copy is rebuilt
     resuming = true;
+    resumeWhy = "branch";
     setButtons(); // busy at once (not at the next frame), so no click lands before the copy is rebuilt
     formFromStart(start);
     reconnect();
@@ -1182,6 +1229,6 @@ setButtons();
 mark("reset");
 if (!room.following) client.connect().then(() => {
   setStatus("Connected. Press Start.");
-  if (room.claim()) { resuming = true; pending = "resume"; return; }
+  if (room.claim()) { resuming = true; pending = "resume"; resumeWhy = "claim"; return; }
   if (C.readURL().prompt !== undefined) start();
 }).catch((err) => setStatus(C.connectText(err), true));

@@ -191,7 +191,7 @@ export class ModelView {
     const kv = this.card.heads / this.card.kv_heads;
     box.append(el("h3", { class: "h3", text: "Attention of head " + head + ", block " + layer + ", query position " + this.s.pos + " (“" + lab(this.s.pos) + "”)" }),
       el("p", { class: "small muted", text: "How much the current position's query takes from each cached position's value (the row adds up to 1). " +
-        (kv > 1 ? "This head shares key/value head " + Math.floor(head / kv) + " with " + (kv - 1) + " other query heads." : "") +
+        (kv > 1 ? "This head shares key/value head " + Math.floor(head / kv) + " with " + (kv - 1) + (kv - 1 === 1 ? " other query head." : " other query heads.") : "") +
         (row.length > 24 ? " The 24 largest of " + row.length + " positions." : "") }));
     const chart = el("div", { class: "chart", "data-testid": "mv-head" });
     box.append(chart);

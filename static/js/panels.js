@@ -190,8 +190,12 @@ export function sampleSentence(s) {
   const r = s.chosen.rank, lo = r > 0 && s.cdf[r - 1] ? s.cdf[r - 1].cum : 0, hi = s.cdf[r] ? s.cdf[r].cum : 1;
   const why = s.forced ? "You forced this token; nothing was drawn." : s.draw < 0 ? "Greedy: no random draw; the top-scoring token is taken." :
     "The draw r = " + fmt(s.draw, 4) + " fell in [" + fmt(lo, 4) + ", " + fmt(hi, 4) + "), the interval of rank " + (r + 1) + ".";
+  // a forced token was not drawn: the cut's probability (often 0, when the
+  // cut removed it) says nothing about this choice, so it is named apart
+  const p = s.forced ? (s.chosen.prob_kept > 0 ? ", the draw would have picked it with p " + fmt(s.chosen.prob_kept, 4) : ", a token the cut removed: the draw could never have picked it") :
+    ", " + PK + " " + fmt(s.chosen.prob_kept, 4);
   return s.rule.charAt(0).toUpperCase() + s.rule.slice(1) + ". " + why + " Chosen: “" + tokenLabel(s.chosen) + "” (id " + s.chosen.id + ", rank " + (r + 1) +
-    ", " + PK + " " + fmt(s.chosen.prob_kept, 4) + ", " + P1 + " " + fmt(s.chosen.prob, 4) + ").";
+    p + ", " + P1 + " " + fmt(s.chosen.prob, 4) + ").";
 }
 
 // ---------- attention ----------
