@@ -27,28 +27,34 @@ func (m *Model) attention(st *State, kv *KVCache, lw *LayerWeights, l, T, pos0 i
 	S := c.SeqLen
 	// One work item per (position, head); items are split statically.
 	parallelFor(T*c.NHeads, 1, func(w, lo, hi int) {
-		att := st.att[w]
 		for it := lo; it < hi; it++ {
 			t, h := it/c.NHeads, it%c.NHeads
 			n := pos0 + t + 1 // positions visible to this query
 			q := st.q[t*qd+h*hd : t*qd+(h+1)*hd]
 			kvh := h / group
+			// The attention weights are computed where the hooks read them,
+			// so none is copied afterwards: in this position's row of st.all
+			// when every position's are wanted, in st.last[h] for the last
+			// position (LayerDone's Attn), else in the worker's scratch.
+			// Each item owns its row, and the arithmetic does not depend on
+			// where the row lies, so the results are the same bits.
+			att := st.att[w][:n]
+			switch {
+			case wantAll:
+				att = st.all[(t*c.NHeads+h)*S:][:n]
+			case t == T-1:
+				att = st.last[h][:n]
+			}
 			// scores: att[p] = q·k_p (the cache rows of this head, stride kv_dim)
 			gemvF32(att, kc[kvh*hd:], kvd, q, n, hd)
-			for p := range att[:n] {
+			for p := range att {
 				att[p] *= scale
 			}
-			softmaxInPlace(att[:n])
+			softmaxInPlace(att)
 			// weighted sum: out = Σ_p att[p]·v_p
 			out := st.ao[t*qd+h*hd : t*qd+(h+1)*hd]
 			clear(out)
 			gemvTAcc(out, vc[kvh*hd:], kvd, att, n, hd)
-			if t == T-1 {
-				copy(st.last[h][:n], att[:n])
-			}
-			if wantAll {
-				copy(st.all[(t*c.NHeads+h)*S:(t*c.NHeads+h)*S+n], att[:n])
-			}
 		}
 	})
 	st.linear(st.ao, T, linJob{st.proj, &lw.Wo, lw.Bo}) // [T][dim]

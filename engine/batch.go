@@ -45,7 +45,6 @@ type BatchState struct {
 	hb     []float32   // [B][hidden]
 	hb2    []float32   // [B][hidden]
 	logits []float32   // [B][vocab]
-	att    [][]float32 // [workers][seq_len]
 	emb    []float32   // [dim] a widened embedding row (BF16, for hooks)
 }
 
@@ -63,10 +62,6 @@ func NewBatchState(c Config, capacity int) *BatchState {
 	b.hb = make([]float32, capacity*c.HiddenDim)
 	b.hb2 = make([]float32, capacity*c.HiddenDim)
 	b.logits = make([]float32, capacity*c.VocabSize)
-	b.att = make([][]float32, maxWorkers())
-	for i := range b.att {
-		b.att[i] = make([]float32, c.SeqLen)
-	}
 	b.emb = make([]float32, c.Dim)
 	return b
 }
@@ -74,9 +69,6 @@ func NewBatchState(c Config, capacity int) *BatchState {
 // Bytes is the scratch memory the BatchState holds.
 func (b *BatchState) Bytes() int64 {
 	n := len(b.x) + len(b.xb) + len(b.q) + len(b.k) + len(b.v) + len(b.ao) + len(b.proj) + len(b.hb) + len(b.hb2) + len(b.logits) + len(b.emb)
-	for _, a := range b.att {
-		n += len(a)
-	}
 	return 4 * int64(n)
 }
 
@@ -212,8 +204,9 @@ func (m *Model) attentionBatch(b *BatchState, seqs []*BatchSeq, lw *LayerWeights
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	// One work item per (sequence, head), computed as Forward computes a
 	// decode step's (position, head) item.
-	parallelFor(B*c.NHeads, 1, func(w, lo, hi int) {
-		att := b.att[w]
+	// The weights are computed in the sequence's State.last[h], where its
+	// hooks read them (each item owns that row), so none is copied.
+	parallelFor(B*c.NHeads, 1, func(_, lo, hi int) {
 		for it := lo; it < hi; it++ {
 			i, h := it/c.NHeads, it%c.NHeads
 			s := seqs[i]
@@ -221,15 +214,15 @@ func (m *Model) attentionBatch(b *BatchState, seqs []*BatchSeq, lw *LayerWeights
 			n := s.KV.Len + 1
 			q := b.q[i*qd+h*hd : i*qd+(h+1)*hd]
 			kvh := h / group
+			att := s.State.last[h][:n]
 			gemvF32(att, kc[kvh*hd:], kvd, q, n, hd)
-			for p := range att[:n] {
+			for p := range att {
 				att[p] *= scale
 			}
-			softmaxInPlace(att[:n])
+			softmaxInPlace(att)
 			out := b.ao[i*qd+h*hd : i*qd+(h+1)*hd]
 			clear(out)
 			gemvTAcc(out, vc[kvh*hd:], kvd, att, n, hd)
-			copy(s.State.last[h][:n], att[:n])
 		}
 	})
 	b.linearBatch(b.ao, B, linJob{b.proj, &lw.Wo, lw.Bo})

@@ -31,11 +31,11 @@ func TestBF16Weights(t *testing.T) {
 				}
 				return append([]float32(nil), out...)
 			}
-			bf := m.Weights.ToBF16()
+			bf := m.Weights.toBF16()
 			if bf.DType() != BF16 || bf.Bytes() >= m.Weights.Bytes() && m.Weights.DType() == F32 {
-				t.Fatalf("ToBF16: dtype %s, %d bytes (was %d)", bf.DType(), bf.Bytes(), m.Weights.Bytes())
+				t.Fatalf("toBF16: dtype %s, %d bytes (was %d)", bf.DType(), bf.Bytes(), m.Weights.Bytes())
 			}
-			widened := bf.ToF32()
+			widened := bf.toF32()
 			got, exact := logitsOf(bf), logitsOf(widened)
 			var dExact, dTorch, top float64
 			for i := range got {

@@ -14,12 +14,12 @@ type checksum struct {
 	once sync.Once
 	hex  string
 
-	// RecheckWeights' rounds: pending collects callers until it starts;
+	// RecheckWeightsSince's rounds: pending collects callers until it starts;
 	// running is the round hashing now (or the last one)
 	mu      sync.Mutex
 	pending *hashRound
 	running *hashRound
-	rounds  int // hashes RecheckWeights has started (tests)
+	rounds  int // hashes RecheckWeightsSince has started (tests)
 }
 
 // hashRound is one hash of the weights shared by the callers that joined
@@ -40,14 +40,11 @@ func (m *Model) WeightsChecksum() string {
 	return m.checksum.hex
 }
 
-// RecheckWeights hashes the weights again, as WeightsChecksum's hex: the
-// proof, after a run, that they did not change. The answer is a hash that
-// started after the call (RecheckWeightsSince(time.Now())).
-func (m *Model) RecheckWeights() string { return m.RecheckWeightsSince(time.Now()) }
-
-// RecheckWeightsSince is RecheckWeights for a caller that last used the
-// weights at since (its run's last forward pass): every answer is a hash
-// that started at or after since, which is all the proof needs. A round
+// RecheckWeightsSince hashes the weights again, as WeightsChecksum's hex:
+// the proof, after a run, that they did not change. since is when the
+// caller last used the weights (its run's last forward pass; time.Now()
+// for a hash that starts after the call): every answer is a hash that
+// started at or after since, which is all the proof needs. A round
 // that started after since (running or done) is shared; otherwise the
 // caller joins the next round, which starts when the running one ends. So
 // 64 runs stopping within a few milliseconds of each other read the

@@ -1,6 +1,6 @@
 package engine
 
-// checksum_test.go: RecheckWeights answers the weights' checksum, and runs
+// checksum_test.go: RecheckWeightsSince answers the weights' checksum, and runs
 // asking at once share hashes, each started after its callers asked.
 
 import (
@@ -15,7 +15,7 @@ func TestRecheckWeightsShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := m.WeightsChecksum()
-	if got := m.RecheckWeights(); got != want {
+	if got := m.RecheckWeightsSince(time.Now()); got != want {
 		t.Fatalf("recheck %s, checksum %s", got, want)
 	}
 	const callers = 64
@@ -26,7 +26,7 @@ func TestRecheckWeightsShared(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			if got := m.RecheckWeights(); got != want {
+			if got := m.RecheckWeightsSince(time.Now()); got != want {
 				t.Errorf("recheck %s, checksum %s", got, want)
 			}
 		}()
@@ -41,7 +41,7 @@ func TestRecheckWeightsShared(t *testing.T) {
 	}
 	t.Logf("%d callers at once: %d hashes", callers, rounds)
 	// a call after the others have their answer starts a hash of its own
-	if m.RecheckWeights() != want {
+	if m.RecheckWeightsSince(time.Now()) != want {
 		t.Fatal("recheck after")
 	}
 	if m.checksum.rounds != rounds+2 {
@@ -59,7 +59,7 @@ func TestRecheckWeightsSince(t *testing.T) {
 	}
 	want := m.WeightsChecksum()
 	used := time.Now()
-	if m.RecheckWeights() != want {
+	if m.RecheckWeightsSince(time.Now()) != want {
 		t.Fatal("first recheck")
 	}
 	m.checksum.mu.Lock()

@@ -54,7 +54,12 @@ func (m *Model) forward(st *State, kv *KVCache, tokens []int, hooks *Hooks, allL
 		if hooks != nil && hooks.LayerDone != nil {
 			info := LayerInfo{Layer: l, Pos0: pos0, Hidden: rows(st.x, T, d), Attn: make([][]float32, c.NHeads), MLP: rows(st.hb, T, c.HiddenDim)}
 			for h := range info.Attn {
-				info.Attn[h] = st.last[h][:pos0+T]
+				if wantAll { // the last position's row (attention keeps it only there)
+					off := ((T-1)*c.NHeads + h) * c.SeqLen
+					info.Attn[h] = st.all[off : off+pos0+T]
+				} else {
+					info.Attn[h] = st.last[h][:pos0+T]
+				}
 			}
 			if wantAll {
 				info.AttnAll = make([][][]float32, T)

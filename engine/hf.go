@@ -61,8 +61,8 @@ func tokenID(v any) int {
 	return -1
 }
 
-// ParseHFConfig turns config.json bytes into a Config.
-func ParseHFConfig(b []byte) (Config, error) {
+// parseHFConfig turns config.json bytes into a Config.
+func parseHFConfig(b []byte) (Config, error) {
 	var h hfConfig
 	if err := json.Unmarshal(b, &h); err != nil {
 		return Config{}, fmt.Errorf("config.json: %v", err)
@@ -125,7 +125,7 @@ func ParseHFConfig(b []byte) (Config, error) {
 
 // tensorSource finds tensors across one or more safetensors shards.
 type tensorSource struct {
-	files  map[string]*SafetensorsFile // by tensor name
+	files  map[string]*safetensorsFile // by tensor name
 	prefix string                      // "transformer." for HF GPT-2, "" for the original checkpoints
 	used   map[string]bool
 }
@@ -133,7 +133,7 @@ type tensorSource struct {
 // openTensorSource finds the shards in fsys and reads each with read
 // (mapFile for a directory on disk: the tensors are then used in place).
 func openTensorSource(fsys fs.FS, dir string, read func(name string) ([]byte, error)) (*tensorSource, error) {
-	src := &tensorSource{files: map[string]*SafetensorsFile{}, used: map[string]bool{}}
+	src := &tensorSource{files: map[string]*safetensorsFile{}, used: map[string]bool{}}
 	single := "model.safetensors"
 	index := "model.safetensors.index.json"
 	var paths []string
@@ -168,7 +168,7 @@ func openTensorSource(fsys fs.FS, dir string, read func(name string) ([]byte, er
 		if err != nil {
 			return nil, fmt.Errorf("load model: %w", err)
 		}
-		f, err := NewSafetensors(filepath.Join(dir, p), b)
+		f, err := newSafetensors(filepath.Join(dir, p), b)
 		if err != nil {
 			return nil, err
 		}
@@ -203,7 +203,7 @@ func (s *tensorSource) get(name string, shape ...int) ([]float32, error) {
 
 // dataBytes is the tensor data the shards hold, in bytes.
 func (s *tensorSource) dataBytes() int64 {
-	seen := map[*SafetensorsFile]bool{}
+	seen := map[*safetensorsFile]bool{}
 	var n int64
 	for _, f := range s.files {
 		if !seen[f] {
@@ -280,7 +280,7 @@ func loadHF(fsys fs.FS, dir string, read func(name string) ([]byte, error)) (_ *
 	if err != nil {
 		return nil, fmt.Errorf("load model %s: %w", dir, err)
 	}
-	c, err := ParseHFConfig(cb)
+	c, err := parseHFConfig(cb)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}

@@ -1,24 +1,19 @@
 package engine
 
-// llama2c.go: the llama2.c .bin checkpoint loader (and writer, for comparing with run.c).
+// llama2c.go: the llama2.c .bin checkpoint loader (the writer, for comparing with run.c, is the
+// bench command's: cmd/inferscope/bench_write.go).
 
 import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 )
 
-// Llama2cHeader is the 7×int32 header of a llama2.c checkpoint.
-type Llama2cHeader struct {
-	Dim, HiddenDim, NLayers, NHeads, NKVHeads, VocabSize, SeqLen int32
-}
-
-// ParseLlama2cHeader reads and checks the header of a llama2.c checkpoint of
+// parseLlama2cHeader reads and checks the header of a llama2.c checkpoint of
 // fileSize bytes. A negative vocab size means the file has its own classifier
 // (untied head). It returns the config and whether the head is shared.
-func ParseLlama2cHeader(b []byte, fileSize int64) (Config, error) {
+func parseLlama2cHeader(b []byte, fileSize int64) (Config, error) {
 	if len(b) < 28 {
 		return Config{}, fmt.Errorf("header: file has %d bytes, a llama2.c header needs 28", len(b))
 	}
@@ -79,15 +74,15 @@ func llama2cFloats(c Config) (n int64, ok bool) {
 	return s.n, !s.overflow
 }
 
-// LoadLlama2c reads a llama2.c checkpoint (.bin). The tokenizer, if any, is
+// loadLlama2c reads a llama2.c checkpoint (.bin). The tokenizer, if any, is
 // loaded separately (LoadLlama2cTokenizer).
-func LoadLlama2c(path string) (m *Model, err error) {
+func loadLlama2c(path string) (m *Model, err error) {
 	defer recoverLoad("llama2.c checkpoint "+path, &err)
 	raw, err := mapFile(path) // the weights are used in place
 	if err != nil {
 		return nil, fmt.Errorf("load llama2.c checkpoint: %w", err)
 	}
-	c, err := ParseLlama2cHeader(raw, int64(len(raw)))
+	c, err := parseLlama2cHeader(raw, int64(len(raw)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -132,63 +127,4 @@ func LoadLlama2c(path string) (m *Model, err error) {
 	}
 	name := filepath.Base(path)
 	return &Model{Name: name, Source: path, Config: c, Weights: w}, nil
-}
-
-// WriteLlama2c writes m in llama2.c's checkpoint format (Llama family,
-// RoPE on adjacent pairs). Used to hand the same weights to run.c.
-func WriteLlama2c(path string, m *Model) error {
-	c := m.Config
-	if c.Arch != ArchLlama || c.Rope != RopeAdjacent {
-		return fmt.Errorf("write llama2.c: needs a llama model with adjacent-pair RoPE, got %s/%s", c.Arch, c.Rope)
-	}
-	vocab := int32(c.VocabSize)
-	if !c.TiedHead {
-		vocab = -vocab
-	}
-	hdr := []int32{int32(c.Dim), int32(c.HiddenDim), int32(c.NLayers), int32(c.NHeads), int32(c.NKVHeads), vocab, int32(c.SeqLen)}
-	floats, ok := llama2cFloats(c)
-	if !ok {
-		return fmt.Errorf("write llama2.c: the model's sizes overflow")
-	}
-	buf := make([]byte, 0, 28+4*floats)
-	for _, v := range hdr {
-		buf = binary.LittleEndian.AppendUint32(buf, uint32(v))
-	}
-	put := func(s []float32) {
-		for _, v := range s {
-			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
-		}
-	}
-	w := &m.Weights
-	put(w.TokenEmbed.Dense())
-	for _, sel := range []func(*LayerWeights) []float32{
-		func(l *LayerWeights) []float32 { return l.AttnNorm },
-		func(l *LayerWeights) []float32 { return l.Wq.Dense() },
-		func(l *LayerWeights) []float32 { return l.Wk.Dense() },
-		func(l *LayerWeights) []float32 { return l.Wv.Dense() },
-		func(l *LayerWeights) []float32 { return l.Wo.Dense() },
-		func(l *LayerWeights) []float32 { return l.MLPNorm },
-		func(l *LayerWeights) []float32 { return l.WGate.Dense() },
-		func(l *LayerWeights) []float32 { return l.WDown.Dense() },
-		func(l *LayerWeights) []float32 { return l.WUp.Dense() },
-	} {
-		for i := range w.Layers {
-			put(sel(&w.Layers[i]))
-		}
-	}
-	put(w.FinalNorm)
-	hs := c.HeadDim
-	tab := make([]float32, c.SeqLen*hs/2)
-	for _, fn := range []func(float64) float64{math.Cos, math.Sin} {
-		for p := 0; p < c.SeqLen; p++ {
-			for j := 0; j < hs/2; j++ {
-				tab[p*hs/2+j] = float32(fn(float64(p) / math.Pow(10000, float64(2*j)/float64(hs))))
-			}
-		}
-		put(tab)
-	}
-	if !c.TiedHead {
-		put(w.Head.Dense())
-	}
-	return os.WriteFile(path, buf, 0o644)
 }

@@ -23,7 +23,7 @@ func LoadModel(path, tokenizerPath string) (_ *Model, err error) {
 	if st.IsDir() {
 		m, err = LoadHFDir(path)
 	} else {
-		m, err = LoadLlama2c(path)
+		m, err = loadLlama2c(path)
 		if tokenizerPath == "" {
 			if p := filepath.Join(filepath.Dir(path), "tokenizer.bin"); fileExists(p) {
 				tokenizerPath = p

@@ -76,7 +76,7 @@ func TestSafetensorsHeaderErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := ParseSafetensorsHeader(tt.file, int64(len(tt.file)))
+			_, _, err := parseSafetensorsHeader(tt.file, int64(len(tt.file)))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want it to contain %q", err, tt.want)
 			}
@@ -181,7 +181,7 @@ func FuzzSafetensorsHeader(f *testing.F) {
 	f.Add(rawSafetensors(`{"__metadata__":{"format":"pt"},"b":{"dtype":"BF16","shape":[1,2],"data_offsets":[0,4]}}`, make([]byte, 4)))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		infos, start, err := ParseSafetensorsHeader(b, int64(len(b)))
+		infos, start, err := parseSafetensorsHeader(b, int64(len(b)))
 		if err != nil {
 			return
 		}
@@ -205,7 +205,7 @@ func FuzzLlama2cHeader(f *testing.F) {
 	f.Add(hdr(32, 72, 2, 4, 2, -77, 32), int64(1000))
 	f.Add(hdr(0, 0, 0, 0, 0, 0, 0), int64(28))
 	f.Fuzz(func(t *testing.T, b []byte, size int64) {
-		c, err := ParseLlama2cHeader(b, size)
+		c, err := parseLlama2cHeader(b, size)
 		if err != nil {
 			return
 		}

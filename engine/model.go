@@ -125,9 +125,9 @@ func (m *Model) WithWeights(d DType) *Model {
 	if m.Weights.DType() == d {
 		return m
 	}
-	w := m.Weights.ToBF16()
+	w := m.Weights.toBF16()
 	if d == F32 {
-		w = m.Weights.ToF32()
+		w = m.Weights.toF32()
 	}
 	return &Model{Name: m.Name, Source: m.Source, Config: m.Config, Weights: w, Tokenizer: m.Tokenizer}
 }

@@ -7,41 +7,40 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"sort"
 )
 
-// MaxSafetensorsHeader bounds the JSON header we accept (100 MB, as the
+// maxSafetensorsHeader bounds the JSON header we accept (100 MB, as the
 // reference implementation does).
-const MaxSafetensorsHeader = 100 << 20
+const maxSafetensorsHeader = 100 << 20
 
-// TensorInfo is one entry of a safetensors header.
-type TensorInfo struct {
+// tensorInfo is one entry of a safetensors header.
+type tensorInfo struct {
 	Name   string
 	DType  string // F32, F16 or BF16 (others are rejected)
 	Shape  []int
 	Offset [2]int64 // [begin, end) within the data section
 }
 
-// SafetensorsFile is a parsed safetensors file held in memory.
-type SafetensorsFile struct {
+// safetensorsFile is a parsed safetensors file held in memory.
+type safetensorsFile struct {
 	Path    string
-	Tensors map[string]TensorInfo
+	Tensors map[string]tensorInfo
 	data    []byte // the data section
 }
 
 var dtypeSize = map[string]int64{"F32": 4, "F16": 2, "BF16": 2}
 
-// ParseSafetensorsHeader validates a safetensors header against the file
+// parseSafetensorsHeader validates a safetensors header against the file
 // size: the length prefix, JSON shape, dtypes, shapes × dtype size = byte
 // length, and offsets inside the data section without overlap.
-func ParseSafetensorsHeader(b []byte, fileSize int64) (map[string]TensorInfo, int64, error) {
+func parseSafetensorsHeader(b []byte, fileSize int64) (map[string]tensorInfo, int64, error) {
 	if len(b) < 8 {
 		return nil, 0, fmt.Errorf("file has %d bytes, too short for the 8-byte header length", len(b))
 	}
 	n := binary.LittleEndian.Uint64(b)
-	if n > MaxSafetensorsHeader {
-		return nil, 0, fmt.Errorf("header length %d exceeds the %d-byte limit", n, MaxSafetensorsHeader)
+	if n > maxSafetensorsHeader {
+		return nil, 0, fmt.Errorf("header length %d exceeds the %d-byte limit", n, maxSafetensorsHeader)
 	}
 	if int64(n)+8 > fileSize || int64(n)+8 > int64(len(b)) {
 		return nil, 0, fmt.Errorf("header length %d runs past the end of the %d-byte file", n, fileSize)
@@ -51,7 +50,7 @@ func ParseSafetensorsHeader(b []byte, fileSize int64) (map[string]TensorInfo, in
 		return nil, 0, fmt.Errorf("header is not a JSON object: %v", err)
 	}
 	dataLen := fileSize - 8 - int64(n)
-	out := make(map[string]TensorInfo, len(raw))
+	out := make(map[string]tensorInfo, len(raw))
 	type span struct {
 		b, e int64
 		name string
@@ -91,7 +90,7 @@ func ParseSafetensorsHeader(b []byte, fileSize int64) (map[string]TensorInfo, in
 		if count*size != e.Offsets[1]-e.Offsets[0] {
 			return nil, 0, fmt.Errorf("tensor %q: shape %v of %s needs %d bytes but data_offsets span %d", name, e.Shape, e.DType, count*size, e.Offsets[1]-e.Offsets[0])
 		}
-		out[name] = TensorInfo{Name: name, DType: e.DType, Shape: shape, Offset: [2]int64{e.Offsets[0], e.Offsets[1]}}
+		out[name] = tensorInfo{Name: name, DType: e.DType, Shape: shape, Offset: [2]int64{e.Offsets[0], e.Offsets[1]}}
 		spans = append(spans, span{e.Offsets[0], e.Offsets[1], name})
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].b < spans[j].b })
@@ -103,27 +102,18 @@ func ParseSafetensorsHeader(b []byte, fileSize int64) (map[string]TensorInfo, in
 	return out, 8 + int64(n), nil
 }
 
-// OpenSafetensors reads a safetensors file into memory and parses its header.
-func OpenSafetensors(path string) (*SafetensorsFile, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return NewSafetensors(path, b)
-}
-
-// NewSafetensors parses a safetensors file already in memory; path names it in errors.
-func NewSafetensors(path string, b []byte) (*SafetensorsFile, error) {
-	infos, start, err := ParseSafetensorsHeader(b, int64(len(b)))
+// newSafetensors parses a safetensors file already in memory; path names it in errors.
+func newSafetensors(path string, b []byte) (*safetensorsFile, error) {
+	infos, start, err := parseSafetensorsHeader(b, int64(len(b)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &SafetensorsFile{Path: path, Tensors: infos, data: b[start:]}, nil
+	return &safetensorsFile{Path: path, Tensors: infos, data: b[start:]}, nil
 }
 
 // Float32 returns tensor name as float32: F32 data in place (do not write
 // to it), F16 and BF16 widened into a new slice.
-func (f *SafetensorsFile) Float32(name string) ([]float32, []int, error) {
+func (f *safetensorsFile) Float32(name string) ([]float32, []int, error) {
 	ti, ok := f.Tensors[name]
 	if !ok {
 		return nil, nil, fmt.Errorf("%s: missing tensor %q", f.Path, name)
@@ -167,36 +157,4 @@ func f16ToF32(h uint16) float32 {
 		return math.Float32frombits(sign | 0xff<<23 | man<<13)
 	}
 	return math.Float32frombits(sign | (exp+127-15)<<23 | man<<13)
-}
-
-// WriteSafetensors writes float32 tensors in safetensors format (sorted by
-// name, header padded to 8 bytes). Used by tests and the bench tool.
-func WriteSafetensors(path string, tensors map[string][]float32, shapes map[string][]int) error {
-	names := make([]string, 0, len(tensors))
-	for n := range tensors {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	hdr := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
-	var off int64
-	for _, n := range names {
-		sz := int64(4 * len(tensors[n]))
-		hdr[n] = map[string]any{"dtype": "F32", "shape": shapes[n], "data_offsets": []int64{off, off + sz}}
-		off += sz
-	}
-	hj, err := json.Marshal(hdr)
-	if err != nil {
-		return err
-	}
-	for len(hj)%8 != 0 {
-		hj = append(hj, ' ')
-	}
-	buf := binary.LittleEndian.AppendUint64(nil, uint64(len(hj)))
-	buf = append(buf, hj...)
-	for _, n := range names {
-		for _, v := range tensors[n] {
-			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
-		}
-	}
-	return os.WriteFile(path, buf, 0o644)
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"unsafe"
+
+	"github.com/inferscope/inferscope/internal/enginebench"
 )
 
 func unsafeF32(w []uint64) []float32 {
@@ -14,8 +16,8 @@ func unsafeF32(w []uint64) []float32 {
 func unsafeU16(w []uint64) []uint16 { return unsafe.Slice((*uint16)(unsafe.Pointer(&w[0])), 4*len(w)) }
 
 // BenchmarkStream reads the same 256 MB four ways, alternating in one
-// run: the bandwidth probe's vector read (readSum), the same read in plain
-// Go (sumWords, the probe where there is no assembly), the F32 gemv
+// run: the bandwidth probe's vector read (enginebench.ReadSum), the same read in plain
+// Go (enginebench.SumWords, the probe where there is no assembly), the F32 gemv
 // over it as a [rows][768] matrix, and the BF16 gemv over the same bytes
 // as a [rows][1536] matrix, each split across the pool. GB/s is the bytes read.
 func BenchmarkStream(b *testing.B) {
@@ -36,10 +38,10 @@ func BenchmarkStream(b *testing.B) {
 	sums := make([]uint64, 8*maxWorkers())
 	run := map[string]func(){
 		"probe": func() {
-			parallelFor(len(words), 1<<16, func(w, lo, hi int) { sums[8*w] += readSum(words[lo:hi]) })
+			parallelFor(len(words), 1<<16, func(w, lo, hi int) { sums[8*w] += enginebench.ReadSum(words[lo:hi]) })
 		},
 		"probe-go": func() {
-			parallelFor(len(words), 1<<16, func(w, lo, hi int) { sums[8*w] += sumWords(words[lo:hi]) })
+			parallelFor(len(words), 1<<16, func(w, lo, hi int) { sums[8*w] += enginebench.SumWords(words[lo:hi]) })
 		},
 		"gemv-f32": func() {
 			parallelForAligned(rowsF, 16, 64, func(_, lo, hi int) { gemvF32(outF[lo:hi], f[lo*d:], d, x, hi-lo, d) })

@@ -49,9 +49,9 @@ func checkedMul(a, b int64) (int64, bool) {
 	return a * b, true
 }
 
-// ExpectedParams is the number of weights a model of shape c has (biases
+// expectedParams is the number of weights a model of shape c has (biases
 // and norms included), or ok == false if the count overflows int64.
-func (c Config) ExpectedParams() (n int64, ok bool) {
+func (c Config) expectedParams() (n int64, ok bool) {
 	d, hd, L, qd, kvd, V := c.Dim, c.HiddenDim, c.NLayers, c.QDim(), c.KVDim(), c.VocabSize
 	var s sizeSum
 	s.add(V, d) // token embeddings
@@ -86,7 +86,7 @@ func (c Config) ExpectedParams() (n int64, ok bool) {
 // config.json that claims a million layers fails before the layers are
 // allocated.
 func checkWeightBytes(c Config, dataBytes int64) error {
-	n, ok := c.ExpectedParams()
+	n, ok := c.expectedParams()
 	var need int64
 	if ok {
 		need, ok = checkedMul(n, 2)

@@ -91,7 +91,7 @@ func TestLlama2cHeaderOverflow(t *testing.T) {
 	kvd, headDim := d, d/(big>>10)
 	wrapped := 28 + 4*(V*d+L*d+L*d*d+2*L*kvd*d+L*d*d+L*d+3*L*hd*d+d+S*headDim)
 	for _, size := range []int64{wrapped, 36, math.MaxInt64} {
-		if _, err := ParseLlama2cHeader(b, size); err == nil || !strings.Contains(err.Error(), "overflow") {
+		if _, err := parseLlama2cHeader(b, size); err == nil || !strings.Contains(err.Error(), "overflow") {
 			t.Errorf("file size %d: err %v, want an overflow error", size, err)
 		}
 	}
@@ -121,7 +121,7 @@ func TestExpectedParamsMatchesLoadedModels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, ok := m.Config.ExpectedParams()
+		n, ok := m.Config.expectedParams()
 		if !ok || n != m.Weights.NumParams() {
 			t.Errorf("%s: expected %d (ok %v), loaded %d", name, n, ok, m.Weights.NumParams())
 		}

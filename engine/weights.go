@@ -6,7 +6,6 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"fmt"
 	"hash"
 	"math"
 	"unsafe"
@@ -308,11 +307,11 @@ func (m *Mat) toBF16() Mat {
 	return Mat{Rows: m.Rows, Cols: m.Cols, DType: BF16, Ld: m.Cols, BF16: out}
 }
 
-// ToBF16 returns a copy of the weights whose matrices (embedding, head and
+// toBF16 returns a copy of the weights whose matrices (embedding, head and
 // every layer's projections) are rounded to bfloat16: half the bytes per
 // decode step. Vectors (norms, biases, GPT-2's position table) stay float32.
 // Matrices already in BF16 are shared, not copied.
-func (w *Weights) ToBF16() Weights {
+func (w *Weights) toBF16() Weights {
 	return w.mapMats(func(m *Mat) Mat {
 		if m.DType == BF16 && !m.InOut {
 			return *m
@@ -321,9 +320,9 @@ func (w *Weights) ToBF16() Weights {
 	})
 }
 
-// ToF32 returns a copy of the weights with every BF16 matrix widened to
+// toF32 returns a copy of the weights with every BF16 matrix widened to
 // float32 ([out][in]); F32 matrices are shared.
-func (w *Weights) ToF32() Weights {
+func (w *Weights) toF32() Weights {
 	return w.mapMats(func(m *Mat) Mat {
 		if m.DType == F32 {
 			return *m
@@ -352,17 +351,4 @@ func (w *Weights) mapMats(conv func(*Mat) Mat) Weights {
 		out.Layers[i] = l
 	}
 	return out
-}
-
-// ParseWeightsDType reads a --weights value: "f32", "bf16" or "" (as stored).
-func ParseWeightsDType(s string) (DType, bool, error) {
-	switch s {
-	case "", "auto":
-		return F32, false, nil
-	case "f32", "fp32", "float32":
-		return F32, true, nil
-	case "bf16", "bfloat16":
-		return BF16, true, nil
-	}
-	return F32, false, fmt.Errorf("weights precision %q not supported (allowed: f32, bf16)", s)
 }

@@ -9,12 +9,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/internal/enginebench"
 )
 
 func init() {
@@ -126,7 +126,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *writeL2C != "" {
 		return writeLlama2cBench(*writeL2C, stdout)
 	}
-	dt, convert, err := engine.ParseWeightsDType(*weights)
+	dt, convert, err := parseWeightsDType(*weights)
 	if err != nil {
 		return err
 	}
@@ -153,11 +153,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rep.Machine.Kernels = engine.KernelPath()
 	if *probe > 0 {
 		rep.Machine.BandwidthProbeSize = *probe
-		runs := engine.ReadBandwidthRuns(*probe, 0, 7)
+		runs := enginebench.ReadBandwidthRuns(*probe, 0, 7)
 		sort.Float64s(runs)
 		rep.Machine.ReadBandwidthGBps = round(runs[len(runs)-1]/1e9, 2)
 		rep.Machine.ReadBandwidthMedianGBps = round(runs[len(runs)/2]/1e9, 2)
-		rep.Machine.ReadProbe = engine.ReadProbe()
+		rep.Machine.ReadProbe = enginebench.ReadProbe()
 	}
 	var todo []*engine.Model
 	if len(shapeNames) > 0 {
@@ -250,7 +250,7 @@ func benchModel(m *engine.Model, promptN, genN, probeBytes int) (benchResult, er
 	r.PrefillGFLOPs = round(prefillFlops(c, promptN)/prefill.Seconds()/1e9, 1)
 	var probes []float64
 	if probeBytes > 0 {
-		probes = engine.ReadBandwidthRuns(probeBytes, 0, 4)
+		probes = enginebench.ReadBandwidthRuns(probeBytes, 0, 4)
 	}
 	var steps []float64
 	for i := 0; i < genN; i++ {
@@ -271,7 +271,7 @@ func benchModel(m *engine.Model, promptN, genN, probeBytes int) (benchResult, er
 	r.ITLp50ms = round(steps[len(steps)/2]*1000, 3)
 	r.DecodeMedianTokensPerSec = round(1/steps[len(steps)/2], 1)
 	if probeBytes > 0 {
-		probes = append(probes, engine.ReadBandwidthRuns(probeBytes, 0, 4)...)
+		probes = append(probes, enginebench.ReadBandwidthRuns(probeBytes, 0, 4)...)
 	}
 	r.ITLp99ms = round(steps[min(len(steps)-1, len(steps)*99/100)]*1000, 3)
 	// per decode step every weight is read once (a tied head is read twice,
@@ -334,44 +334,6 @@ func round(x float64, places int) float64 {
 	return float64(int64(x*p+0.5)) / p
 }
 
-// writeLlama2cBench writes stories15M random weights in llama2.c format plus
-// a 32000-entry tokenizer.bin so llama2.c's run.c can run the same model.
-func writeLlama2cBench(path string, stdout io.Writer) error {
-	m, err := engine.RandomModel("stories15M", engine.Shapes["stories15M"], 1)
-	if err != nil {
-		return err
-	}
-	if err := engine.WriteLlama2c(path, m); err != nil {
-		return err
-	}
-	tokPath := filepath.Join(filepath.Dir(path), "tokenizer.bin")
-	var b []byte
-	b = appendI32(b, 16)
-	for i := 0; i < m.Config.VocabSize; i++ {
-		var p string
-		switch {
-		case i == 0:
-			p = "<unk>"
-		case i == 1:
-			p = "\n<s>\n"
-		case i == 2:
-			p = "\n</s>\n"
-		case i < 259:
-			p = fmt.Sprintf("<0x%02X>", i-3)
-		default:
-			p = fmt.Sprintf(" w%d", i)
-		}
-		b = appendF32(b, float32(-i))
-		b = appendI32(b, int32(len(p)))
-		b = append(b, p...)
-	}
-	if err := os.WriteFile(tokPath, b, 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %s (%d bytes) and %s\n", path, 28+4*m.Weights.NumParams(), tokPath)
-	return nil
-}
-
 // peakRSS is the process's peak resident set (VmHWM, Linux); 0 elsewhere.
 func peakRSS() int64 {
 	b, err := os.ReadFile("/proc/self/status")
@@ -386,96 +348,4 @@ func peakRSS() int64 {
 		}
 	}
 	return 0
-}
-
-// writeHFBench writes shape name with seeded random weights as a Hugging Face
-// directory (config.json, model.safetensors in F32), in each family's own
-// layout (GPT-2's Conv1D matrices [in][out]), so loading and RSS can be
-// measured on a full-size checkpoint without downloading one.
-func writeHFBench(dir, name string, stdout io.Writer) error {
-	m, err := engine.RandomModel(name, engine.Shapes[name], 1)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	c, w := m.Config, &m.Weights
-	tensors := map[string][]float32{}
-	shapes := map[string][]int{}
-	put := func(n string, v []float32, shape ...int) { tensors[n], shapes[n] = v, shape }
-	var cfg map[string]any
-	switch c.Arch {
-	case engine.ArchGPT2:
-		cfg = map[string]any{"model_type": "gpt2", "n_embd": c.Dim, "n_layer": c.NLayers, "n_head": c.NHeads,
-			"n_positions": c.SeqLen, "vocab_size": c.VocabSize, "layer_norm_epsilon": c.NormEps,
-			"activation_function": "gelu_new", "n_inner": c.HiddenDim, "bos_token_id": c.BOS, "eos_token_id": c.EOS}
-		d := c.Dim
-		put("wte.weight", w.TokenEmbed.Dense(), c.VocabSize, d)
-		put("wpe.weight", w.PosEmbed, c.SeqLen, d)
-		for l := range w.Layers {
-			lw := &w.Layers[l]
-			p := fmt.Sprintf("h.%d.", l)
-			put(p+"ln_1.weight", lw.AttnNorm, d)
-			put(p+"ln_1.bias", lw.AttnNormBias, d)
-			qkv := append(append(append([]float32(nil), lw.Wq.Dense()...), lw.Wk.Dense()...), lw.Wv.Dense()...)
-			put(p+"attn.c_attn.weight", transposed(qkv, 3*d, d), d, 3*d)
-			put(p+"attn.c_attn.bias", append(append(append([]float32(nil), lw.Bq...), lw.Bk...), lw.Bv...), 3*d)
-			put(p+"attn.c_proj.weight", transposed(lw.Wo.Dense(), d, d), d, d)
-			put(p+"attn.c_proj.bias", lw.Bo, d)
-			put(p+"ln_2.weight", lw.MLPNorm, d)
-			put(p+"ln_2.bias", lw.MLPNormBias, d)
-			put(p+"mlp.c_fc.weight", transposed(lw.WUp.Dense(), c.HiddenDim, d), d, c.HiddenDim)
-			put(p+"mlp.c_fc.bias", lw.BUp, c.HiddenDim)
-			put(p+"mlp.c_proj.weight", transposed(lw.WDown.Dense(), d, c.HiddenDim), c.HiddenDim, d)
-			put(p+"mlp.c_proj.bias", lw.BDown, d)
-		}
-		put("ln_f.weight", w.FinalNorm, d)
-		put("ln_f.bias", w.FinalNormBias, d)
-	case engine.ArchLlama:
-		cfg = map[string]any{"model_type": "llama", "hidden_size": c.Dim, "intermediate_size": c.HiddenDim,
-			"num_hidden_layers": c.NLayers, "num_attention_heads": c.NHeads, "num_key_value_heads": c.NKVHeads,
-			"max_position_embeddings": c.SeqLen, "vocab_size": c.VocabSize, "rms_norm_eps": c.NormEps,
-			"rope_theta": c.RopeTheta, "tie_word_embeddings": c.TiedHead, "bos_token_id": c.BOS, "eos_token_id": c.EOS}
-		put("model.embed_tokens.weight", w.TokenEmbed.Dense(), c.VocabSize, c.Dim)
-		for l := range w.Layers {
-			lw := &w.Layers[l]
-			p := fmt.Sprintf("model.layers.%d.", l)
-			put(p+"input_layernorm.weight", lw.AttnNorm, c.Dim)
-			put(p+"post_attention_layernorm.weight", lw.MLPNorm, c.Dim)
-			for n, mat := range map[string]*engine.Mat{"self_attn.q_proj": &lw.Wq, "self_attn.k_proj": &lw.Wk,
-				"self_attn.v_proj": &lw.Wv, "self_attn.o_proj": &lw.Wo, "mlp.gate_proj": &lw.WGate,
-				"mlp.up_proj": &lw.WUp, "mlp.down_proj": &lw.WDown} {
-				put(p+n+".weight", mat.Dense(), mat.Rows, mat.Cols)
-			}
-		}
-		put("model.norm.weight", w.FinalNorm, c.Dim)
-		if !c.TiedHead {
-			put("lm_head.weight", w.Head.Dense(), c.VocabSize, c.Dim)
-		}
-	}
-	cb, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), cb, 0o644); err != nil {
-		return err
-	}
-	st := filepath.Join(dir, "model.safetensors")
-	if err := engine.WriteSafetensors(st, tensors, shapes); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %s (%s, %d parameters, random weights)\n", dir, name, m.Weights.NumParams())
-	return nil
-}
-
-// transposed returns the [c][r] transpose of row-major [r][c] m.
-func transposed(m []float32, r, c int) []float32 {
-	out := make([]float32, len(m))
-	for i := 0; i < r; i++ {
-		for j := 0; j < c; j++ {
-			out[j*r+i] = m[i*c+j]
-		}
-	}
-	return out
 }

@@ -25,8 +25,8 @@ func init() {
 
 func benchConcurrent(m *engine.Model, n, promptN, genN int, opt serve.Options) (concurrentResult, error) {
 	r := concurrentResult{Model: m.Name, Sessions: n, PromptTokens: promptN, GenTokens: genN, MaxBatch: opt.MaxBatch}
-	if promptN+genN+1 > m.Config.SeqLen {
-		return r, fmt.Errorf("%s: prompt %d + gen %d + 1 (the untimed first step) exceeds the context %d", m.Name, promptN, genN, m.Config.SeqLen)
+	if promptN+genN > m.Config.SeqLen {
+		return r, fmt.Errorf("%s: prompt %d + gen %d exceeds the context %d", m.Name, promptN, genN, m.Config.SeqLen)
 	}
 	// unbatched: each session its own forward passes, all at once
 	seqs, err := concSeqs(m, n, promptN, genN)

@@ -54,6 +54,11 @@ type concSeq struct {
 	tok int
 }
 
+// concSeqs makes n sequences with random prompts of promptN tokens, each
+// prefilled but for its last prompt token, which is left as the token of
+// decodeAll's untimed first step: the prompt and genN timed steps fill
+// promptN+genN positions, so every length up to the context runs (as the
+// lab allows prompt + max_new_tokens up to the context).
 func concSeqs(m *engine.Model, n, promptN, genN int) ([]*concSeq, error) {
 	c := m.Config
 	rng := rand.New(rand.NewPCG(9, 9))
@@ -63,23 +68,25 @@ func concSeqs(m *engine.Model, n, promptN, genN int) ([]*concSeq, error) {
 		for j := range prompt {
 			prompt[j] = rng.IntN(c.VocabSize)
 		}
-		kv, err := engine.NewKVCache(c, promptN+genN+1) // +1: decodeAll's untimed step
+		kv, err := engine.NewKVCache(c, promptN+genN)
 		if err != nil {
 			return nil, err
 		}
 		st := engine.NewState(c)
-		logits, err := m.Forward(st, kv, prompt, nil)
-		if err != nil {
-			return nil, err
+		if promptN > 1 {
+			if _, err := m.Forward(st, kv, prompt[:promptN-1], nil); err != nil {
+				return nil, err
+			}
 		}
-		out[i] = &concSeq{st: st, kv: kv, tok: argmaxF(logits)}
+		out[i] = &concSeq{st: st, kv: kv, tok: prompt[promptN-1]}
 	}
 	return out, nil
 }
 
 // decodeAll runs genN decode steps in every sequence at once, one goroutine
 // per session; step is the forward of one step. Every session first runs
-// one untimed step, and the timed steps start together once all have:
+// one untimed step (its prompt's last token, concSeqs), and the timed
+// steps start together once all have:
 // the steady state a server's decoding sessions are in (32 sessions
 // created in the same instant would otherwise reach the batcher one by
 // one, and the first would run a pass alone and stay a pass behind the
@@ -240,7 +247,9 @@ func benchGenerate(m *engine.Model, genN int) (generateResult, error) {
 	var bareTime time.Duration
 	bareN := 0
 	bare := func() error {
-		if bareN >= genN-1 {
+		// as the session: genN tokens, the last not fed back, or fewer when
+		// the prompt and genN pass the context (it stops "context_full")
+		if bareN >= genN-1 || kv.Len >= kv.Cap {
 			return nil
 		}
 		t1 := time.Now()

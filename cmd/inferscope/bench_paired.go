@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/internal/enginebench"
 )
 
 // pairedResult is --paired's figures for one model. Each of Steps rounds
@@ -99,7 +100,7 @@ func benchPaired(m *engine.Model, promptN, genN, probeBytes int) (pairedResult, 
 		return pairedResult{}, fmt.Errorf("%s: prompt %d + gen %d exceeds the context %d", m.Name, promptN, genN, c.SeqLen)
 	}
 	bytes := m.Weights.Bytes() + int64(promptN+genN/2)*c.KVBytesPerToken()
-	r := pairedResult{Model: m.Name, Steps: genN, ProbeBytes: probeBytes, ReadProbe: engine.ReadProbe(), BytesPerDecodeToken: bytes}
+	r := pairedResult{Model: m.Name, Steps: genN, ProbeBytes: probeBytes, ReadProbe: enginebench.ReadProbe(), BytesPerDecodeToken: bytes}
 	rng := rand.New(rand.NewPCG(7, 7))
 	prompt := make([]int, promptN)
 	for i := range prompt {
@@ -115,7 +116,7 @@ func benchPaired(m *engine.Model, promptN, genN, probeBytes int) (pairedResult, 
 			return r, err
 		}
 	}
-	probe := engine.NewBandwidthProbe(probeBytes)
+	probe := enginebench.NewBandwidthProbe(probeBytes)
 	var vsBound, speedup, decodeBW, probeBW, tf32, tbf16 []float64
 	for i := 0; i < genN; i++ {
 		var bw, tf, tb float64

@@ -34,7 +34,7 @@ func (f modelFlags) loadAny() (*engine.Model, error) {
 	convert := false
 	if f.weights != nil {
 		var err error
-		if dt, convert, err = engine.ParseWeightsDType(*f.weights); err != nil {
+		if dt, convert, err = parseWeightsDType(*f.weights); err != nil {
 			return nil, err
 		}
 	}
@@ -74,4 +74,18 @@ func (f modelFlags) load() (*engine.Model, error) {
 		return nil, fmt.Errorf("model %s has no tokenizer: pass --tokenizer", *f.model)
 	}
 	return m, nil
+}
+
+// parseWeightsDType reads a --weights value: "f32", "bf16" or "" (as
+// stored); convert reports whether the model is to be converted.
+func parseWeightsDType(s string) (d engine.DType, convert bool, err error) {
+	switch s {
+	case "", "auto":
+		return engine.F32, false, nil
+	case "f32", "fp32", "float32":
+		return engine.F32, true, nil
+	case "bf16", "bfloat16":
+		return engine.BF16, true, nil
+	}
+	return engine.F32, false, fmt.Errorf("weights precision %q not supported (allowed: f32, bf16)", s)
 }

@@ -49,28 +49,6 @@ func DefaultSampling() SamplingParams {
 	return SamplingParams{Temperature: 0.8, TopK: 0, TopP: 0.9, MinP: 0, Seed: 42}
 }
 
-// Softmax returns probabilities of logits/temperature (temperature 1 when
-// t ≤ 0), computed in float64.
-func Softmax(logits []float32, t float64) []float64 {
-	if t <= 0 {
-		t = 1
-	}
-	p := make([]float64, len(logits))
-	mx := math.Inf(-1)
-	for _, v := range logits {
-		mx = math.Max(mx, float64(v))
-	}
-	var sum float64
-	for i, v := range logits {
-		p[i] = math.Exp((float64(v) - mx) / t)
-		sum += p[i]
-	}
-	for i := range p {
-		p[i] /= sum
-	}
-	return p
-}
-
 // Entropy of a distribution in nats.
 func Entropy(p []float64) float64 {
 	var h float64
@@ -80,61 +58,6 @@ func Entropy(p []float64) float64 {
 		}
 	}
 	return h
-}
-
-// TopKCut returns how many of the probabilities (sorted descending) top-k
-// keeps: the k largest and every one tied with the k-th, as transformers'
-// TopKLogitsWarper keeps every token whose score is not below the k-th
-// score. (Equal logits give equal probabilities, bit for bit.)
-func TopKCut(sorted []float64, k int) int {
-	if k <= 0 || k >= len(sorted) {
-		return len(sorted)
-	}
-	n := k
-	for n < len(sorted) && sorted[n] == sorted[k-1] {
-		n++
-	}
-	return n
-}
-
-// TopPCut returns how many of the probabilities (sorted descending) the
-// nucleus keeps: the smallest prefix whose mass reaches p times the mass of
-// the first n. When n is the whole vocabulary that mass is 1 (the
-// probabilities sum to 1), so no sum over the vocabulary is needed.
-func TopPCut(sorted []float64, n int, p float64) int {
-	if p >= 1 {
-		return n
-	}
-	total := 1.0
-	if n < len(sorted) {
-		total = 0
-		for _, x := range sorted[:n] {
-			total += x
-		}
-	}
-	var cum float64
-	for i, x := range sorted[:n] {
-		cum += x
-		if cum >= p*total {
-			return i + 1
-		}
-	}
-	return n
-}
-
-// MinPCut returns how many of the sorted probabilities are at least
-// minP × the largest.
-func MinPCut(sorted []float64, n int, minP float64) int {
-	if minP <= 0 || n == 0 {
-		return n
-	}
-	th := minP * sorted[0]
-	for i, x := range sorted[:n] {
-		if x < th {
-			return max(i, 1)
-		}
-	}
-	return n
 }
 
 // Candidate is one vocabulary entry in a step's distribution.

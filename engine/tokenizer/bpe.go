@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 )
@@ -105,19 +104,6 @@ func (tk *ByteLevelBPE) addSpecial(s string, id int) {
 	tk.pieces[id] = s
 	tk.raw[id] = []byte(s)
 	tk.ids[s] = id
-}
-
-// LoadGPT2VocabMerges reads vocab.json + merges.txt.
-func LoadGPT2VocabMerges(vocabPath, mergesPath string) (*ByteLevelBPE, error) {
-	vb, err := os.ReadFile(vocabPath)
-	if err != nil {
-		return nil, fmt.Errorf("load tokenizer: %w", err)
-	}
-	mb, err := os.ReadFile(mergesPath)
-	if err != nil {
-		return nil, fmt.Errorf("load tokenizer: %w", err)
-	}
-	return parseGPT2VocabMerges(vb, mb, vocabPath, mergesPath)
 }
 
 func parseGPT2VocabMerges(vb, mb []byte, vocabPath, mergesPath string) (*ByteLevelBPE, error) {

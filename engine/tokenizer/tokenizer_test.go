@@ -40,7 +40,7 @@ func gpt2Tokenizers(t testing.TB) map[string]Tokenizer {
 			gpt2Cache.err = err
 			return
 		}
-		fromFiles, err := LoadGPT2VocabMerges(filepath.Join(dir, "vocab.json"), filepath.Join(dir, "merges.txt"))
+		fromFiles, err := loadGPT2VocabMerges(filepath.Join(dir, "vocab.json"), filepath.Join(dir, "merges.txt"))
 		if err != nil {
 			gpt2Cache.err = err
 			return
@@ -466,4 +466,18 @@ func TestTokenizerJSONRefusesOutOfRangeIDs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loadGPT2VocabMerges reads vocab.json + merges.txt (a GPT-2 tokenizer as
+// two files, not tokenizer.json).
+func loadGPT2VocabMerges(vocabPath, mergesPath string) (*ByteLevelBPE, error) {
+	vb, err := os.ReadFile(vocabPath)
+	if err != nil {
+		return nil, err
+	}
+	mb, err := os.ReadFile(mergesPath)
+	if err != nil {
+		return nil, err
+	}
+	return parseGPT2VocabMerges(vb, mb, vocabPath, mergesPath)
 }

@@ -1,29 +1,26 @@
-package engine
+// Package enginebench holds the bench command's measuring tools that need
+// nothing inside the engine: a memory read-bandwidth probe (the bound that
+// decode speed is compared with).
+package enginebench
 
-// bandwidth.go: a memory read-bandwidth probe (the bound decode speed is compared with): vector loads
-// of whole cache lines on every thread, independent of the matmul kernels.
+// bandwidth.go: the read-bandwidth probe: vector loads of whole cache lines
+// on every thread, independent of the engine's matmul kernels.
 
 import (
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 )
 
-// MeasureReadBandwidth estimates how fast this machine streams memory with
-// `threads` goroutines (0 = GOMAXPROCS), in bytes/second. It is independent
-// of the engine's kernels: each goroutine sums the 64-bit words of its share
-// of a buffer much larger than the caches with the widest vector loads the
-// CPU has (ReadProbe names them; plain Go where there is no assembly), so
-// the loop does nothing but load and add, and the best of several runs is
-// kept.
-func MeasureReadBandwidth(bytes, threads int) float64 {
-	return slices.Max(ReadBandwidthRuns(bytes, threads, 7))
-}
-
-// ReadBandwidthRuns is MeasureReadBandwidth's probe, returning every run's
-// bytes/second (runs ≥ 1), so a caller can take the median (on a loaded
-// machine the best run catches a quiet moment that a long decode cannot).
+// ReadBandwidthRuns estimates how fast this machine streams memory with
+// `threads` goroutines (0 = GOMAXPROCS), in bytes/second, once per run
+// (runs ≥ 1). It is independent of the engine's kernels: each goroutine
+// sums the 64-bit words of its share of a buffer of `bytes` (much larger
+// than the caches) with the widest vector loads the CPU has (ReadProbe
+// names them; plain Go where there is no assembly), so the loop does
+// nothing but load and add. A caller takes the best run or the median (on
+// a loaded machine the best run catches a quiet moment that a long decode
+// cannot).
 func ReadBandwidthRuns(bytes, threads, runs int) []float64 {
 	p := NewBandwidthProbe(bytes)
 	var out []float64
@@ -75,7 +72,7 @@ func (p *BandwidthProbe) Run(threads int) float64 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.sums[w*8] += readSum(p.buf[lo:hi])
+			p.sums[w*8] += ReadSum(p.buf[lo:hi])
 		}()
 	}
 	wg.Wait()
@@ -92,19 +89,22 @@ var (
 // ReadProbe names the probe's read loop: "avx512", "avx2" or "go".
 func ReadProbe() string { return readProbeName }
 
-// readSum is Σ s (wrapping), with the vector loop where there is one.
-func readSum(s []uint64) uint64 {
+// ReadSum is Σ s (wrapping), with the probe's vector loop where there is
+// one: the probe's whole work on one share, exported so that the engine's
+// streaming benchmark can run it on the engine's own worker pool.
+func ReadSum(s []uint64) uint64 {
 	var t uint64
 	if n := len(s) &^ 31; readSumVec != nil && n > 0 {
 		t = readSumVec(&s[0], n)
 		s = s[n:]
 	}
-	return t + sumWords(s)
+	return t + SumWords(s)
 }
 
-// sumWords adds up s with eight independent accumulators, so the loop is
-// limited by memory, not by the adds.
-func sumWords(s []uint64) uint64 {
+// SumWords adds up s in plain Go with eight independent accumulators, so
+// the loop is limited by memory, not by the adds (the probe where there is
+// no assembly).
+func SumWords(s []uint64) uint64 {
 	var a0, a1, a2, a3, a4, a5, a6, a7 uint64
 	for len(s) >= 8 {
 		a0 += s[0]

@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-package engine
+package enginebench
 
 // bandwidth_amd64.go: the probe's vector read loops (bandwidth_amd64.s), chosen by CPU features.
 

@@ -1,4 +1,7 @@
-package engine
+package enginebench
+
+// bandwidth_test.go: the probe's vector loop sums exactly as plain Go does,
+// and ReadBandwidthRuns returns one figure per run.
 
 import (
 	"math/rand/v2"
@@ -20,7 +23,7 @@ func TestReadSum(t *testing.T) {
 			for _, v := range s {
 				want += v
 			}
-			if got := readSum(s); got != want {
+			if got := ReadSum(s); got != want {
 				t.Errorf("%s probe, %d words at offset %d: sum %#x, want %#x", ReadProbe(), n, off, got, want)
 			}
 		}
