@@ -248,6 +248,15 @@ func (c *wsConn) step(cmd Command) {
 		c.mu.Unlock()
 		cancel()
 	}()
+	stages := 0 // the stages this command ran (a paused run is logged as that many steps)
+	paused := false
+	pauseNow := func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		p := c.pauseAsked
+		c.pauseAsked = false
+		return p
+	}
 	until := untilFor(cmd.Type)
 	var th *thinner // a run's detail_ms (thin.go)
 	var full bool   // every event in full (a room's baseline: rooms.go)
@@ -256,7 +265,10 @@ func (c *wsConn) step(cmd Command) {
 	}
 	defer func() {
 		if !c.closed() {
-			c.sendDetail(cmd.ID, th) // a run that ended without its stop event (an error)
+			c.sendDetail(cmd.ID, th) // a run that ended without its stop event (an error, a pause)
+			if paused {
+				c.reply(cmd.ID, MsgPaused, map[string]any{"next": c.runner.Next(), "stages": stages})
+			}
 		}
 		c.runner.DeferLens(false) // steps after the run read every pass's lens
 		if c.runner.Done() {
@@ -265,6 +277,10 @@ func (c *wsConn) step(cmd Command) {
 	}()
 	// one stage per engine slot, so other visitors' steps interleave
 	for !c.runner.Done() {
+		if stages > 0 && pauseNow() {
+			paused = true
+			return
+		}
 		var ev *session.Event
 		var msg, group, detail outMsg
 		var hasMsg, hasGroup, hasDetail bool
@@ -343,6 +359,7 @@ func (c *wsConn) step(cmd Command) {
 		if ev == nil || hasMsg && !c.enqueue(msg) || c.closed() {
 			return
 		}
+		stages++
 		if !c.track(cmd.ID) {
 			if ev, err := c.runner.Cancel(); err == nil {
 				c.sendDetail(cmd.ID, th)

@@ -141,8 +141,10 @@ type wsConn struct {
 	wheads []byte
 	wends  []int
 
-	mu        sync.Mutex
-	cancelRun context.CancelFunc
+	mu         sync.Mutex
+	cancelRun  context.CancelFunc
+	pauseAsked bool // pause: the streaming command stops after its current stage
+	streams    int  // stepping commands queued or running (the reader counts them in, step out)
 
 	// presenting is set while this connection presents a room (rooms.go)
 	presenting atomic.Pointer[presenterHook]
@@ -235,13 +237,37 @@ func (c *wsConn) reader() {
 				cancel()
 				continue
 			}
+		case CmdPause:
+			// the streaming command stops after its current stage; with
+			// nothing streaming there is nothing to pause
+			c.mu.Lock()
+			streaming := c.streams > 0
+			if streaming {
+				c.pauseAsked = true
+			}
+			c.mu.Unlock()
+			if !streaming {
+				c.sendError(cmd.ID, CodeOutOfOrder, "nothing to pause: no run is streaming (pause stops Run to end or Next token after the current stage)")
+			}
+			continue
 		case CmdPing:
 			c.reply(cmd.ID, MsgPong, nil)
 			continue
 		}
+		stepping := cmd.Type == CmdRun || cmd.Type == CmdStepToken || cmd.Type == CmdForce || cmd.Type == CmdStep
+		if stepping {
+			c.mu.Lock()
+			c.streams++
+			c.mu.Unlock()
+		}
 		select {
 		case c.cmds <- cmd:
 		default:
+			if stepping {
+				c.mu.Lock()
+				c.streams--
+				c.mu.Unlock()
+			}
 			c.sendError(cmd.ID, CodeBusy, "too many commands are waiting: wait for the current one to finish")
 		}
 	}
@@ -557,6 +583,13 @@ func (c *wsConn) worker() {
 			h.begin(cmd)
 		}
 		c.handle(cmd)
+		if cmd.Type == CmdRun || cmd.Type == CmdStepToken || cmd.Type == CmdForce || cmd.Type == CmdStep {
+			c.mu.Lock()
+			if c.streams--; c.streams == 0 {
+				c.pauseAsked = false // no stepping command left for a pause to stop
+			}
+			c.mu.Unlock()
+		}
 		if h := c.presenting.Load(); h != nil {
 			h.done(c, cmd)
 		}

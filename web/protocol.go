@@ -30,6 +30,7 @@ const (
 	CmdStepToken = "step_token" // stages through the next append
 	CmdRun       = "run"        // to the end, streaming every event; {detail_ms?}: thin the heavy detail (thin.go)
 	CmdCancel    = "cancel"     // stop a run in progress
+	CmdPause     = "pause"      // pause a streaming run after its current stage; run again continues it
 	CmdRewind    = "rewind"     // {n}
 	CmdForce     = "force"      // {id}
 	CmdReset     = "reset"      // restart the current run with the same settings
@@ -59,6 +60,7 @@ const (
 	MsgResampled  = "resampled"  // a resample's answer: session.Resampled
 	MsgDetail     = "detail"     // {events}: a thinned run's latest full events, before its stop (thin.go)
 	MsgEvents     = "events"     // {events}: consecutive thin events of a thinned run, in order (thin.go)
+	MsgPaused     = "paused"     // {next, stages}: a run command stopped streaming at pause; the run goes on with the next command
 )
 
 // Command is a decoded client message.
@@ -244,7 +246,7 @@ func protoErr(code, format string, args ...any) error {
 	return &ProtocolError{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
-var commandTypes = append([]string{CmdHello, CmdStart, CmdResume, CmdStep, CmdStepToken, CmdRun, CmdCancel, CmdRewind, CmdForce, CmdReset, CmdLogits, CmdSampleN, CmdPing, CmdInspect, CmdResample}, roomCommandTypes...)
+var commandTypes = append([]string{CmdHello, CmdStart, CmdResume, CmdStep, CmdStepToken, CmdRun, CmdCancel, CmdPause, CmdRewind, CmdForce, CmdReset, CmdLogits, CmdSampleN, CmdPing, CmdInspect, CmdResample}, roomCommandTypes...)
 
 // DecodeCommand parses and checks one client message. Unknown types,
 // unknown fields, wrong field types and invalid UTF-8 are errors that say

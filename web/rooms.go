@@ -838,6 +838,11 @@ func (p *presenterHook) done(c *wsConn, cmd Command) {
 				r.log = append(r.log, LogEntry{Type: CmdStep})
 			}
 			r.log = append(r.log, LogEntry{Type: CmdCancel})
+		} else if cmd.Type == CmdRun && last != nil && last.Stop == nil {
+			// paused: the stages it ran, the run goes on from there
+			for range n {
+				r.log = append(r.log, LogEntry{Type: CmdStep})
+			}
 		} else {
 			r.log = append(r.log, LogEntry{Type: cmd.Type})
 		}

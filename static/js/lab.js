@@ -338,6 +338,7 @@ function start() {
 // send issues a stepping command; pending says which reply ends it.
 function send(type, payload) {
   if (following || pending || runState === "idle") return;
+  pausedRun = false; // any stepping command ends a pause (Resume is one too)
   if (type === "reset") log = [];
   else if (logEntry(type, payload)) log.push(logEntry(type, payload));
   pending = { step: "step", rewind: "rewind", step_token: "token", force: "token", run: "run", reset: "reset" }[type];
@@ -374,6 +375,42 @@ function pacedNext() {
   paced.timer = setTimeout(pacedStep, wait);
 }
 function stopPaced() { if (paced) { clearTimeout(paced.timer); paced = null; } }
+
+// Pause stops a run after its current stage without ending it; Resume
+// (the same button, or p) runs it on at the same speed. At a chosen speed
+// the page stops asking for tokens; at the engine's speed the server stops
+// streaming (pause) and says where (paused).
+let pauseAsked = false, pausedRun = false;
+function pauseOrResume() {
+  if (pausedRun && runState === "ready" && !pending) { pausedRun = false; runToEnd(); return; }
+  if (pauseAsked || cancelAsked) return;
+  if (paced) {
+    stopPaced();
+    pausedRun = true;
+    if (!flying) { pending = null; setRunState("ready"); }
+    setStatus("Paused. Resume (or p) plays on at the same speed; Next stage and Next token step on from here.");
+    setButtons();
+    return;
+  }
+  if (pending === "run") {
+    pauseAsked = true;
+    client.send("pause");
+    setButtons();
+  }
+}
+function onPaused(p) {
+  // a paused run is logged as the stages it ran, so a resume after a
+  // reconnect rebuilds the same run
+  const i = log.lastIndexOf("run");
+  if (i >= 0) log.splice(i, 1, ...Array(p.stages || cmdEvents).fill("step"));
+  pauseAsked = false;
+  pausedRun = true;
+  flying = false;
+  pending = null;
+  setRunState("ready");
+  setStatus("Paused after " + (p.stages || cmdEvents) + " stages. Resume (or p) runs on to the end; Next stage and Next token step on from here.");
+  setButtons();
+}
 
 function cancel() {
   const inFlight = pending === "run" || pending === "paced" || pending === "token";
@@ -426,6 +463,9 @@ function onMessage(msg) {
       // a streamed run's thin events, gathered by the server (one message
       // per ~16 ms instead of one per stage)
       for (const ev of p.events || []) onEvent(ev);
+      break;
+    case "paused":
+      onPaused(p);
       break;
     case "detail":
       applyDetail(p.events || []);
@@ -503,7 +543,7 @@ function onEvent(ev) {
     flying = false;
     pending = null;
     if (!run.stop) setRunState("ready");
-    if (p === "paced" && !run.stop) { pending = "paced"; pacedNext(); }
+    if (p === "paced" && !run.stop && paced) { pending = "paced"; pacedNext(); }
     if (p === "step" && !resuming) scrollToStage(stage);
   }
   setButtons();
@@ -665,6 +705,10 @@ function setButtons() {
   set("btn-rewind", !live || busy || run.gen.length === 0 || cancelAsked);
   set("btn-reset", !live || busy || cancelAsked);
   set("btn-cancel", !(pending === "run" || pending === "paced" || pending === "token" || paced) || cancelAsked);
+  const canResume = pausedRun && runState === "ready" && !pending && !following;
+  set("btn-pause", !(canResume || (pending === "run" || paced) && !pauseAsked && !cancelAsked));
+  const pl = canResume ? "Resume" : "Pause";
+  if ($("btn-pause").textContent !== pl) $("btn-pause").textContent = pl;
   set("force-q", !live);
   set("btn-start", following); // enabled again after "Try it myself"
   if (following) for (const id of ["btn-step", "btn-token", "btn-run", "btn-rewind", "btn-reset", "btn-cancel", "btn-start", "force-q"]) set(id, true);
@@ -1134,6 +1178,7 @@ $("btn-run").addEventListener("click", () => { if (!pending && runState === "rea
 $("btn-rewind").addEventListener("click", () => send("rewind", { n: 1 }));
 $("btn-reset").addEventListener("click", () => send("reset"));
 $("btn-cancel").addEventListener("click", cancel);
+$("btn-pause").addEventListener("click", pauseOrResume);
 $("model").addEventListener("change", showModelCard);
 $("chat-mode").addEventListener("change", chatToggle);
 $("attn-layer").addEventListener("change", () => mark("attn"));
@@ -1159,6 +1204,7 @@ document.addEventListener("keydown", (e) => {
   if (tag === "input" || tag === "textarea" || tag === "select" || e.ctrlKey || e.metaKey || e.altKey) return;
   if (e.key !== "Escape") resetArmed = 0;
   if (e.key === "Escape" && !$("btn-cancel").disabled) { cancel(); return; }
+  if (e.key === "p" && !$("btn-pause").disabled) { pauseOrResume(); return; }
   if ($("btn-step").disabled && e.key !== "Escape" && e.key !== "Backspace") return;
   if (e.key === "ArrowRight" || e.key === " ") { e.preventDefault(); send("step"); }
   else if (e.key === "t") send("step_token");
