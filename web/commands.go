@@ -50,6 +50,10 @@ func (c *wsConn) handle(cmd Command) {
 			c.track(cmd.ID)
 			c.reply(cmd.ID, MsgEvent, ev)
 		}
+	case CmdSampling:
+		if c.needRunner(cmd.ID) {
+			c.setSampling(cmd.ID, cmd.Resample.Sampling())
+		}
 	case CmdForce:
 		if c.needRunner(cmd.ID) {
 			if err := c.runner.Force(cmd.Token); err != nil {
@@ -144,6 +148,37 @@ func (c *wsConn) resample(id int64, p *ResamplePayload) {
 		return
 	}
 	c.reply(id, MsgResampled, r)
+}
+
+// setSampling applies new sampling settings to the run from the current
+// step on (absent fields keep the run's): the start settings a reset uses
+// change with them, and the answer carries every setting (what the log
+// records: "set_sampling {…}") and the current step under them.
+func (c *wsConn) setSampling(id int64, p *SamplingPayload) {
+	sp := p.over(c.start.SessionConfig().Sampling)
+	var r *session.Resampled
+	var err error
+	if c.withSlot(context.Background(), func() { r, err = c.runner.SetSampling(sp) }) != nil {
+		return
+	}
+	if err != nil {
+		c.sendError(id, CodeBadRequest, "set_sampling: "+err.Error())
+		return
+	}
+	full := samplingPayloadOf(sp)
+	st := *c.start
+	st.Sampling = full
+	c.start = &st
+	out := map[string]any{"sampling": full, "next": c.runner.Next()}
+	if r != nil {
+		out["logits"], out["sample"] = r.Logits, r.Sample
+	}
+	c.reply(id, MsgSamplingSet, out)
+}
+
+// samplingPayloadOf gives every setting of p.
+func samplingPayloadOf(p session.SamplingParams) *SamplingPayload {
+	return &SamplingPayload{Temperature: &p.Temperature, TopK: &p.TopK, TopP: &p.TopP, MinP: &p.MinP, Seed: &p.Seed}
 }
 
 // inspector is a Runner that can show the tensor behind one part of the
@@ -464,7 +499,14 @@ func (c *wsConn) resume(id int64, r *ResumePayload) {
 		c.sendError(id, CodeBadRequest, "resume: "+err.Error())
 		return
 	}
-	if c.install(id, &r.Start, run) {
+	// the settings a reset starts from are the last ones the log set
+	st := r.Start
+	for _, e := range r.Log {
+		if e.Type == CmdSampling {
+			st.Sampling = e.Sampling
+		}
+	}
+	if c.install(id, &st, run) {
 		p := startedPayload(run, &r.Start)
 		p["log_len"], p["events"] = len(r.Log), events
 		c.reply(id, MsgResumed, p)
@@ -557,6 +599,10 @@ func (p replayer) replay(run Run, log []LogEntry) (Run, []*session.Event, error)
 				break
 			}
 			ev, err = run.Runner.Cancel()
+		case CmdSampling:
+			if derr := p.do(func() { _, err = run.Runner.SetSampling(e.Sampling.over(session.DefaultSampling())) }); derr != nil {
+				return Run{}, nil, derr
+			}
 		}
 		if errors.Is(err, errClosed) {
 			return Run{}, nil, err

@@ -27,6 +27,10 @@ type Runner interface {
 	// AddQueue counts time the next stage waited for an engine slot (the
 	// fair queue) as the run's queue time.
 	AddQueue(d time.Duration)
+	// SetSampling applies other sampling settings from the current step
+	// on (redrawing the current token if it was drawn) and shows the
+	// current step under them (session.Session.SetSampling).
+	SetSampling(p session.SamplingParams) (*session.Resampled, error)
 	SampleMany(n int) ([]session.TokenCount, error)
 	// Resample shows the current step under other sampling settings
 	// without a forward pass; the run is unchanged.

@@ -15,6 +15,12 @@ import (
 
 // runEvents reads a command's events until its stop or a paused message.
 func runEvents(t *testing.T, w *wsClient, id int64) (stages []string, tokens []int, paused bool) {
+	return eventsUntil(t, w, id, "stop")
+}
+
+// eventsUntil reads a command's events until one of stage until (or the
+// stop, or paused); "" is the first event (a step).
+func eventsUntil(t *testing.T, w *wsClient, id int64, until string) (stages []string, tokens []int, paused bool) {
 	t.Helper()
 	for {
 		m := w.read()
@@ -51,7 +57,7 @@ func runEvents(t *testing.T, w *wsClient, id int64) (stages []string, tokens []i
 				if ev.Sample != nil {
 					tokens = append(tokens, ev.Sample.Chosen.ID)
 				}
-				if ev.Stage == "stop" {
+				if ev.Stage == "stop" || until == "" || ev.Stage == until {
 					return stages, tokens, false
 				}
 			}

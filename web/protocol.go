@@ -24,18 +24,19 @@ const ProtocolVersion = 1
 
 // Client → server message types.
 const (
-	CmdHello     = "hello"      // {version}
-	CmdStart     = "start"      // StartPayload: new run (replaces the current one)
-	CmdStep      = "step"       // one stage
-	CmdStepToken = "step_token" // stages through the next append
-	CmdRun       = "run"        // to the end, streaming every event; {detail_ms?}: thin the heavy detail (thin.go)
-	CmdCancel    = "cancel"     // stop a run in progress
-	CmdPause     = "pause"      // pause a streaming run after its current stage; run again continues it
-	CmdRewind    = "rewind"     // {n}
-	CmdForce     = "force"      // {id}
-	CmdReset     = "reset"      // restart the current run with the same settings
-	CmdLogits    = "get_logits" // the full logit vector of the current step
-	CmdSampleN   = "sample_n"   // {n}: histogram of n draws at the current step
+	CmdHello     = "hello"        // {version}
+	CmdStart     = "start"        // StartPayload: new run (replaces the current one)
+	CmdStep      = "step"         // one stage
+	CmdStepToken = "step_token"   // stages through the next append
+	CmdRun       = "run"          // to the end, streaming every event; {detail_ms?}: thin the heavy detail (thin.go)
+	CmdCancel    = "cancel"       // stop a run in progress
+	CmdPause     = "pause"        // pause a streaming run after its current stage; run again continues it
+	CmdSampling  = "set_sampling" // SamplingPayload: the run's sampling settings from the current step on
+	CmdRewind    = "rewind"       // {n}
+	CmdForce     = "force"        // {id}
+	CmdReset     = "reset"        // restart the current run with the same settings
+	CmdLogits    = "get_logits"   // the full logit vector of the current step
+	CmdSampleN   = "sample_n"     // {n}: histogram of n draws at the current step
 	CmdPing      = "ping"
 	CmdResume    = "resume"   // ResumePayload: rebuild a run after a reconnect
 	CmdInspect   = "inspect"  // session.InspectRequest: one part's tensor at the current step
@@ -47,20 +48,21 @@ const MaxResumeLog = 4096
 
 // Server → client message types.
 const (
-	MsgWelcome    = "welcome" // models, limits
-	MsgStarted    = "started" // the run's model card and settings
-	MsgEvent      = "event"   // one engine stage event
-	MsgLogits     = "logits"  // full logit vector
-	MsgSamples    = "samples" // sample_n result
-	MsgError      = "error"   // {code, message}: the connection stays usable
-	MsgPong       = "pong"
-	MsgClosing    = "closing"    // the server is shutting down
-	MsgResumed    = "resumed"    // a resume's answer: started's fields plus the events to redraw
-	MsgInspection = "inspection" // an inspect's answer: session.Inspection
-	MsgResampled  = "resampled"  // a resample's answer: session.Resampled
-	MsgDetail     = "detail"     // {events}: a thinned run's latest full events, before its stop (thin.go)
-	MsgEvents     = "events"     // {events}: consecutive thin events of a thinned run, in order (thin.go)
-	MsgPaused     = "paused"     // {next, stages}: a run command stopped streaming at pause; the run goes on with the next command
+	MsgWelcome     = "welcome" // models, limits
+	MsgStarted     = "started" // the run's model card and settings
+	MsgEvent       = "event"   // one engine stage event
+	MsgLogits      = "logits"  // full logit vector
+	MsgSamples     = "samples" // sample_n result
+	MsgError       = "error"   // {code, message}: the connection stays usable
+	MsgPong        = "pong"
+	MsgClosing     = "closing"      // the server is shutting down
+	MsgResumed     = "resumed"      // a resume's answer: started's fields plus the events to redraw
+	MsgInspection  = "inspection"   // an inspect's answer: session.Inspection
+	MsgResampled   = "resampled"    // a resample's answer: session.Resampled
+	MsgDetail      = "detail"       // {events}: a thinned run's latest full events, before its stop (thin.go)
+	MsgEvents      = "events"       // {events}: consecutive thin events of a thinned run, in order (thin.go)
+	MsgPaused      = "paused"       // {next, stages}: a run command stopped streaming at pause; the run goes on with the next command
+	MsgSamplingSet = "sampling_set" // {sampling, next, logits?, sample?}: set_sampling's answer: the settings now, the current step under them
 )
 
 // Command is a decoded client message.
@@ -112,15 +114,21 @@ type ResumePayload struct {
 }
 
 // LogEntry is one logged command, written compactly as a string:
-// "step", "step_token", "run", "cancel", "reset", "rewind N" or "force ID".
+// "step", "step_token", "run", "cancel", "reset", "rewind N", "force ID"
+// or "set_sampling {JSON}" (every setting given, as sampling_set says them).
 type LogEntry struct {
-	Type string
-	Arg  int // rewind's n, force's token id
+	Type     string
+	Arg      int              // rewind's n, force's token id
+	Sampling *SamplingPayload // set_sampling's settings
 }
 
 func (e LogEntry) String() string {
 	if e.Type == CmdRewind || e.Type == CmdForce {
 		return fmt.Sprintf("%s %d", e.Type, e.Arg)
+	}
+	if e.Type == CmdSampling && e.Sampling != nil {
+		b, _ := json.Marshal(e.Sampling)
+		return e.Type + " " + string(b)
 	}
 	return e.Type
 }
@@ -143,8 +151,14 @@ func (e *LogEntry) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("log entry %q: %s needs an integer, as in %q", s, typ, typ+" 1")
 		}
 		e.Arg = n
+	case CmdSampling:
+		var p SamplingPayload
+		if err := strictUnmarshal([]byte(arg), &p); !hasArg || err != nil || p.Temperature == nil || p.TopK == nil || p.TopP == nil || p.MinP == nil || p.Seed == nil {
+			return fmt.Errorf("log entry %q: set_sampling needs every setting as JSON, as in %q", s, `set_sampling {"temperature":1,"top_k":0,"top_p":1,"min_p":0,"seed":42}`)
+		}
+		e.Sampling = &p
 	default:
-		return fmt.Errorf("log entry %q: %q cannot be resumed (allowed: step, step_token, run, cancel, reset, rewind N, force ID)", s, typ)
+		return fmt.Errorf("log entry %q: %q cannot be resumed (allowed: step, step_token, run, cancel, reset, rewind N, force ID, set_sampling {settings})", s, typ)
 	}
 	e.Type = typ
 	return nil
@@ -246,7 +260,7 @@ func protoErr(code, format string, args ...any) error {
 	return &ProtocolError{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
-var commandTypes = append([]string{CmdHello, CmdStart, CmdResume, CmdStep, CmdStepToken, CmdRun, CmdCancel, CmdPause, CmdRewind, CmdForce, CmdReset, CmdLogits, CmdSampleN, CmdPing, CmdInspect, CmdResample}, roomCommandTypes...)
+var commandTypes = append([]string{CmdHello, CmdStart, CmdResume, CmdStep, CmdStepToken, CmdRun, CmdCancel, CmdPause, CmdSampling, CmdRewind, CmdForce, CmdReset, CmdLogits, CmdSampleN, CmdPing, CmdInspect, CmdResample}, roomCommandTypes...)
 
 // DecodeCommand parses and checks one client message. Unknown types,
 // unknown fields, wrong field types and invalid UTF-8 are errors that say
@@ -362,6 +376,12 @@ func DecodeCommand(b []byte) (Command, error) {
 			return c, protoErr(CodeBadPayload, "resample payload: %s", describeJSONError(err))
 		}
 		c.Resample = &p
+	case CmdSampling:
+		var p SamplingPayload
+		if err := strictUnmarshal(payload, &p); err != nil {
+			return c, protoErr(CodeBadPayload, "set_sampling payload: %s", describeJSONError(err))
+		}
+		c.Resample = &ResamplePayload{SamplingPayload: p}
 	default:
 		var p struct{}
 		if err := strictUnmarshal(payload, &p); err != nil {

@@ -736,10 +736,12 @@ type presenterHook struct {
 	events int
 	last   *session.Event
 	cmd    Command // the command being run (set by begin)
+	// samplingSet: the command's set_sampling was applied (its answer went out)
+	samplingSet bool
 }
 
 // begin is called before the presenter's connection runs cmd.
-func (p *presenterHook) begin(cmd Command) { p.cmd = cmd }
+func (p *presenterHook) begin(cmd Command) { p.cmd, p.samplingSet = cmd, false }
 
 // sent is called for each reply the presenter's connection queues: run
 // output goes on the room's stream, computed and encoded once. A thinned
@@ -763,6 +765,8 @@ func (p *presenterHook) sent(typ string, payload any, raw []byte) {
 			return
 		}
 		n, p.last = len(evs), evs[len(evs)-1]
+	case MsgSamplingSet:
+		p.samplingSet = true
 	case MsgDetail, MsgStarted, MsgResumed:
 	default:
 		return
@@ -860,6 +864,13 @@ func (p *presenterHook) done(c *wsConn, cmd Command) {
 		changed = n > 0
 		if changed {
 			r.log = append(r.log, LogEntry{Type: CmdCancel})
+		}
+	case CmdSampling:
+		// recorded with every setting, as the connection now has them
+		if st := c.start; st != nil && st.Sampling != nil && p.samplingSet {
+			r.log = append(r.log, LogEntry{Type: CmdSampling, Sampling: st.Sampling})
+		} else {
+			changed = false
 		}
 	default:
 		changed = false

@@ -592,6 +592,10 @@ func (v *roomView) applyLocked(m roomMsg) {
 		v.fanLocked(m.typ, bytes.Clone(m.payload), true, false)
 	case MsgRoomRecall:
 		v.fanLocked(m.typ, bytes.Clone(m.payload), true, false)
+	case MsgSamplingSet:
+		// the presenter changed the settings mid-run: the class sees the
+		// current step under them (the room's log records the change)
+		v.fanLocked(m.typ, bytes.Clone(m.payload), false, false)
 	case MsgRoomClass:
 		// the students following send it; those trying it themselves are busy
 		v.fanLocked(m.typ, bytes.Clone(m.payload), false, false)

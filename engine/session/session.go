@@ -48,11 +48,13 @@ type Session struct {
 	sched       Scheduler // nil: forward passes run here, unshared
 	stopped     *StopInfo
 	pending     pendingStop
-	before      string
-	usedWeights time.Time         // the end of the run's last forward pass (RecheckWeightsSince)
-	view        passView          // the last pass's last position, for Inspect (lens.go)
-	lens        *engine.LogitLens // the lens's scratch, with Config.Lens
-	deferLens   bool              // decode steps capture the lens for FillLens (DeferLens)
+	// sampledForced: the current step's token was forced (SetSampling keeps it)
+	sampledForced bool
+	before        string
+	usedWeights   time.Time         // the end of the run's last forward pass (RecheckWeightsSince)
+	view          passView          // the last pass's last position, for Inspect (lens.go)
+	lens          *engine.LogitLens // the lens's scratch, with Config.Lens
+	deferLens     bool              // decode steps capture the lens for FillLens (DeferLens)
 }
 
 type pendingStop struct{ reason, detail string }

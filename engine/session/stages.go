@@ -187,6 +187,7 @@ func (s *Session) sample() *SampleInfo {
 	}
 	step := len(s.gen)
 	info := s.sampleInfo(s.dist, step, s.forced)
+	s.sampledForced = s.forced >= 0
 	s.forced = -1
 	s.chosen = info.Chosen.ID
 	info.Duration = msf(time.Since(start))
