@@ -323,6 +323,9 @@ function start() {
   setStatus("Connecting…");
   client.connect().then(() => {
     const p = startPayload(s);
+    lastSampling = null;
+    samplingWaits = false;
+    formChanged(false);
     // until the server accepts it, there is no run to drive
     run = freshRun();
     pending = "start";
@@ -339,7 +342,11 @@ function start() {
 function send(type, payload) {
   if (following || pending || runState === "idle") return;
   pausedRun = false; // any stepping command ends a pause (Resume is one too)
-  if (type === "reset") log = [];
+  if (type === "reset") {
+    log = [];
+    // the server's reset starts from the settings set last
+    if (lastSampling) startP = Object.assign({}, startP, { sampling: lastSampling });
+  }
   else if (logEntry(type, payload)) log.push(logEntry(type, payload));
   pending = { step: "step", rewind: "rewind", step_token: "token", force: "token", run: "run", reset: "reset" }[type];
   cmdEvents = 0;
@@ -375,6 +382,39 @@ function pacedNext() {
   paced.timer = setTimeout(pacedStep, wait);
 }
 function stopPaced() { if (paced) { clearTimeout(paced.timer); paced = null; } }
+
+// ---------- settings edited mid-run ----------
+// Sampling settings (temperature, top-k, top-p, min-p, seed) apply where
+// the run is: the server redraws the current step with them (set_sampling)
+// and every later step uses them; the change is logged, so a resume after a
+// reconnect replays it. A changed prompt, model, chat or stop strings needs
+// a new run: the form says "Changed: press Start to apply".
+let lastSampling = null, samplingWaits = false;
+const SAMPLING_IDS = ["temperature", "top-k", "top-p", "min-p", "seed"];
+function applySampling() {
+  if (following || runState === "idle" || !startP) return;
+  if (runState === "stopped") { formChanged(true); return; }
+  if (pending || paced) { samplingWaits = true; setStatus("The new settings apply as soon as this step finishes (pause a run to apply them in the middle)."); return; }
+  samplingWaits = false;
+  client.send("set_sampling", C.samplingPayload(settings()));
+}
+function formChanged(on) {
+  $("form-changed").hidden = !on;
+}
+function onSamplingSet(p) {
+  lastSampling = p.sampling;
+  log.push("set_sampling " + JSON.stringify(p.sampling));
+  $("share").href = C.writeURL(settings());
+  if (p.logits) {
+    run.logits = p.logits;
+    run.alts = p.logits.top.slice(0, 8);
+    if (p.next === "sample") { run.sample = null; run.cur = null; }
+    mark("logits", "sample");
+  }
+  if (p.sample) { run.cur = p.sample; run.sample = p.sample; mark("sample", "logits"); }
+  const tok = p.sample ? " The current token was drawn again with them: “" + C.tokenLabel(p.sample.chosen) + "”." : p.logits && p.next === "sample" ? " The probabilities shown are the current step's under them; the draw will use them." : "";
+  setStatus("New settings (" + (p.sampling.temperature === 0 ? "greedy" : "T=" + p.sampling.temperature) + "): every later token uses them." + tok);
+}
 
 // Pause stops a run after its current stage without ending it; Resume
 // (the same button, or p) runs it on at the same speed. At a chosen speed
@@ -466,6 +506,9 @@ function onMessage(msg) {
       break;
     case "paused":
       onPaused(p);
+      break;
+    case "sampling_set":
+      onSamplingSet(p);
       break;
     case "detail":
       applyDetail(p.events || []);
@@ -713,6 +756,7 @@ function setButtons() {
   set("btn-start", following); // enabled again after "Try it myself"
   if (following) for (const id of ["btn-step", "btn-token", "btn-run", "btn-rewind", "btn-reset", "btn-cancel", "btn-start", "force-q"]) set(id, true);
   keepFocus();
+  if (samplingWaits && !pending && !paced && runState === "ready") { samplingWaits = false; queueMicrotask(applySampling); }
   updateBusy();
 }
 // keepFocus: a step button that was focused and is now disabled (Stop
@@ -1179,6 +1223,8 @@ $("btn-rewind").addEventListener("click", () => send("rewind", { n: 1 }));
 $("btn-reset").addEventListener("click", () => send("reset"));
 $("btn-cancel").addEventListener("click", cancel);
 $("btn-pause").addEventListener("click", pauseOrResume);
+for (const id of SAMPLING_IDS) $(id).addEventListener("change", applySampling);
+for (const id of ["prompt", "model", "chat-mode", "system", "stops", "max-new"]) $(id).addEventListener("input", () => { if (startP && !following) formChanged(true); });
 $("model").addEventListener("change", showModelCard);
 $("chat-mode").addEventListener("change", chatToggle);
 $("attn-layer").addEventListener("change", () => mark("attn"));
