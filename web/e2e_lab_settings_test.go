@@ -47,6 +47,41 @@ func TestBrowserLabSettingsMidRun(t *testing.T) {
 	set("top-k", "20")
 	set("seed", "11")
 	must("applied", waitJS(ctx, ready+` && /New settings \(T=1\.5\)/.test(document.getElementById('status').textContent) && /T=1\.5/.test(document.getElementById('cands').textContent)`))
+	// the sampler chain, step by step, as the engine applied it at this step
+	chain := evalJS[[]string](t, ctx, `[...document.querySelectorAll('[data-testid=chain-table] tbody tr')].map((r) => r.dataset.rule + ":" + r.dataset.kept)`)
+	first := evalJS[[]int](t, ctx, `[...document.querySelectorAll('[data-testid=gen-tok]')].map((e) => +e.dataset.id)`)
+	ref, err := session.New(m, session.Config{Prompt: "Once upon a time", Sampling: session.SamplingParams{Temperature: 1.5, TopK: 20, TopP: 0.9, Seed: 11}, MaxNewTokens: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var atLogits *session.LogitsInfo
+	for i := 0; atLogits == nil; {
+		if ref.Next() == session.StageSample && i < len(first) {
+			ref.Force(first[i])
+			i++
+		}
+		ev, err := ref.Step(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Logits != nil && i == len(first) {
+			atLogits = ev.Logits
+		}
+	}
+	var want []string
+	for _, c := range atLogits.Chain {
+		want = append(want, fmt.Sprintf("%s:%d", c.Rule, c.Kept))
+	}
+	if fmt.Sprint(chain) != fmt.Sprint(want) {
+		t.Errorf("the lab's sampler chain %v, the engine's %v", chain, want)
+	}
+	must("scroll to the chain", chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('cut-chain').scrollIntoView({ block: 'center' })`)))
+	for _, dark := range []bool{false, true} {
+		b.SetDark(t, dark)
+		b.ViewportScreenshot(t, fmt.Sprintf("lab-sampler-chain-dark-%v", dark))
+		b.AssertAccessible(t, fmt.Sprintf("the logits panel with the sampler chain (dark %v)", dark))
+	}
+	b.SetDark(t, false)
 	if h := evalJS[string](t, ctx, `document.getElementById('share').href`); !strings.Contains(h, "t=1.5") || !strings.Contains(h, "seed=11") {
 		t.Errorf("the share link %q does not say the settings on screen", h)
 	}

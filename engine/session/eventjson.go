@@ -238,6 +238,29 @@ func (w *jsonWriter) logits(l *LogitsInfo) {
 	w.int(l.Kept)
 	w.raw(`,"kept_mass":`)
 	w.f64(l.KeptMass)
+	if len(l.Chain) > 0 {
+		w.raw(`,"chain":[`)
+		for i := range l.Chain {
+			c := &l.Chain[i]
+			if i > 0 {
+				w.raw(",")
+			}
+			w.raw(`{"rule":`)
+			w.str(c.Rule)
+			w.raw(`,"on":`)
+			w.bool(c.On)
+			w.raw(`,"kept":`)
+			w.int(c.Kept)
+			w.raw(`,"mass":`)
+			w.f64(c.Mass)
+			if c.Removed != nil {
+				w.raw(`,"removed":`)
+				w.tokenProb(c.Removed)
+			}
+			w.raw("}")
+		}
+		w.raw("]")
+	}
 	w.raw(`,"entropy":`)
 	w.f64(l.Entropy1)
 	w.raw(`,"entropy_t":`)

@@ -233,6 +233,7 @@ type LogitsInfo struct {
 	AfterTopP   int            `json:"after_top_p"`
 	Kept        int            `json:"kept"`
 	KeptMass    float64        `json:"kept_mass"`
+	Chain       []CutStep      `json:"chain,omitempty"` // the sampler chain as applied, in order
 	Entropy1    float64        `json:"entropy"`
 	EntropyT    float64        `json:"entropy_t"`
 	Min         float32        `json:"min"`
@@ -244,6 +245,17 @@ type LogitsInfo struct {
 	Recomputed  bool           `json:"recomputed,omitempty"` // after a rewind
 	FromPrefill bool           `json:"from_prefill"`
 	Lens        *LensReading   `json:"lens,omitempty"` // after a rewind, with Config.Lens: the recomputed position's logit lens
+}
+
+// CutStep is one step of the sampler chain as the logits stage applied it:
+// temperature, then top-k, top-p and min-p, each cutting the sorted
+// candidates the step before left (greedy is one step: the top token).
+type CutStep struct {
+	Rule    string     `json:"rule"`              // "temperature", "top-k", "top-p", "min-p" or "greedy"
+	On      bool       `json:"on"`                // the setting acts (temperature 1, top-k 0, top-p 1 and min-p 0 do not)
+	Kept    int        `json:"kept"`              // candidates left after it
+	Mass    float64    `json:"mass"`              // their probability after temperature
+	Removed *TokenProb `json:"removed,omitempty"` // the likeliest candidate it removed
 }
 
 // Histogram counts values in equal-width bins from Lo to Hi.

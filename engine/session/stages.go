@@ -121,6 +121,41 @@ func (s *Session) prefill() (*PrefillInfo, error) {
 	return info, nil
 }
 
+// chain is the sampler chain d applied, step by step: how many candidates
+// and how much probability (after temperature) each step left, and the
+// likeliest candidate it removed. The cuts keep nested prefixes of the
+// sorted candidates, and d.Sorted reaches past every cut it decided.
+func (s *Session) chain(d *Distribution) []CutStep {
+	p, V, sorted := d.Params, len(s.logits), d.Sorted
+	removed := func(at, upto int) *TokenProb {
+		if at >= upto || at >= len(sorted) {
+			return nil
+		}
+		tp := s.tokenProb(d, sorted[at], at)
+		return &tp
+	}
+	if p.Greedy() {
+		// temperature 0: all the probability on the top token
+		return []CutStep{{Rule: "greedy", On: true, Kept: 1, Mass: 1, Removed: removed(1, V)}}
+	}
+	mass := func(n int) float64 {
+		if n >= V {
+			return 1
+		}
+		var m float64
+		for _, c := range sorted[:min(n, len(sorted))] {
+			m += c.ProbT
+		}
+		return m
+	}
+	return []CutStep{
+		{Rule: "temperature", On: p.Temperature != 1, Kept: V, Mass: 1},
+		{Rule: "top-k", On: p.TopK > 0 && p.TopK < V, Kept: d.AfterK, Mass: mass(d.AfterK), Removed: removed(d.AfterK, V)},
+		{Rule: "top-p", On: p.TopP < 1, Kept: d.AfterP, Mass: mass(d.AfterP), Removed: removed(d.AfterP, d.AfterK)},
+		{Rule: "min-p", On: p.MinP > 0, Kept: d.Kept, Mass: d.KeptMass, Removed: removed(d.Kept, d.AfterP)},
+	}
+}
+
 func (s *Session) tokenProb(d *Distribution, c Candidate, rank int) TokenProb {
 	return TokenProb{ID: c.ID, Piece: s.m.Tokenizer.Piece(c.ID), Text: string(s.m.Tokenizer.TokenBytes(c.ID)),
 		Logit: c.Logit, Prob: float32(c.Prob1), ProbT: float32(c.ProbT), ProbKept: float32(c.ProbKept), Kept: rank < d.Kept, Rank: rank}
@@ -164,6 +199,7 @@ func (s *Session) logitsInfo(d *Distribution, topN int) *LogitsInfo {
 	info.Mean = float32(sum / float64(len(s.logits)))
 	info.Histogram = NewHistogram(s.logits, 40)
 	info.Min, info.Max = info.Histogram.Lo, info.Histogram.Hi
+	info.Chain = s.chain(d)
 	n := min(topN, len(d.Sorted))
 	info.Top = make([]TokenProb, 0, n)
 	for r := 0; r < n; r++ {

@@ -813,7 +813,7 @@ const NEXT_WORDS = { tokenize: "tokenize the prompt", embed: "look up the embedd
 const draw = {
   reset() {
     for (const id of ["source-text", "chips", "embed-view", "positions", "layers", "logit-stats", "cands", "budget", "ttft", "attn", "chart-probs", "chart-hist", "chart-cdf", "chart-itl", "force-results"]) C.clear($(id));
-    for (const id of ["sample-text", "kv-text", "rates", "stop-text", "ctx-text", "wi-out", "cut-text", "probs-note", "attn-text"]) $(id).textContent = "";
+    for (const id of ["sample-text", "kv-text", "rates", "stop-text", "ctx-text", "wi-out", "cut-text", "cut-chain", "probs-note", "attn-text"]) $(id).textContent = "";
     delete $("stop-text").dataset.reason;
     $("gen").replaceChildren();
     $("gen").dataset.count = "0";
@@ -921,6 +921,7 @@ const draw = {
     if (run.sample) stats.appendChild(C.el("span", { class: "stat", "data-stat": "chosen", "data-testid": "chosen-rank", "data-rank": run.sample.chosen.rank + 1 },
       [C.el("b", { text: "chosen " }), "“" + C.tokenLabel(run.sample.chosen) + "” at rank " + (run.sample.chosen.rank + 1)]));
     $("cut-text").textContent = P.cutSentence(l);
+    P.chainTable($("cut-chain"), l);
     const { note } = P.probChart($("chart-probs"), l);
     $("probs-note").textContent = note;
     P.logitsHistogram($("chart-hist"), l);

@@ -91,6 +91,29 @@ export function cutSentence(l) {
     " tokens kept, holding " + pct(l.kept_mass, 1) + " of the probability after temperature; divided by that mass they add up to 1.";
 }
 
+// chainTable shows the sampler chain in the order it is applied —
+// temperature, top-k, top-p, min-p (or greedy) — with the candidates and
+// the probability (after temperature) each step leaves, and the likeliest
+// candidate each step removed.
+const RULE_SETTING = { temperature: (p) => "T=" + p.temperature, "top-k": (p) => p.top_k > 0 ? "k=" + p.top_k : "off (k=0)",
+  "top-p": (p) => p.top_p < 1 ? "p=" + p.top_p : "off (p=1)", "min-p": (p) => p.min_p > 0 ? "min-p=" + p.min_p : "off (0)", greedy: () => "T=0" };
+export function chainTable(box, l) {
+  box.replaceChildren();
+  if (!l.chain || !l.chain.length) return;
+  const table = el("table", { class: "chain-table", "data-testid": "chain-table" }, [
+    el("caption", { text: "The sampler chain, in the order it is applied" }),
+    el("thead", {}, [el("tr", {}, ["step", "setting", "candidates left", "probability they hold (" + PT + ")", "likeliest candidate it removed"].map((h) => el("th", { scope: "col", text: h })))]),
+    el("tbody", {}, l.chain.map((c) => el("tr", { "data-rule": c.rule, "data-kept": c.kept, class: c.on ? "" : "off" }, [
+      el("td", { text: c.rule === "greedy" ? "greedy" : c.rule }),
+      el("td", { text: RULE_SETTING[c.rule] ? RULE_SETTING[c.rule](l.params) : "" }),
+      el("td", { text: c.rule === "temperature" ? "all " + l.vocab + " (it reshapes, keeps all)" : String(c.kept) }),
+      el("td", { text: pct(c.mass, 1) }),
+      el("td", { text: c.removed ? "“" + tokenLabel(c.removed) + "” (rank " + (c.removed.rank + 1) + ", " + PT + " " + fmt(c.removed.prob_t, 4) + ")" : "none" }),
+    ]))),
+  ]);
+  box.appendChild(table);
+}
+
 // candidatesTable lists the top candidates: rank from 1, the token as
 // text, id, raw logit and the three probabilities, labelled. Redrawing
 // reuses the rows and cells (only changed text is written) and one
