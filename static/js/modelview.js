@@ -95,6 +95,7 @@ export class ModelView {
       const p = ev.prefill;
       Object.assign(s, { pass: "prefill", passLen: p.positions, pos: p.positions - 1, layers: p.layers, cacheLen: p.positions, top: null, chosen: null });
       if (p.lens) s.lens = p.lens;
+      this.outputOf({ pos: p.positions - 1, lens: p.lens });
       this.startSweep(p.layers.map((l) => l.layer), fast);
     }
     if (ev.logits) {
@@ -111,12 +112,24 @@ export class ModelView {
       if (a.forwarded && a.layer_traces) {
         Object.assign(s, { pass: "decode", passLen: 1, pos: a.pos, layers: a.layer_traces });
         if (a.lens) s.lens = a.lens;
+        this.outputOf(a);
         this.startSweep(a.layer_traces.map((l) => l.layer), fast);
       }
     }
     if (ev.stop) { s.stopReason = ev.stop.reason; this.stopSweep(); }
     this.headDirty = !!(this.selected && this.selected.kind === "head");
     this.schedule();
+  }
+
+  // outputOf makes the picture's output the decode pass's own position:
+  // the pass of append a computed the logits at a.pos (the logits stage
+  // that follows shows them), and the last block's lens row is exactly
+  // those logits, so the logits box reads it: one position at a time,
+  // never the pass's lens beside the previous position's logits.
+  outputOf(a) {
+    const s = this.s, last = a.lens && a.lens.layers[a.lens.layers.length - 1];
+    s.topPos = a.pos;
+    s.top = last && a.lens.pos === a.pos ? last.top : null;
   }
 
   // detail folds in the full version of an event that arrived thin (a
@@ -129,6 +142,7 @@ export class ModelView {
     if (a && a.forwarded && a.layer_traces) {
       Object.assign(s, { pass: "decode", passLen: 1, pos: a.pos, layers: a.layer_traces });
       if (a.lens) s.lens = a.lens;
+      this.outputOf(a);
       s.lit = a.layer_traces.map((l) => l.layer);
       s.cursor = s.lit[s.lit.length - 1];
     }
@@ -420,7 +434,8 @@ export class ModelView {
     out += box("unembed", x0 + third + 8, y, third, 40, narrow ? ["unembed", (P.tied ? "tied" : count(P.unembedding)) + " → " + m.vocab] : ["unembedding " + m.dim + " → " + m.vocab, P.tied ? "tied to the embedding table" : count(P.unembedding) + " params"], ` data-tied="${P.tied}"`);
     out += arrow(x0 + 2 * third + 8, y + 20, x0 + 2 * third + 16, y + 20);
     const top3 = (s.top || []).slice(0, narrow ? 1 : 3).map((t) => "“" + tokenLabel(t) + "” " + pct(t.prob, 0)).join(" ");
-    out += box("logits", x0 + 2 * third + 16, y, third, 40, [m.vocab + " logits" + (s.top && !narrow ? " at position " + s.topPos : ""), top3]);
+    out += box("logits", x0 + 2 * third + 16, y, third, 40, [m.vocab + " logits" + (s.topPos >= 0 && !narrow ? " at position " + s.topPos : ""),
+      s.top ? top3 : s.topPos >= 0 ? "computed; shown at the logits stage" : ""], ` data-pos="${s.topPos >= 0 ? s.topPos : ""}" data-top="${s.top && s.top[0] ? s.top[0].id : ""}"`);
     y += 40;
     out += arrow(x0 + inner - third / 2, y, x0 + inner - third / 2, y + 12);
     y += 12;
