@@ -1,6 +1,8 @@
 // server.js: the /server page: polls /api/server (the figures /metrics
 // exports) and draws sessions, queue, batch size per pass and memory. At
-// most one request in flight and one draw per animation frame.
+// most one request in flight and one draw per animation frame. Each cell
+// carries its column's name (a phone shows each session as label: value
+// lines); a table too wide for its box becomes a focusable, labelled region.
 import * as IS from "./core.js";
 import { line } from "./charts.js";
 
@@ -45,15 +47,36 @@ import { line } from "./charts.js";
     });
     const rows = IS.clear($("srv-rows"));
     for (const s of v.sessions) {
-      rows.appendChild(IS.el("tr", { "data-testid": "srv-session-row" }, [
+      rows.appendChild(labelled(IS.el("tr", { "data-testid": "srv-session-row" }, [
         IS.el("td", { text: "#" + s.num }), IS.el("td", { text: s.model || "–" }), IS.el("td", { text: s.next }),
         IS.el("td", { text: String(s.tokens) }), IS.el("td", { text: IS.fmt(s.tokens_per_s, 1) }),
         IS.el("td", { text: s.last_batch ? String(s.last_batch) : "–" }), IS.el("td", { text: s.last_batch ? IS.ms(s.last_queue_ms) : "–" }),
         IS.el("td", { text: s.last_batch ? IS.ms(s.last_model_ms) : "–" }),
         IS.el("td", { text: IS.bytes(s.kv_used) + " / " + IS.bytes(s.kv_allocated) }),
-      ]));
+      ])));
+    }
+    scrollable();
+  }
+
+  // labelled gives each cell of a row its column's name (data-label)
+  const heads = [...document.querySelectorAll("#srv-table thead th")].map((th) => th.textContent);
+  function labelled(tr) {
+    [...tr.children].forEach((td, i) => td.setAttribute("data-label", heads[i] || ""));
+    return tr;
+  }
+  // scrollable makes the table's box a focusable region only while it
+  // scrolls sideways (so the keyboard can scroll it; otherwise no extra Tab stop)
+  const wrap = $("srv-table-wrap");
+  function scrollable() {
+    if (wrap.scrollWidth > wrap.clientWidth + 1 || wrap.scrollHeight > wrap.clientHeight + 1) {
+      wrap.setAttribute("tabindex", "0");
+      wrap.setAttribute("role", "region");
+      wrap.setAttribute("aria-label", "Sessions table (scrolls sideways)");
+    } else {
+      ["tabindex", "role", "aria-label"].forEach((a) => wrap.removeAttribute(a));
     }
   }
+  new ResizeObserver(scrollable).observe(wrap);
 
   async function poll() {
     if (inFlight) return;

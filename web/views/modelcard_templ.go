@@ -10,12 +10,62 @@ import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
 // modelcard.templ: a model's card page — what it was trained on, how, how
-// well, and what it knows — rendered from the model's MODEL_CARD.md.
+// well, and what it knows — rendered from the model's MODEL_CARD.md. Each
+// of the card's tables sits in a region the keyboard can focus and scroll
+// sideways (a phone is narrower than the wide tables), labelled by the
+// section it is in.
+
+import (
+	"html"
+	"regexp"
+	"strconv"
+	"strings"
+)
 
 // ModelCardPageData renders one model card.
 type ModelCardPageData struct {
 	Name string
 	HTML string // MODEL_CARD.md rendered to HTML (the project's own file)
+}
+
+var (
+	cardHeading = regexp.MustCompile(`(?s)<h[1-6][^>]*>(.*?)</h[1-6]>`)
+	cardTag     = regexp.MustCompile(`<[^>]*>`)
+)
+
+// cardTables wraps each <table> of the rendered card in
+// <div class="table-scroll" role="region" tabindex="0" aria-label="SECTION,
+// table N">: a focusable scroll region for the keyboard, named after the
+// heading above it.
+func cardTables(src string) string {
+	var b strings.Builder
+	heading, n := "", 0
+	for {
+		i := strings.Index(src, "<table>")
+		if i < 0 {
+			b.WriteString(src)
+			return b.String()
+		}
+		if hs := cardHeading.FindAllStringSubmatch(src[:i], -1); hs != nil {
+			heading = strings.TrimSpace(html.UnescapeString(cardTag.ReplaceAllString(hs[len(hs)-1][1], "")))
+		}
+		j := strings.Index(src[i:], "</table>")
+		if j < 0 {
+			b.WriteString(src)
+			return b.String()
+		}
+		j += i + len("</table>")
+		n++
+		label := "table " + strconv.Itoa(n)
+		if heading != "" {
+			label = heading + ", " + label
+		}
+		b.WriteString(src[:i])
+		b.WriteString(`<div class="table-scroll" role="region" tabindex="0" aria-label="` + html.EscapeString(label) + `" data-testid="card-table">`)
+		b.WriteString(src[i:j])
+		b.WriteString(`</div>`)
+		src = src[j:]
+	}
 }
 
 func ModelCardPage(d ModelCardPageData) templ.Component {
@@ -51,7 +101,7 @@ func ModelCardPage(d ModelCardPageData) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templ.Raw(d.HTML).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = templ.Raw(cardTables(d.HTML)).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
