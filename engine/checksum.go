@@ -50,17 +50,26 @@ func (m *Model) WeightsChecksum() string {
 // 64 runs stopping within a few milliseconds of each other read the
 // weights a few times, not 64.
 func (m *Model) RecheckWeightsSince(since time.Time) string {
+	hex, _ := m.RecheckWeightsAt(since)
+	return hex
+}
+
+// RecheckWeightsAt is RecheckWeightsSince also saying when the hash it
+// answers with began. Called with since a few seconds back, a server that
+// stops many runs hashes its weights once every few seconds, not once a
+// run (the weights are read-only memory besides: a write would fault).
+func (m *Model) RecheckWeightsAt(since time.Time) (string, time.Time) {
 	c := &m.checksum
 	c.mu.Lock()
 	if rd := c.running; rd != nil && !rd.start.Before(since) { // began after since: share it
 		c.mu.Unlock()
 		<-rd.done
-		return rd.hex
+		return rd.hex, rd.start
 	}
 	if rd := c.pending; rd != nil { // a round not started yet: join it
 		c.mu.Unlock()
 		<-rd.done
-		return rd.hex
+		return rd.hex, rd.start
 	}
 	rd := &hashRound{done: make(chan struct{})}
 	c.pending = rd
@@ -77,5 +86,5 @@ func (m *Model) RecheckWeightsSince(since time.Time) string {
 	sum := m.Weights.Checksum()
 	rd.hex = hex.EncodeToString(sum[:])
 	close(rd.done)
-	return rd.hex
+	return rd.hex, rd.start
 }

@@ -91,3 +91,23 @@ func TestRecheckWeightsSince(t *testing.T) {
 		}
 	}
 }
+
+// TestRecheckWeightsAtSharesARecentHash: a hash begun within the window
+// the caller accepts is shared (one read of the weights for runs stopping
+// seconds apart), with when it began; a caller that accepts only a hash
+// begun from now on gets a new one.
+func TestRecheckWeightsAtSharesARecentHash(t *testing.T) {
+	m, err := RandomModel("recheck-at", Shapes["stories15M"], 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, at := m.RecheckWeightsAt(time.Now())
+	again, at2 := m.RecheckWeightsAt(time.Now().Add(-5 * time.Second))
+	if again != first || !at2.Equal(at) || m.checksum.rounds != 1 {
+		t.Fatalf("within the window: %s at %v (first %s at %v), %d rounds; want the same hash, one round", again, at2, first, at, m.checksum.rounds)
+	}
+	fresh, at3 := m.RecheckWeightsAt(time.Now())
+	if fresh != first || !at3.After(at) || m.checksum.rounds != 2 {
+		t.Fatalf("from now on: %v after %v, %d rounds; want a new round", at3, at, m.checksum.rounds)
+	}
+}

@@ -376,13 +376,17 @@ type Timings struct {
 
 // StopInfo: why the run ended, and proof the weights did not change.
 type StopInfo struct {
-	Reason           string  `json:"reason"`
-	Detail           string  `json:"detail"`
-	Generated        int     `json:"generated"`
-	Text             string  `json:"text"` // the generated text
-	Timings          Timings `json:"timings"`
-	ChecksumBefore   string  `json:"checksum_before"`
-	ChecksumAfter    string  `json:"checksum_after"`
+	Reason         string  `json:"reason"`
+	Detail         string  `json:"detail"`
+	Generated      int     `json:"generated"`
+	Text           string  `json:"text"` // the generated text
+	Timings        Timings `json:"timings"`
+	ChecksumBefore string  `json:"checksum_before"`
+	ChecksumAfter  string  `json:"checksum_after"`
+	// ChecksumAgeMs is how long before this stop the after-hash began: a
+	// hash of the weights begun within WeightsRecheckEvery (or after the
+	// run's last forward pass) is shared by every run that stops meanwhile.
+	ChecksumAgeMs    float64 `json:"checksum_age_ms"`
 	WeightsUnchanged bool    `json:"weights_unchanged"`
 }
 

@@ -420,12 +420,18 @@ func (s *Session) stop(reason, detail string) *Event {
 	}
 	s.stopped = &StopInfo{Reason: reason, Detail: detail, Generated: len(s.gen), Text: s.text.String() + s.dec.Pending(), Timings: t}
 	if !s.cfg.TextOnly {
-		since := s.usedWeights
-		if since.IsZero() { // no forward pass yet: a hash from now on
-			since = time.Now()
+		// a hash begun after the run's last forward pass, or within the
+		// last WeightsRecheckEvery: the weights are read-only memory (a
+		// write would fault), so the hash is an audit a server shares
+		// across the runs that stop within seconds, not one per run
+		now := time.Now()
+		since := now.Add(-WeightsRecheckEvery)
+		if u := s.usedWeights; !u.IsZero() && u.Before(since) {
+			since = u
 		}
-		afterHex := s.m.RecheckWeightsSince(since)
+		afterHex, at := s.m.RecheckWeightsAt(since)
 		s.stopped.ChecksumBefore, s.stopped.ChecksumAfter, s.stopped.WeightsUnchanged = s.before, afterHex, afterHex == s.before
+		s.stopped.ChecksumAgeMs = max(0, msf(now.Sub(at)))
 	}
 	s.next = StageStop
 	s.seq++
@@ -433,6 +439,10 @@ func (s *Session) stop(reason, detail string) *Event {
 }
 
 func msf(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+// WeightsRecheckEvery is how old a hash of the weights a run's stop may
+// share (see stop).
+const WeightsRecheckEvery = 5 * time.Second
 
 // norm is the Euclidean norm of v, accumulated in float64.
 func norm(v []float32) float32 {

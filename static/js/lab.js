@@ -947,7 +947,9 @@ const draw = {
     st.dataset.reason = s.reason;
     const ck = C.clear($("checksum")), ok = s.weights_unchanged;
     ck.append(C.el("span", { text: "before: " + s.checksum_before }), C.el("br"), C.el("span", { text: "after:  " + s.checksum_after }), C.el("br"),
-      C.el("strong", { class: ok ? "ok" : "error", "data-testid": "checksum-verdict", text: ok ? "unchanged ✓ — inference only reads the weights" : "CHANGED ✗" }));
+      C.el("strong", { class: ok ? "ok" : "error", "data-testid": "checksum-verdict", text: ok ? "unchanged ✓ — inference only reads the weights" : "CHANGED ✗" }),
+      C.el("br"), C.el("span", { class: "muted", "data-testid": "checksum-when", text: "The after-hash is of every weight, begun " + C.ms(s.checksum_age_ms || 0) +
+        " ms before this stop: a server hashes its weights at most every 5 s, and every run stopping meanwhile shares that hash. The weights also sit in read-only memory: a write would stop the server." }));
     setStatus("Stopped: " + C.stopReason(s.reason, s.generated) + ". Rewind to continue from an earlier token, or Reset.");
   },
   pipeline() {
