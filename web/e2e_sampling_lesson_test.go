@@ -112,9 +112,12 @@ func TestBrowserSamplingLesson(t *testing.T) {
 	}
 
 	// 2 temperature: the slider recomputes the distribution
+	// (the panel shows temperature alone: top-k, top-p and min-p off)
 	visit(2)
-	check("temperature at the lab's default", sec(2)+` [data-testid="sampler"]`, prompt, def)
-	p := def
+	alone := def
+	alone.TopK, alone.TopP, alone.MinP = 0, 1, 0
+	check("temperature at the lab's default", sec(2)+` [data-testid="sampler"]`, prompt, alone)
+	p := alone
 	p.Temperature = 1.5
 	move(2, 0, "temperature", p.Temperature)
 	l, _ := check("temperature 1.5", sec(2)+` [data-testid="sampler"]`, prompt, p)
@@ -126,6 +129,14 @@ func TestBrowserSamplingLesson(t *testing.T) {
 	}
 	if got := evalJS[int](t, ctx, `document.querySelectorAll('#section-2 svg').length`); got < 1 {
 		t.Error("temperature: no chart drawn")
+	}
+	// temperature 0 is greedy: all the probability on the top token, entropy 0
+	// (it showed the temperature-one values)
+	p.Temperature = 0
+	move(2, 0, "temperature", 0)
+	check("temperature 0", sec(2)+` [data-testid="sampler"]`, prompt, p)
+	if got, e := liveText(2, "temperature.top_prob"), liveText(2, "temperature.entropy"); got != "1.000" || e != "0.000" {
+		t.Errorf("temperature 0: top probability %q and entropy %q shown, want 1.000 and 0.000", got, e)
 	}
 
 	// 3 top-k: both sliders; the table's probabilities are the engine's

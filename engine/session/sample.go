@@ -187,7 +187,9 @@ func NewDistributionTop(logits []float32, p SamplingParams, n int) *Distribution
 // newDistributionTop is NewDistributionTop with Sorted in buf's memory
 // when it has room (a session reuses its previous step's).
 func newDistributionTop(logits []float32, p SamplingParams, n int, buf []Candidate) *Distribution {
-	d := &Distribution{Params: p, logits: logits, t1: true, tT: true, Sorted: buf[:0]}
+	// temperature 0 puts all the probability after temperature on the top
+	// token (selectTop sets it): no softmax after temperature to compute
+	d := &Distribution{Params: p, logits: logits, t1: true, tT: !p.Greedy(), Sorted: buf[:0]}
 	// sampling may select most of a flat vocabulary: keep the exponentials
 	var e1, eT []float64
 	if !p.Greedy() {
@@ -205,6 +207,9 @@ func newDistributionTop(logits []float32, p SamplingParams, n int, buf []Candida
 		d.sT = newSoftmaxSumsKeep(logits, p.Temperature, eT)
 	}
 	d.Entropy1, d.EntropyT = d.s1.entropy, d.sT.entropy
+	if p.Greedy() {
+		d.EntropyT = 0 // one token holds it all
+	}
 	d.selectTop(n)
 	d.s1.e, d.sT.e = nil, nil // the scratch goes back: later lookups (At) recompute
 	return d
@@ -231,7 +236,7 @@ func newDistributionText(logits []float32, p SamplingParams, buf []Candidate) *D
 				best = id
 			}
 		}
-		d.Sorted = append(d.Sorted, Candidate{ID: best, Logit: logits[best], ProbKept: 1})
+		d.Sorted = append(d.Sorted, Candidate{ID: best, Logit: logits[best], ProbT: 1, ProbKept: 1})
 		d.Kept, d.AfterK, d.AfterP = 1, 1, 1
 		return d
 	}
@@ -318,6 +323,9 @@ func (d *Distribution) selectTop(n int) *Distribution {
 		if m = g * m; m > V/8 {
 			m = V
 		}
+	}
+	if p.Greedy() && len(d.Sorted) > 0 {
+		d.Sorted[0].ProbT = 1 // temperature 0: a point mass on the top token
 	}
 	for _, c := range d.Sorted[:d.Kept] {
 		d.KeptMass += c.ProbT

@@ -20,6 +20,16 @@ func fullSortDistribution(logits []float32, p SamplingParams) *Distribution {
 	if p.Temperature > 0 && p.Temperature != 1 {
 		pt = Softmax(logits, p.Temperature)
 	}
+	if p.Greedy() { // temperature 0: a point mass on the top token
+		pt = make([]float64, n)
+		best := 0
+		for i, v := range logits {
+			if v > logits[best] {
+				best = i
+			}
+		}
+		pt[best] = 1
+	}
 	d := &Distribution{Params: p, Sorted: make([]Candidate, n), Entropy1: Entropy(p1), EntropyT: Entropy(pt), logits: logits}
 	for i, v := range logits {
 		d.Sorted[i] = Candidate{ID: i, Logit: v, Prob1: p1[i], ProbT: pt[i]}

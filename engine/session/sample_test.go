@@ -33,7 +33,8 @@ func TestDistributionByHand(t *testing.T) {
 		{"T=0.5 top-p 0.8", SamplingParams{Temperature: 0.5, TopP: 0.8}, 1, 0.86378, []float64{0.86378, 0.11690, 0.01932}, []float64{1, 0, 0}},
 		// min-p 0.2 at T=1: threshold 0.2 × 0.659 = 0.1318 → drops 0.09856
 		{"T=1 min-p 0.2", SamplingParams{Temperature: 1, TopP: 1, MinP: 0.2}, 2, 0.90143, []float64{0.65900, 0.24243, 0.09856}, []float64{0.73106, 0.26894, 0}},
-		{"greedy", SamplingParams{Temperature: 0, TopP: 1}, 1, 0.65900, []float64{0.65900, 0.24243, 0.09856}, []float64{1, 0, 0}},
+		// temperature 0 (greedy): all the probability after temperature on the top token
+		{"greedy", SamplingParams{Temperature: 0, TopP: 1}, 1, 1, []float64{1, 0, 0}, []float64{1, 0, 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -134,8 +134,11 @@ export function register(views, ctx) {
   // A run steps to its logits once; every slider move is a resample.
   function explorer(o, out, sec, opts) {
     const s = settingsFor(), conns = [], name = opts.name;
+    // a panel about one setting shows it alone: the cuts it is not about are off
+    if (opts.alone) Object.assign(s, { top_k: 0, top_p: 1, min_p: 0 });
     own(out, sec, conns);
     const root = IS.el("div", { class: "sp", "data-testid": "sampler", "data-name": name });
+    if (opts.alone) root.appendChild(IS.el("p", { class: "small muted", "data-testid": "sampler-alone", text: "Top-k, top-p and min-p are off in this panel, so it shows what " + name + " alone does." }));
     const status = IS.el("p", { class: "small muted sp-status", role: "status", "aria-live": "polite" });
     const readout = IS.el("p", { class: "sp-readout", "data-testid": "sampler-readout" });
     const chart = IS.el("div", { class: "chart" }), cdf = IS.el("div", { class: "chart" }), cut = IS.el("p", { class: "small" }), why = IS.el("p", { class: "small", "data-testid": "draw-sentence" });
@@ -271,7 +274,7 @@ export function register(views, ctx) {
 
   // "sampling-temperature": one slider, the three probabilities as bars.
   views["sampling-temperature"] = function (o, out, sec) {
-    return explorer(o, out, sec, { name: "temperature", controls: ["temperature"], bars: true, publish: (r, s) => {
+    return explorer(o, out, sec, { name: "temperature", controls: ["temperature"], bars: true, alone: true, publish: (r, s) => {
       const l = r.logits;
       publish(sec, "temperature.t", s.temperature === 0 ? "zero (greedy)" : String(s.temperature));
       publish(sec, "temperature.top_prob", IS.fmt(l.top[0].prob_t, 3));
