@@ -216,6 +216,23 @@ func TestBrowserLessonAfterSendV2(t *testing.T) {
 			if !evalJS[bool](t, ctx, `document.querySelector('`+sel+` [data-testid="busy-batching"]').dataset.batching === "true"`) {
 				t.Error("busy server: the panel does not see batching on")
 			}
+			// the prose says what this run's largest batch means, never a
+			// claim the run contradicts ("requests rarely line up" beside a batch of 6)
+			batch := evalJS[int](t, ctx, `+document.querySelector('`+sel+` .lp-root').dataset.batch`)
+			line := evalJS[string](t, ctx, `document.querySelector('`+sel+` [data-live="busy.lineup"]').textContent`)
+			if lined := strings.Contains(line, "did line up"); lined != (batch >= 2) {
+				t.Errorf("busy server: largest batch %d, the prose says %q", batch, line)
+			}
+		case sec["Measure the stages separately"]:
+			// "both decode at a similar pace" only when their medians are within 20%
+			itl := evalJS[[]string](t, ctx, `['timing.itl_long', 'timing.itl_short', 'timing.pace'].map((k) => document.querySelector('`+sel+` [data-live="' + k + '"]').textContent)`)
+			var long, short float64
+			fmt.Sscan(itl[0], &long)
+			fmt.Sscan(itl[1], &short)
+			similar := long/short < 1.2 && short/long < 1.2
+			if strings.Contains(itl[2], "similar pace") != similar {
+				t.Errorf("stage timings: %s and %s ms per token, the prose says %q", itl[0], itl[1], itl[2])
+			}
 		}
 		if empty := evalJS[int](t, ctx, fmt.Sprintf(`[...document.querySelectorAll('%s .live')].filter(e => e.textContent === "…").length`, sel)); empty > 0 {
 			t.Errorf("section %d: %d live values not filled", s, empty)

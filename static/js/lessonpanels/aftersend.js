@@ -86,7 +86,7 @@ register("same-row", async (o, out, sec, api) => {
       "What enters the first layer is the same row at both positions (largest difference " + IS.fmt(sdiff, 4) + "): " + e.method }));
     api.setLive(sec, "embed.repeat", "“" + label + "”");
     api.setLive(sec, "embed.positions", a.pos + " and " + b.pos);
-    api.setLive(sec, "embed.diff", IS.fmt(diff, 6));
+    api.setLive(sec, "embed.diff", diff === 0 ? "nothing: all " + e.dim + " numbers are equal" : "at most " + IS.fmt(diff, 6));
     api.setLive(sec, "embed.dim", e.dim);
   } finally { r.close(); }
 });
@@ -341,6 +341,12 @@ function summarize(res, wall) {
     batch: Math.max(1, ...appends.map((a) => a.batch_size || 1)), ttft: median(stops.map((s) => s.timings.ttft_ms)), perReq: tokens / res.length / (wall / 1000), total: tokens / (wall / 1000) };
 }
 
+// lineup says what the largest batch means, from the run's own numbers.
+function lineup(batch, n) {
+  if (batch >= 2) return "here the requests' decode steps did line up, so one pass read the weights once for up to " + batch + " of the " + n + " requests.";
+  return "here they never lined up: on a model this small a step is so short that requests seldom wait for each other; on a large model steps take longer and batches fill.";
+}
+
 // busyClass is the busy-server panel while this page presents to a class:
 // instead of a few requests from this browser, every student following
 // sends the request from their own device (classrequest.js); the section's
@@ -359,6 +365,7 @@ function busyClass(o, out, sec, api) {
     api.setLive(sec, "busy.itl_busy", IS.ms(f.itlBusy));
     api.setLive(sec, "busy.queue_busy", IS.ms(f.queueBusy));
     api.setLive(sec, "busy.max_batch", f.maxBatch);
+    api.setLive(sec, "busy.lineup", lineup(f.maxBatch, f.n));
     root.dataset.batch = f.maxBatch;
   };
 }
@@ -413,6 +420,7 @@ register("busy", async (o, out, sec, api) => {
     api.setLive(sec, "busy.itl_busy", IS.ms(b.itl));
     api.setLive(sec, "busy.queue_busy", IS.ms(b.queue));
     api.setLive(sec, "busy.max_batch", b.batch);
+    api.setLive(sec, "busy.lineup", lineup(b.batch, n));
     api.setLive(sec, "busy.peak_sessions", peak);
     root.dataset.batch = b.batch;
   } finally { polling = false; }
@@ -450,14 +458,14 @@ register("stage-timing", async (o, out, sec, api) => {
     return [name, n, IS.ms(pre), IS.fmt(n / (pre / 1000), 0), IS.ms(med(name, "ttft")), IS.ms(med(name, "itl")), IS.ms(med(name, "itlAll")), IS.fmt(med(name, "out"), 0)];
   });
   status.textContent = "Medians of " + reps + " runs of each prompt after a warm-up run, " + runs.short[0].gen + " generated tokens each, as the engine timed them (the page's drawing is not included).";
-  root.append(wrapTable(api.table(["prompt", "prompt tokens", "prefill ms (model)", "prefill tokens/s", "time to first token ms", "inter-token latency ms (model)", "inter-token latency ms (with the lab's inspection)", "output tokens/s (model)"], rows)));
+  root.append(wrapTable(api.table(["prompt", "prompt tokens", "prefill ms (model)", "prefill tokens/s", "time to first token ms", "inter-token latency ms (model, median token)", "inter-token latency ms (with the lab's inspection, median token)", "output tokens/s (model, mean over the run: tokens ÷ their total decode time)"], rows)));
   const ps = med("short", "prefill"), pl = med("long", "prefill");
   const page = median(runs.short.map((x) => x.page));
   root.append(el("dl", { class: "lp-defs small" }, [
     el("dt", { text: "time to first token (TTFT)" }), el("dd", { text: "from the request's arrival to the first generated token: queue + tokenize + embed + prefill + choosing the first token." }),
     el("dt", { text: "inter-token latency (ITL)" }), el("dd", { text: "the time between two generated tokens: one decode forward pass plus choosing the token." }),
     el("dt", { text: "prefill throughput" }), el("dd", { text: "prompt tokens ÷ prefill time." }),
-    el("dt", { text: "output tokens/s" }), el("dd", { text: "generated tokens after the first ÷ their decode time (here: forward passes alone)." }),
+    el("dt", { text: "output tokens/s" }), el("dd", { text: "generated tokens after the first ÷ their decode time (here: forward passes alone). A mean over the run, so it is 1000 ÷ the mean inter-token latency, not ÷ the median the table shows beside it: a few slow tokens lower it more than they move the median." }),
     el("dt", { text: "what a real server adds" }), el("dd", { text: "waiting in the queue behind other requests (here a median of " + IS.ms(median(runs.short.map((x) => x.queue))) + " ms) and the network both ways. This page saw a whole short run take " +
       IS.ms(page) + " ms from sending it to the last event: the engine's time plus the websocket, JSON and the lab's inspection." })]));
   root.dataset.prefillShort = ps;
@@ -469,6 +477,11 @@ register("stage-timing", async (o, out, sec, api) => {
   api.setLive(sec, "timing.itl_short", IS.ms(med("short", "itl")));
   api.setLive(sec, "timing.itl_long", IS.ms(med("long", "itl")));
   api.setLive(sec, "timing.ttft_short", IS.ms(med("short", "ttft")));
+  // what the two decode paces say, from this run's numbers
+  const il = med("long", "itl"), is = med("short", "itl"), ratio = il / is;
+  api.setLive(sec, "timing.pace", ratio < 1.2 && ratio > 1 / 1.2 ? "both decode at a similar pace" :
+    ratio >= 1.2 ? "the long prompt decodes " + IS.fmt(ratio, 1) + " times as slowly per token (each step's attention reads its longer cache)" :
+      "the short prompt decodes " + IS.fmt(1 / ratio, 1) + " times as slowly per token (the machine was busier during its runs)");
   api.setLive(sec, "timing.ttft_long", IS.ms(med("long", "ttft")));
   api.setLive(sec, "timing.prompts", ["the short prompt", "the long prompt"]);
   api.setLive(sec, "timing.slower_ttft", med("long", "ttft") > med("short", "ttft") ? "the long prompt" : "the short prompt");
