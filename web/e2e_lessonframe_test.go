@@ -66,6 +66,20 @@ const walkJS = `window.__walk = async (n) => {
     if (!q.exercise) {
       rep.questions++;
       if (sec.classList.contains("predicting") && outs().some((o) => getComputedStyle(o).visibility !== "hidden")) errs.push(q.id + ": a panel shows its result before the question is answered");
+      if (sec.classList.contains("predicting")) {
+        // a covered number is one width, whatever its digits
+        const ws = [...sec.querySelectorAll(".live")].map((e) => Math.round(e.getBoundingClientRect().width));
+        if (new Set(ws).size > 1) errs.push(q.id + ": covered numbers differ in width (" + ws.join(", ") + " px): the width tells the digits");
+        // the answer is nowhere on the page before it is asked: the prose
+        // above and around the question (its own choices aside) must not say it
+        if (q.kind === "choice") {
+          // what the page shows now: the text outside the questions and panels, as rendered (covered text excluded)
+          const text = [...sec.querySelectorAll(".lesson-body > :not(.lesson-question):not(.lesson-panel)")].map((e) => e.innerText).join(" ").toLowerCase(), ans = shown(real).toLowerCase();
+          // (naming every choice, as a question's setup does, singles none out)
+          const others = [...form.querySelectorAll("input[type=radio]")].map((r) => r.value.toLowerCase()).filter((o) => o !== ans && o.length >= 4);
+          if (ans.length >= 4 && text.includes(ans) && !others.some((o) => text.includes(o))) errs.push(q.id + ": the section's text says the answer " + JSON.stringify(ans) + " before it is asked");
+        }
+      }
       await answerWith(form, real, "right");
       continue;
     }
