@@ -37,17 +37,34 @@ export function wrapTables(root) {
 function norm(x) {
   return String(x).replace(/␣/g, " ").trim().replace(/^["“”'‘’]+|["“”'‘’]+$/g, "").replace(/\s+/g, " ").toLowerCase();
 }
-function num(x) { return parseFloat(String(x).replace(/[\s,\u00a0\u202f]/g, "")); }
+// numbers with their units: what a student types ("4 KiB", "271.26 MiB",
+// "0.5 s", "12%") and what a panel shows are compared as the same quantity:
+// bytes (B, KB/MB/GB ×1000, KiB/MiB/GiB ×1024), milliseconds (µs, ms, s)
+// or a fraction (%). nums gives every reading: a percentage is also its
+// plain number, as a panel may publish either.
+const UNITS = { b: 1, byte: 1, bytes: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3,
+  "µs": 1e-3, us: 1e-3, ms: 1, s: 1e3, "%": 0.01 };
+function nums(x) {
+  const m = String(x).replace(/[\s,\u00a0\u202f]/g, "").match(/^([-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)([a-zµ%]*)$/i);
+  if (!m) return [NaN];
+  const v = parseFloat(m[1]), u = m[2].toLowerCase();
+  if (!u) return [v];
+  if (!(u in UNITS)) return [NaN];
+  return u === "%" ? [v * UNITS[u], v] : [v * UNITS[u]];
+}
+function num(x) { return nums(x)[0]; }
 function shown(v) { return Array.isArray(v) ? v.join(", ") : String(v); }
 
 // checkAnswer: is the student's answer right, given the live value?
 export function checkAnswer(q, given, real) {
   if (given === undefined || given === null || String(given).trim() === "" || real === undefined) return false;
   if (q.kind === "number") {
-    const a = num(given), b = num(real);
-    if (!isFinite(a) || !isFinite(b)) return false;
-    const tol = q.relative ? q.tolerance * Math.abs(b) : q.tolerance;
-    return Math.abs(a - b) <= tol + 1e-9 * Math.max(1, Math.abs(b));
+    // right when any reading of the answer is within tolerance of any reading of the value
+    return nums(given).some((a) => nums(real).some((b) => {
+      if (!isFinite(a) || !isFinite(b)) return false;
+      const tol = q.relative ? q.tolerance * Math.abs(b) : q.tolerance;
+      return Math.abs(a - b) <= tol + 1e-9 * Math.max(1, Math.abs(b));
+    }));
   }
   return norm(given) === norm(real);
 }
@@ -153,7 +170,7 @@ export function questions(sec, spec) {
       e.preventDefault();
       const v = value();
       if (String(v).trim() === "") { result.className = "q-result bad"; result.textContent = q.kind === "choice" ? "Pick one of the choices first." : "Type your answer first."; return; }
-      if (q.kind === "number" && !isFinite(num(v))) { result.className = "q-result bad"; result.textContent = "Type a number, such as 12 or 0.5."; return; }
+      if (q.kind === "number" && !isFinite(num(v))) { result.className = "q-result bad"; result.textContent = "Type a number, such as 12 or 0.5, with a unit if you like: B, KiB, MiB, ms, s or %."; return; }
       f.given = String(v).trim();
       // in a class (room.js), the answer goes to the class's question when
       // the presenter asked it; the verdict comes with the reveal
