@@ -124,7 +124,7 @@ func (m *Model) ForwardBatch(b *BatchState, seqs []*BatchSeq) error {
 			n := s.KV.Len + 1
 			hd := c.HiddenDim
 			info := LayerInfo{Layer: l, Pos0: s.KV.Len, Hidden: [][]float32{b.x[i*d : (i+1)*d]}, Attn: make([][]float32, c.NHeads),
-				MLP: [][]float32{b.hb[i*hd : (i+1)*hd]}}
+				MLP: [][]float32{b.hb[i*hd : (i+1)*hd]}, Query: b.q[i*c.QDim() : (i+1)*c.QDim()]}
 			for h := range info.Attn {
 				info.Attn[h] = s.State.last[h][:n]
 			}

@@ -52,7 +52,9 @@ func (m *Model) forward(st *State, kv *KVCache, tokens []int, hooks *Hooks, allL
 			hooks.Lens.capture(c, l, st.x[(T-1)*d:T*d])
 		}
 		if hooks != nil && hooks.LayerDone != nil {
-			info := LayerInfo{Layer: l, Pos0: pos0, Hidden: rows(st.x, T, d), Attn: make([][]float32, c.NHeads), MLP: rows(st.hb, T, c.HiddenDim)}
+			qd := c.QDim()
+			info := LayerInfo{Layer: l, Pos0: pos0, Hidden: rows(st.x, T, d), Attn: make([][]float32, c.NHeads), MLP: rows(st.hb, T, c.HiddenDim),
+				Query: st.q[(T-1)*qd : T*qd]}
 			for h := range info.Attn {
 				if wantAll { // the last position's row (attention keeps it only there)
 					off := ((T-1)*c.NHeads + h) * c.SeqLen

@@ -41,4 +41,8 @@ type LayerInfo struct {
 	AttnAll [][][]float32
 	// MLP [T][hidden] is the MLP's inner activations (after SiLU·up or GELU).
 	MLP [][]float32
+	// Query [q_dim] is the last position's queries in this block, every
+	// head's side by side, as attention used them (after RoPE when the
+	// model has it).
+	Query []float32
 }

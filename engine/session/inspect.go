@@ -2,8 +2,9 @@ package session
 
 // inspect.go: Inspect — the real tensor behind one part of the model view:
 // the residual vector entering and leaving a block, a block's MLP
-// activations (top neurons by magnitude), or the keys and values the cache
-// holds for a position.
+// activations (top neurons by magnitude), the keys and values the cache
+// holds for a position, or one head's attention at the current position
+// with every number on its way (inspect_attention.go).
 
 import (
 	"fmt"
@@ -21,14 +22,16 @@ const (
 // MaxInspectNeurons bounds an MLP inspection's list.
 const MaxInspectNeurons = 64
 
-// InspectRequest names a part: what (residual, mlp or kv), the layer, and
-// for kv the cached position; residual and mlp show the current position
-// (the last one the model ran).
+// InspectRequest names a part: what (residual, mlp, kv or attention), the
+// layer, for kv the cached position and for attention the query head;
+// residual, mlp and attention show the current position (the last one the
+// model ran).
 type InspectRequest struct {
 	What  string `json:"what"`
 	Layer int    `json:"layer"`
 	Pos   int    `json:"pos"`
-	K     int    `json:"k"` // mlp: neurons to list (default 16, at most MaxInspectNeurons)
+	K     int    `json:"k"`    // mlp: neurons to list (default 16, at most MaxInspectNeurons)
+	Head  int    `json:"head"` // attention: the query head
 }
 
 // Neuron is one MLP activation.
@@ -55,6 +58,8 @@ type Inspection struct {
 	// kv: per key/value head, the key and value vectors cached for Pos.
 	Keys   [][]float32 `json:"keys,omitempty"`
 	Values [][]float32 `json:"values,omitempty"`
+	// attention: the head's query, keys, scores, weights and output.
+	Attention *AttentionView `json:"attention,omitempty"`
 }
 
 // Inspect returns the tensor behind one part of the model at the current
@@ -110,8 +115,12 @@ func (s *Session) Inspect(r InspectRequest) (*Inspection, error) {
 			out.Keys = append(out.Keys, append([]float32(nil), s.kv.Key[off+h*hd:off+(h+1)*hd]...))
 			out.Values = append(out.Values, append([]float32(nil), s.kv.Value[off+h*hd:off+(h+1)*hd]...))
 		}
+	case InspectAttention:
+		if err := s.inspectAttention(r, out); err != nil {
+			return nil, err
+		}
 	default:
-		return nil, fmt.Errorf("cannot inspect %q: allowed residual, mlp, kv", r.What)
+		return nil, fmt.Errorf("cannot inspect %q: allowed residual, mlp, kv, attention", r.What)
 	}
 	return out, nil
 }

@@ -74,6 +74,7 @@ type passView struct {
 	in       []float32 // [dim]
 	resid    []float32 // [layers][dim]
 	mlp      []float32 // [layers][hidden]
+	att      attnView  // queries and attention weights (inspect_attention.go)
 	lens     *LensReading
 }
 
@@ -101,6 +102,7 @@ func (s *Session) viewHooks(h *engine.Hooks, deferLens bool) *engine.Hooks {
 		T := len(l.Hidden)
 		copy(v.resid[l.Layer*c.Dim:(l.Layer+1)*c.Dim], l.Hidden[T-1])
 		copy(v.mlp[l.Layer*c.HiddenDim:(l.Layer+1)*c.HiddenDim], l.MLP[T-1])
+		v.att.keep(c, l)
 		if l.Layer == c.NLayers-1 {
 			v.valid = true
 		}

@@ -6,10 +6,14 @@
 // the sequence and every layer's cache. Engine events light the stage and
 // layer that ran and put their real values on the picture; clicking a part
 // asks for its tensor (inspect) or shows the one the event carried; the
-// logit lens is a table beside it. A native ES module used by the lab and
-// by lessons: new ModelView(box, {onInspect, label}).
+// logit lens is a table beside it. Clicking a head drills into its
+// attention at the current position with the engine's numbers: the query,
+// every key (cached or new), q·k, the 1/√d scaling, the causal mask, the
+// softmax weights and the weighted sum of the values. A colour scale
+// explains the heads' cells in either color scheme. A native ES module used
+// by the lab and by lessons: new ModelView(box, {onInspect, label}).
 import { el, clear, fmt, count, pct, tokenLabel, seq, isDark } from "./core.js";
-import { esc, hbars } from "./charts.js";
+import { esc, hbars, boxWidth } from "./charts.js";
 import { strip } from "./panels.js";
 
 const NS = "http://www.w3.org/2000/svg";
@@ -45,6 +49,57 @@ function patch(a, b) {
   for (let i = n; i < bc.length; i++) a.appendChild(bc[i]);
 }
 
+// vecFigure is a vector as a small chart (one signed bar per number) with
+// its numbers beneath.
+function vecFigure(title, v, testid) {
+  const f = el("figure", { class: "mv-vec", "data-testid": testid });
+  f.append(el("figcaption", { class: "small", text: title }));
+  const m = Math.max(1e-12, ...v.map(Math.abs)), W = 320, H = 56, bw = W / v.length;
+  let s = `<line x1="0" x2="${W}" y1="${H / 2}" y2="${H / 2}" class="ch-axis"/>`;
+  v.forEach((x, i) => {
+    const h = Math.abs(x) / m * (H / 2 - 2);
+    s += `<rect x="${(i * bw + bw * 0.1).toFixed(1)}" y="${(x >= 0 ? H / 2 - h : H / 2).toFixed(1)}" width="${Math.max(0.5, bw * 0.8).toFixed(1)}" height="${Math.max(0.5, h).toFixed(1)}" class="${x >= 0 ? "mv-pos" : "mv-neg"}"><title>${esc("number " + i + ": " + fmt(x, 5))}</title></rect>`;
+  });
+  f.insertAdjacentHTML("beforeend", `<svg xmlns="${NS}" class="mv-vec-svg" viewBox="0 0 ${W} ${H}" preserveAspectRatio="none" role="img" aria-label="${esc(title + ": bars above the line positive, below negative; largest |value| " + fmt(m, 4))}">${s}</svg>`);
+  f.append(el("p", { class: "mono small mv-nums", text: v.map((x) => fmt(x, 3)).join("  ") }));
+  return f;
+}
+
+// vecCell is a table cell with a vector's numbers and a sparkline of them;
+// empty when the server sent no vector (past its limit).
+function vecCell(v, what) {
+  const td = el("td", { class: "mv-veccell" });
+  if (!v) { td.textContent = "(not sent)"; return td; }
+  const m = Math.max(1e-12, ...v.map(Math.abs)), W = 64, H = 16, bw = W / v.length;
+  let s = "";
+  v.forEach((x, i) => { const h = Math.abs(x) / m * (H / 2); s += `<rect x="${(i * bw).toFixed(1)}" y="${(x >= 0 ? H / 2 - h : H / 2).toFixed(1)}" width="${Math.max(0.4, bw * 0.85).toFixed(1)}" height="${Math.max(0.4, h).toFixed(1)}" class="${x >= 0 ? "mv-pos" : "mv-neg"}"/>`; });
+  td.insertAdjacentHTML("beforeend", `<svg xmlns="${NS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" aria-hidden="true">${s}</svg>`);
+  const nums = el("span", { class: "mono mv-nums", title: what, text: v.map((x) => fmt(x, 2)).join(" ") });
+  // short vectors inline; long ones behind a disclosure, so the row stays one line
+  td.append(v.length <= 8 ? nums : el("details", {}, [el("summary", { text: v.length + " numbers" }), nums]));
+  return td;
+}
+
+// signedBars draws one labelled row per item with a bar from zero (left
+// negative, right positive) and its value: scores that may be negative.
+function signedBars(box, rows, aria) {
+  const W = Math.max(260, boxWidth(box, 360)), rowH = 18, top = 6, labelW = Math.min(130, Math.max(70, W * 0.34)), valW = 58;
+  const plotW = Math.max(60, W - labelW - valW - 8), lo = Math.min(0, ...rows.map((r) => r.value)), hi = Math.max(0, ...rows.map((r) => r.value));
+  const span = hi - lo || 1, x = (v) => labelW + (v - lo) / span * plotW, z = x(0), H = top + rows.length * rowH + 22;
+  let s = "";
+  rows.forEach((r, i) => {
+    const y0 = top + i * rowH, xv = x(r.value);
+    s += `<g class="ch-row" data-rank="${i + 1}"><title>${esc(r.title)}</title><text x="${labelW - 6}" y="${y0 + rowH / 2 + 4}" text-anchor="end" class="ch-label">${esc(r.label)}</text>` +
+      `<rect x="${Math.min(z, xv).toFixed(1)}" y="${y0 + 3}" width="${Math.max(0.5, Math.abs(xv - z)).toFixed(1)}" height="${rowH - 6}" class="${r.value >= 0 ? "mv-pos" : "mv-neg"}"/>` +
+      `<text x="${labelW + plotW + 4}" y="${y0 + rowH / 2 + 4}" class="ch-val">${esc(fmt(r.value, 3))}</text></g>`;
+  });
+  const bottom = top + rows.length * rowH;
+  s += `<line x1="${z}" x2="${z}" y1="${top - 2}" y2="${bottom}" class="ch-axis"/>`;
+  s += `<text x="${labelW}" y="${bottom + 14}" class="ch-tick">${esc(fmt(lo, 2))}</text><text x="${labelW + plotW}" y="${bottom + 14}" text-anchor="end" class="ch-tick">${esc(fmt(hi, 2))}</text>`;
+  box.innerHTML = `<svg xmlns="${NS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(aria)}">${s}</svg>`;
+  box.dataset.rows = rows.length;
+}
+
 export class ModelView {
   constructor(root, opts = {}) {
     this.root = root;
@@ -58,9 +113,10 @@ export class ModelView {
     root.classList.add("mv");
     this.pic = el("div", { class: "mv-pic", "data-testid": "mv-pic" });
     this.cellCanvases = []; // one per block's heads (drawCells)
+    this.legendBox = el("div", { class: "mv-legend small", "data-testid": "mv-legend" });
     this.inspectBox = el("div", { class: "mv-inspect", "data-testid": "mv-inspect", "aria-live": "polite" });
     this.lensBox = el("div", { class: "mv-lens table-wrap", "data-testid": "mv-lens", tabindex: "0", role: "region", "aria-label": "Logit lens: the top tokens after each block" });
-    root.append(this.pic, this.inspectBox, this.lensBox);
+    root.append(this.legendBox, this.pic, this.inspectBox, this.lensBox);
     this.pic.addEventListener("click", (e) => this.pick(e.target));
     this.pic.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); e.stopPropagation(); this.pick(e.target); } });
     // the width comes from the observer: reading clientWidth while drawing
@@ -152,9 +208,11 @@ export class ModelView {
 
   // inspection shows the engine's answer to an inspect request.
   inspection(p) {
+    if (p.what === "attention") { this.showAttention(p); return; }
     const box = clear(this.inspectBox), lab = this.opts.label || String;
     box.dataset.what = p.what;
     box.dataset.layer = p.layer;
+    delete box.dataset.detail;
     if (p.what === "residual") {
       box.append(el("h3", { class: "h3", text: "Residual stream at block " + p.layer + ", position " + p.pos + " (“" + lab(p.pos) + "”)" }),
         el("p", { class: "small muted", text: "What enters the block (" + (p.layer === 0 ? "the embedding" : "block " + (p.layer - 1) + "'s output") +
@@ -192,8 +250,19 @@ export class ModelView {
     if (!g || !this.card) return;
     const what = g.dataset.inspect, layer = +g.dataset.layer;
     if (!this.s.layers) { this.inspectError("Step through prefill first: the parts hold numbers once the model has run."); return; }
-    if (what === "head") { this.selected = { kind: "head", layer, head: +g.dataset.head }; this.showHead(layer, +g.dataset.head); return; }
+    if (what === "head") { this.selected = { kind: "head", layer, head: +g.dataset.head }; this.showHead(layer, +g.dataset.head); this.askHead(); return; }
     this.ask({ what, layer, pos: what === "kv" ? Math.max(0, this.s.cacheLen - 1) : this.s.pos });
+  }
+
+  // askHead asks the engine for the selected head's attention in detail
+  // (the quick row from the event shows meanwhile); after an event, once
+  // the events pause, so a streamed run does not ask per token.
+  askHead(later) {
+    const sel = this.selected;
+    clearTimeout(this.headTimer);
+    if (!sel || sel.kind !== "head" || !this.opts.onInspect) return;
+    const go = () => { if (this.selected === sel) this.opts.onInspect({ what: "attention", layer: sel.layer, head: sel.head }); };
+    if (later) this.headTimer = setTimeout(go, 400); else go();
   }
 
   showHead(layer, head) {
@@ -202,6 +271,8 @@ export class ModelView {
     const row = lt.attn[head], lab = this.opts.label || String, box = clear(this.inspectBox);
     box.dataset.what = "head";
     box.dataset.layer = layer;
+    box.dataset.head = head;
+    delete box.dataset.detail;
     const kv = this.card.heads / this.card.kv_heads;
     box.append(el("h3", { class: "h3", text: "Attention of head " + head + ", block " + layer + ", query position " + this.s.pos + " (“" + lab(this.s.pos) + "”)" }),
       el("p", { class: "small muted", text: "How much the current position's query takes from each cached position's value (the row adds up to 1). " +
@@ -214,6 +285,83 @@ export class ModelView {
     hbars(chart, { rows: rows.map((r) => ({ label: r.p + " " + lab(r.p), values: [r.w], title: "position " + r.p + " “" + lab(r.p) + "”: " + fmt(r.w, 4) })),
       series: [{ name: "attention weight", cls: "s-accent" }], xTitle: "attention weight", max: 1, fmt: (v) => fmt(v, 3), tickFmt: (t) => fmt(t, 1),
       aria: "Attention row of head " + head + " in block " + layer });
+  }
+
+  // showAttention shows the engine's attention inspection of one head at
+  // the current position, step by step: query → q·k with every key →
+  // × 1/√d → causal mask → softmax → Σ weight × value.
+  showAttention(p) {
+    const a = p.attention, box = clear(this.inspectBox), keys = a.keys, n = keys.length, d = a.head_dim;
+    const sel = this.selected;
+    if (sel && sel.kind === "head" && (sel.layer !== p.layer || sel.head !== a.head)) return; // an answer to an earlier click
+    Object.assign(box.dataset, { what: "head", detail: "attention", layer: p.layer, head: a.head, pos: p.pos, keys: n });
+    const label = (k) => tokenLabel(k), cur = keys[n - 1];
+    const nCached = keys.filter((k) => k.cached).length, nNew = n - nCached;
+    const shared = this.card && this.card.heads > this.card.kv_heads ? " It reads key/value head " + a.kv_head + ", which " + (this.card.heads / this.card.kv_heads - 1) + " other query head" + (this.card.heads / this.card.kv_heads > 2 ? "s" : "") + " share." : "";
+    box.append(el("h3", { class: "h3", text: "Attention of head " + a.head + ", block " + p.layer + ", at position " + p.pos + " (“" + label(cur) + "”), the current position" }),
+      el("p", { class: "small muted", text: "The engine's own numbers from the last forward pass. The query of this position is compared with the key of every position it may see; " +
+        "the scores become weights, and the head's output is the weights' mix of the values." + shared }));
+    // 1 query and 6 output: vectors as charts and numbers
+    const vecs = el("div", { class: "mv-attn-vecs" });
+    vecs.append(vecFigure("1 · query q (" + d + " numbers" + (a.rope ? ", after RoPE rotated it by position " + p.pos : "") + ")", a.query, "mv-attn-q"),
+      vecFigure("6 · output: Σ weight × value (" + d + " numbers, before the output projection mixes the heads)", a.output, "mv-attn-out"));
+    box.append(vecs);
+    // 2-5 the steps in words and numbers
+    const inv = "1/√" + d + " = " + fmt(a.scale, 4);
+    box.append(el("ol", { class: "mv-attn-steps small", start: "2" }, [
+      el("li", { text: "Scores: q·k, the dot product of the query with each of the " + n + " keys: " + nCached + " cached (computed at earlier steps and read from the KV cache), " + nNew + " new (computed by this pass, marked “(new)” below)." }),
+      el("li", { text: "Scaling: each score × " + inv + " (1/√head_dim), so the scores do not grow with the head's width." }),
+      el("li", { "data-testid": "mv-attn-mask", text: "Causal mask: positions after " + p.pos + " are masked (score −∞, weight 0). " + (a.masked > 0 ? "Here that is positions " + (p.pos + 1) + "–" + (a.context - 1) + ", which hold nothing yet: the query sees positions 0–" + p.pos + "." : "No position comes after this one.") }),
+      el("li", { text: "Softmax: weight = e^(scaled score) / Σ e^(scaled scores) over the visible positions; the weights add up to " + fmt(a.weight_sum, 6) + "." })]));
+    // charts: scaled scores and weights, every key labelled
+    const charts = el("div", { class: "mv-attn-charts" });
+    const scoreBox = el("div", { class: "chart", "data-testid": "mv-attn-scores" }), weightBox = el("div", { class: "chart", "data-testid": "mv-head" });
+    const region = (title, chart) => el("div", { class: "mv-attn-scroll" + (n > 20 ? " tall" : ""), tabindex: "0", role: "region", "aria-label": title + " (" + n + " keys)" }, [chart]);
+    charts.append(el("figure", {}, [el("figcaption", { class: "small", text: "3 · scaled scores q·k/√" + d }), region("Scaled scores of every key", scoreBox)]),
+      el("figure", {}, [el("figcaption", { class: "small", text: "5 · softmax weights" }), region("Softmax weights of every key", weightBox)]));
+    box.append(charts);
+    const rowLabel = (k) => k.pos + " " + label(k) + (k.cached ? "" : " (new)");
+    signedBars(scoreBox, keys.map((k) => ({ label: rowLabel(k), value: k.scaled, title: "position " + k.pos + " “" + label(k) + "” (" + (k.cached ? "cached" : "new") + "): q·k " + fmt(k.score, 5) + ", × " + fmt(a.scale, 4) + " = " + fmt(k.scaled, 5) })),
+      "Scaled scores q·k/√" + d + " of head " + a.head + ", block " + p.layer);
+    const wmax = Math.max(1e-9, ...keys.map((k) => k.weight));
+    hbars(weightBox, { rows: keys.map((k) => ({ label: rowLabel(k), values: [k.weight], title: "position " + k.pos + " “" + label(k) + "” (" + (k.cached ? "cached" : "new") + "): weight " + fmt(k.weight, 5) })),
+      series: [{ name: "attention weight", cls: "s-accent" }], xTitle: "attention weight (axis to the largest, " + fmt(wmax, 3) + ")", max: wmax, fmt: (v) => fmt(v, 3), tickFmt: (t) => fmt(t, 2),
+      aria: "Softmax weights of head " + a.head + " in block " + p.layer + " over " + n + " positions" });
+    // the table: every number, one row per key, and the masked rest
+    const t = el("table", { class: "mv-attn-table", "data-testid": "mv-attn-table" });
+    t.append(el("caption", { text: "Every key the query attends to (" + n + " positions: " + nCached + " cached, " + nNew + " new), with its value; “key” and “value” are the vectors the KV cache holds (keys after RoPE" + (a.rope ? "" : ": none in this model") + ")." }));
+    t.append(el("thead", {}, [el("tr", {}, ["position", "token", "from", "q·k", "× " + fmt(a.scale, 4) + " = scaled", "weight", "key k", "value v"].map((h) => el("th", { scope: "col", text: h })))]));
+    const body = el("tbody");
+    for (const k of keys) {
+      body.append(el("tr", { "data-pos": k.pos, "data-weight": String(k.weight), class: k.cached ? "mv-cached" : "mv-new" }, [
+        el("th", { scope: "row", class: "mono", text: String(k.pos) }),
+        el("td", { class: "mono", "data-testid": "mv-key-label", text: label(k) }),
+        el("td", {}, [el("span", { class: "mv-src", text: k.cached ? "cached" : "new" })]),
+        el("td", { class: "num", text: fmt(k.score, 4) }), el("td", { class: "num", text: fmt(k.scaled, 4) }), el("td", { class: "num", text: fmt(k.weight, 4) }),
+        vecCell(k.key, "key of position " + k.pos), vecCell(k.value, "value of position " + k.pos)]));
+    }
+    if (a.masked > 0) {
+      body.append(el("tr", { class: "mv-masked", "data-testid": "mv-masked-row" }, [el("th", { scope: "row", class: "mono", text: (p.pos + 1) + "–" + (a.context - 1) }),
+        el("td", { text: "—" }), el("td", { text: "masked" }), el("td", { class: "num", text: "—" }),
+        el("td", { class: "num", text: "−∞ (masked)" }), el("td", { class: "num", text: "0" }), el("td", { text: "not computed yet" }), el("td", { text: "—" })]));
+    }
+    t.append(body);
+    box.append(el("div", { class: "table-wrap mv-attn-scroll" + (n > 12 ? " tall" : ""), tabindex: "0", role: "region", "aria-label": "Attention numbers of head " + a.head + ", block " + p.layer + ": every key" }, [t]));
+  }
+
+  // drawLegend explains the heads' cells: the colour scale of the current
+  // scheme (light: white to dark blue; dark: the card's grey to light blue).
+  drawLegend() {
+    const dark = isDark(), box = this.legendBox;
+    if (box.dataset.dark === String(dark) && box.firstChild) return;
+    box.dataset.dark = String(dark);
+    // a CSS gradient, not an SVG: "#modelview svg" stays the picture
+    const stops = [0, 0.25, 0.5, 0.75, 1].map((v) => seq(v, dark));
+    const bar = el("span", { class: "mv-scale-bar", "aria-hidden": "true", "data-from": stops[0], "data-to": stops[4] });
+    bar.style.background = "linear-gradient(to right, " + stops.join(", ") + ")";
+    clear(box).append(el("span", { class: "mv-scale" }, [bar, el("span", { class: "mv-scale-ticks", "aria-hidden": "true" }, [el("span", { text: "0" }), el("span", { text: "0.5" }), el("span", { text: "1" })])]));
+    box.append(el("span", { "data-testid": "mv-legend-text", text: "Head cells: the current position's attention weight on each position, left to right from position 0; " +
+      (dark ? "brighter blue = more attention, near the background = little." : "darker blue = more attention, white = little.") + " Click a head for its numbers." }));
   }
 
   // ---------- the layer sweep: the pass's layers light in order ----------
@@ -269,7 +417,8 @@ export class ModelView {
     }
     this.drawCells(W, this.height);
     this.drawLens();
-    if (this.headDirty) { this.headDirty = false; this.showHead(this.selected.layer, this.selected.head); }
+    this.drawLegend();
+    if (this.headDirty) { this.headDirty = false; this.showHead(this.selected.layer, this.selected.head); this.askHead(true); }
   }
 
   // redrawLit moves the sweep: only the blocks' lit and cursor marks
