@@ -223,17 +223,28 @@ export function sampleSentence(s) {
 
 // ---------- attention ----------
 
+// heatScale is the heatmaps' colour ramp, weight 0 to 1 (set through the
+// CSSOM: the page's CSP allows no style attributes)
+function heatScale(dark) {
+  const s = el("span", { class: "heat-scale", "aria-hidden": "true" });
+  s.style.background = "linear-gradient(to right, " + [0, 0.25, 0.5, 0.75, 1].map((v) => seq(v, dark)).join(", ") + ")";
+  return s;
+}
+
 // attentionHeatmap draws, for one layer, one heatmap per head: query
-// tokens as rows, key tokens as columns, darker = more attention. heads
-// is [head][query][key]; rowLabels/colLabels name the tokens.
+// tokens as rows, key tokens as columns, a stronger colour = more attention
+// (darker on a light page, brighter on a dark one), with its colour scale.
+// Every key keeps its label at any cache length: cells are never narrower
+// than a label, and a wide map scrolls in its own keyboard-reachable box.
+// heads is [head][query][key]; rowLabels/colLabels name the tokens.
 export function attentionHeatmap(box, o) {
   remember(box, () => attentionHeatmap(box, o));
   // large type (chartScale): laid out zoom times narrower, drawn zoom times larger
   const zoom = chartScale(), nq = o.rowLabels.length, nk = o.colLabels.length;
   const avail = Math.max(200, boxWidth(box, 360) / zoom);
   const labelW = 74, colLabelH = 60;
-  const cell = Math.max(3, Math.min(24, Math.floor((Math.min(avail, 520) - labelW - 8) / Math.max(1, nk))));
-  const showCols = cell >= 10, showRows = nq <= 64;
+  const cell = Math.max(10, Math.min(24, Math.floor((Math.min(avail, 520) - labelW - 8) / Math.max(1, nk))));
+  const showCols = true, showRows = nq <= 64;
   const figs = [], dpr = window.devicePixelRatio || 1, fg = cssVar("--fg"), empty = cssVar("--border"), dark = isDark(), font = "11px system-ui, sans-serif";
   o.heads.forEach((rows, h) => {
     const W = labelW + nk * cell + 4, ch = nq > 1 ? cell : Math.max(cell, 14);
@@ -265,12 +276,19 @@ export function attentionHeatmap(box, o) {
         g.fillRect(labelW + k * cell, y0 + q * ch, cell - (cell > 4 ? 1 : 0), ch - (ch > 4 ? 1 : 0));
       });
     });
-    c.title = o.title + ", head " + h + ". Rows: query tokens; columns: key tokens; darker = more attention. Each row adds up to 1 over the keys it can see (itself and earlier).";
-    figs.push(el("figure", { class: "heat-fig" }, [el("figcaption", { class: "small", text: "head " + h }), c]));
+    c.title = o.title + ", head " + h + ". Rows: query tokens; columns: key tokens; " + (dark ? "brighter" : "darker") + " = more attention. Each row adds up to 1 over the keys it can see (itself and earlier).";
+    const wide = W * zoom > avail * zoom;
+    figs.push(el("figure", { class: "heat-fig" }, [el("figcaption", { class: "small", text: "head " + h }),
+      wide ? el("div", { class: "heat-scroll", tabindex: "0", role: "region", "aria-label": o.title + ", head " + h + " (scrolls sideways: " + nk + " keys)" }, [c]) : c]));
   });
+  // the colour scale: attention weight 0 to 1, in this scheme's colours
+  const scale = el("div", { class: "heat-legend small", "data-testid": "attn-scale" }, [
+    el("span", { text: "attention weight 0" }),
+    heatScale(dark),
+    el("span", { text: "1 (" + (dark ? "brighter" : "darker") + " = more attention; grey: a key the query cannot see)" })]);
   // fresh canvases, drawn off the page and swapped in at once, measured
   // faster than repainting the ones on the page (notes-issue-13.md)
-  box.replaceChildren(...figs);
+  box.replaceChildren(scale, ...figs);
   box.dataset.heads = o.heads.length;
   box.dataset.rows = nq;
   box.dataset.cols = nk;
