@@ -165,8 +165,10 @@ func checkAttention(t *testing.T, s *Session, ref *refPass, pos0 int) (dScaled, 
 			}
 		}
 	}
-	if dScaled > 1e-5 || dSoftmax > 1e-6 || dOut > 1e-5 {
-		t.Errorf("largest differences: q·k/√d %.3g (budget 1e-5), softmax of it vs the engine's weights %.3g (1e-6), output %.3g (1e-5)", dScaled, dSoftmax, dOut)
+	// 1e-5 everywhere: the engine's float32 softmax (SIMD or the pure-Go
+	// kernels: 1.1e-6 on the latter) against a float64 one of the same scores
+	if dScaled > 1e-5 || dSoftmax > 1e-5 || dOut > 1e-5 {
+		t.Errorf("largest differences: q·k/√d %.3g (budget 1e-5), softmax of it vs the engine's weights %.3g (1e-5), output %.3g (1e-5)", dScaled, dSoftmax, dOut)
 	}
 	return dScaled, dSoftmax, dOut
 }
