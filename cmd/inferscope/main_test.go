@@ -7,8 +7,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestCLIDispatch(t *testing.T) {
@@ -39,13 +44,65 @@ func TestCLIDispatch(t *testing.T) {
 	}
 }
 
+// lockedBuffer is a bytes.Buffer safe for the server writing its log while
+// the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestServeShutsDownOnCancel: serve listens, answers a request, and on
+// cancel shuts down and exits 0, after which nothing listens.
 func TestServeShutsDownOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb bytes.Buffer
-	done := make(chan int)
+	defer cancel()
+	var out, errb lockedBuffer
+	done := make(chan int, 1)
 	go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, &out, &errb) }()
+	url := regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/)`)
+	var base string
+	for deadline := time.Now().Add(30 * time.Second); base == ""; time.Sleep(10 * time.Millisecond) {
+		if m := url.FindStringSubmatch(errb.String()); m != nil {
+			base = m[1]
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d before listening: %s", code, errb.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve never said where it listens: %s", errb.String())
+		}
+	}
+	resp, err := http.Get(base + "healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "ok\n" {
+		t.Fatalf("/healthz: %d %q", resp.StatusCode, body)
+	}
 	cancel()
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "shutting down") {
+		t.Errorf("no shutdown in the log: %s", errb.String())
+	}
+	if _, err := http.Get(base + "healthz"); err == nil {
+		t.Error("the server still answers after it shut down")
 	}
 }
