@@ -194,6 +194,23 @@ func classStudent(base, code, cookie, row string, out chan<- classResult) {
 	}
 }
 
+// awaitClass reads the presenter's messages until the class request is done
+// and returns its final state.
+func awaitClass(tb testing.TB, p *wsClient) classStateView {
+	tb.Helper()
+	var st classStateView
+	for !st.Done {
+		switch m := p.read(); m.Type {
+		case web.MsgRoomClassState:
+			st = classStateView{}
+			json.Unmarshal(m.Payload, &st)
+		case web.MsgError:
+			tb.Fatalf("room_class: %s", m.Payload)
+		}
+	}
+	return st
+}
+
 // batcherTotals is the default model's batcher passes and steps from /api/server.
 func batcherTotals(t *testing.T, base string) (passes, steps int64) {
 	t.Helper()
@@ -245,17 +262,7 @@ func TestClassRequest(t *testing.T) {
 			waitCounts(t, p, func(c counts) bool { return c.Followers == students })
 			passes0, steps0 := batcherTotals(t, ts.URL)
 			p.send("room_class", map[string]any{"code": room.Code, "key": room.Key, "start": start, "batch": batch})
-			var st classStateView
-			for !st.Done {
-				m := p.read()
-				switch m.Type {
-				case web.MsgError:
-					t.Fatalf("room_class: %s", m.Payload)
-				case web.MsgRoomClassState:
-					st = classStateView{}
-					json.Unmarshal(m.Payload, &st)
-				}
-			}
+			st := awaitClass(t, p)
 			wg.Wait()
 			close(out)
 			mine := map[string]classResult{}
@@ -381,15 +388,7 @@ func TestClassRequestAcrossReplicas(t *testing.T) {
 	waitCounts(t, p, func(c counts) bool { return c.Followers == students })
 	p.send("room_class", map[string]any{"code": room.Code, "key": room.Key, "batch": true,
 		"start": map[string]any{"prompt": "The President said", "max_new_tokens": 12}})
-	var st classStateView
-	for !st.Done {
-		if m := p.read(); m.Type == web.MsgRoomClassState {
-			st = classStateView{}
-			json.Unmarshal(m.Payload, &st)
-		} else if m.Type == web.MsgError {
-			t.Fatalf("room_class: %s", m.Payload)
-		}
-	}
+	st := awaitClass(t, p)
 	wg.Wait()
 	close(out)
 	for r := range out {
@@ -433,15 +432,7 @@ func BenchmarkClassRequest(b *testing.B) {
 			waitCounts(b, p, func(c counts) bool { return c.Followers == students })
 			p.send("room_class", map[string]any{"code": room.Code, "key": room.Key, "batch": batch,
 				"start": map[string]any{"prompt": "Once upon a time", "max_new_tokens": tokens}})
-			var st classStateView
-			for !st.Done {
-				if m := p.read(); m.Type == web.MsgRoomClassState {
-					st = classStateView{}
-					json.Unmarshal(m.Payload, &st)
-				} else if m.Type == web.MsgError {
-					b.Fatalf("room_class: %s", m.Payload)
-				}
-			}
+			st := awaitClass(b, p)
 			wg.Wait()
 			close(out)
 			for res := range out {

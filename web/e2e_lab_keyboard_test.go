@@ -12,23 +12,13 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-
-	"github.com/inferscope/inferscope/internal/browsertest"
 )
 
 func TestBrowserLabKeyboard(t *testing.T) {
-	ts, _ := labServer(t)
-	b := browsertest.New(t)
+	ts, _, b, must := labBrowser(t, "lab-keyboard-failure")
 	ctx := b.Ctx
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			b.Screenshot(t, "lab-keyboard-failure")
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
 	key := func(k string) { must("key "+k, chromedp.Do(ctx, chromedp.KeyEvent(k))) }
-	ready := `document.getElementById('main').dataset.runState === 'ready' && document.body.dataset.busy === '0'`
+	ready := labReadyJS
 	must("open the lab", chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lab?prompt=Once+upon+a+time&n=6&t=0")))
 	must("ready", waitJS(ctx, ready))
 

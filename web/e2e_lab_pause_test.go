@@ -9,22 +9,12 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/inferscope/inferscope/internal/browsertest"
 )
 
 func TestBrowserLabPause(t *testing.T) {
-	ts, _ := labServer(t)
-	b := browsertest.New(t)
+	ts, _, b, must := labBrowser(t, "lab-pause-failure")
 	ctx := b.Ctx
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			b.Screenshot(t, "lab-pause-failure")
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	ready := `document.getElementById('main').dataset.runState === 'ready' && document.body.dataset.busy === '0'`
+	ready := labReadyJS
 	stopped := `document.getElementById('main').dataset.runState === 'stopped' && document.body.dataset.busy === '0'`
 	count := func() int { return evalJS[int](t, ctx, `+document.getElementById('gen').dataset.count`) }
 	text := func() string { return evalJS[string](t, ctx, `document.getElementById('gen').textContent`) }

@@ -17,21 +17,12 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/inferscope/inferscope/engine/session"
-	"github.com/inferscope/inferscope/internal/browsertest"
 )
 
 func TestBrowserLabSettingsMidRun(t *testing.T) {
-	ts, m := labServer(t)
-	b := browsertest.New(t)
+	ts, m, b, must := labBrowser(t, "lab-settings-failure")
 	ctx := b.Ctx
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			b.Screenshot(t, "lab-settings-failure")
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	ready := `document.getElementById('main').dataset.runState === 'ready' && document.body.dataset.busy === '0'`
+	ready := labReadyJS
 	must("open the lab", chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lab?prompt=Once+upon+a+time&n=12&t=0.8&p=0.9&seed=42")))
 	must("ready", waitJS(ctx, ready))
 	for i := 1; i <= 2; i++ {

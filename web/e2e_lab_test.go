@@ -58,6 +58,26 @@ func labServer(t testing.TB) (*httptest.Server, *engine.Model) {
 	return ts, m
 }
 
+// labReadyJS is true when the lab's run waits for the next command with
+// everything it received drawn.
+const labReadyJS = `document.getElementById('main').dataset.runState === 'ready' && document.body.dataset.busy === '0'`
+
+// labBrowser is a lab server and a browser on it, with must: a failed step
+// saves a screenshot (failure) and ends the test.
+func labBrowser(t *testing.T, failure string) (*httptest.Server, *engine.Model, *browsertest.Browser, func(string, error)) {
+	t.Helper()
+	ts, m := labServer(t)
+	b := browsertest.New(t)
+	must := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			b.Screenshot(t, failure)
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	return ts, m, b, must
+}
+
 func waitJS(ctx context.Context, expr string) error {
 	var err error
 	for try := 0; try < 3; try++ {

@@ -9,22 +9,12 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/inferscope/inferscope/internal/browsertest"
 )
 
 func TestBrowserModelViewOnePosition(t *testing.T) {
-	ts, _ := labServer(t)
-	b := browsertest.New(t)
+	ts, _, b, must := labBrowser(t, "modelview-position-failure")
 	ctx := b.Ctx
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			b.Screenshot(t, "modelview-position-failure")
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	ready := `document.getElementById('main').dataset.runState === 'ready' && document.body.dataset.busy === '0'`
+	ready := labReadyJS
 	must("open the lab", chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lab?prompt=Once+upon+a+time&n=6&t=0")))
 	must("ready", waitJS(ctx, ready))
 	view := func() (pos, top, lensPos, lensTop string) {

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"sort"
+	"strings"
 )
 
 // networkIDBytes is the length of a network id, before hex.
@@ -36,17 +37,7 @@ func validNetworkID(s string) bool {
 		return false
 	}
 	_, err := hex.DecodeString(s)
-	return err == nil && s == toLowerHex(s)
-}
-
-func toLowerHex(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'F' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
+	return err == nil && s == strings.ToLower(s)
 }
 
 // roomNetwork is one network's line in the presenter's counts: its
