@@ -297,7 +297,7 @@ export class ModelView {
     Object.assign(box.dataset, { what: "head", detail: "attention", layer: p.layer, head: a.head, pos: p.pos, keys: n });
     const label = (k) => tokenLabel(k), cur = keys[n - 1];
     const nCached = keys.filter((k) => k.cached).length, nNew = n - nCached;
-    const shared = this.card && this.card.heads > this.card.kv_heads ? " It reads key/value head " + a.kv_head + ", which " + (this.card.heads / this.card.kv_heads - 1) + " other query head" + (this.card.heads / this.card.kv_heads > 2 ? "s" : "") + " share." : "";
+    const shared = this.card && this.card.heads > this.card.kv_heads ? " It reads key/value head " + a.kv_head + ", which " + (this.card.heads / this.card.kv_heads - 1) + (this.card.heads / this.card.kv_heads > 2 ? " other query heads share." : " other query head shares.") : "";
     box.append(el("h3", { class: "h3", text: "Attention of head " + a.head + ", block " + p.layer + ", at position " + p.pos + " (“" + label(cur) + "”), the current position" }),
       el("p", { class: "small muted", text: "The engine's own numbers from the last forward pass. The query of this position is compared with the key of every position it may see; " +
         "the scores become weights, and the head's output is the weights' mix of the values." + shared }));
