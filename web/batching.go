@@ -118,36 +118,3 @@ func (c *EngineCatalog) scheduleFor(run Run, visitor string) (*serve.SessionSche
 	s.SetScheduler(sc)
 	return sc, nil
 }
-
-// tagRun tags a connection's new run with its visitor (see scheduleFor)
-// and records whether its decode steps are batched; the run it replaces
-// is done. With alone set the run's passes are its own, as with batching
-// off (its prefill does not wait for the batcher's prefill slot either).
-func (c *wsConn) tagRun(run Run, alone bool) {
-	c.runDone()
-	c.batched, c.batch = false, nil
-	if alone {
-		if s, ok := run.Runner.(*session.Session); ok {
-			s.SetScheduler(nil)
-		}
-		return
-	}
-	if cat, ok := c.s.opts.Catalog.(*EngineCatalog); ok {
-		sc, err := cat.scheduleFor(run, c.visitor)
-		c.batched, c.batch = err == nil, sc
-	}
-}
-
-// runDone tells the batcher the connection's run sends no more steps
-// (it stopped, was replaced, or the connection closed).
-func (c *wsConn) runDone() {
-	if c.batch != nil {
-		c.batch.Done() // a later step (after a rewind) counts it again
-	}
-}
-
-// batchedNext reports whether the run's next stage is a decode step the
-// batcher runs (so it takes no engine slot: the batcher admits it fairly).
-func (c *wsConn) batchedNext() bool {
-	return c.batched && c.start != nil && !c.start.NoCache && c.runner != nil && c.runner.Next() == session.StageAppend
-}

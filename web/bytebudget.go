@@ -116,32 +116,3 @@ func humanBytes(n float64) string {
 	}
 	return fmt.Sprintf("%g bytes", n)
 }
-
-// dataAllowed reports whether a data request (get_logits, sample_n,
-// resample, inspect) may be answered now; if not the client is told why with a
-// byte_budget error carrying the command's id.
-func (c *wsConn) dataAllowed(id int64, what string) bool {
-	d := c.s.bytes.debt(c.visitor)
-	if d <= 0 {
-		return true
-	}
-	c.s.metrics.bytesRefused.Add(1)
-	c.sendError(id, CodeByteBudget, c.s.bytes.refusal(what, d))
-	return false
-}
-
-// awaitBytes holds a run's next stage until the visitor is out of debt
-// (backpressure); it returns an error if ctx ends or the connection closes
-// first.
-func (c *wsConn) awaitBytes(ctx context.Context) error {
-	if c.s.bytes.debt(c.visitor) <= 0 {
-		return nil
-	}
-	ctx, cancel := c.whileOpen(ctx)
-	defer cancel()
-	waited, err := c.s.bytes.wait(ctx, c.visitor)
-	if waited {
-		c.s.metrics.bytesWaits.Add(1)
-	}
-	return err
-}

@@ -16,6 +16,7 @@ import (
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/engine/session"
 	"github.com/inferscope/inferscope/engine/tokenizer"
+	"github.com/inferscope/inferscope/models"
 )
 
 // EngineCatalog holds loaded models and implements Catalog; safe for
@@ -175,4 +176,18 @@ func (c *EngineCatalog) NewRun(name string, cfg session.Config) (Run, error) {
 	card := c.card(m)
 	c.mu.RUnlock()
 	return Run{Runner: s, Model: card}, nil
+}
+
+// DefaultCatalog is a catalog holding only the embedded default model
+// (tests and tools).
+func DefaultCatalog() (*EngineCatalog, error) {
+	m, err := models.Default()
+	if err != nil {
+		return nil, err
+	}
+	cat := NewEngineCatalog()
+	if err := cat.Add(m, "", true); err != nil {
+		return nil, err
+	}
+	return cat, nil
 }

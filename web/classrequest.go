@@ -13,8 +13,6 @@ package web
 // server's sessions and memory, refusing by name with how many would.
 
 import (
-	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -24,11 +22,6 @@ import (
 )
 
 const (
-	CmdRoomClass       = "room_class"        // presenter: {code, key, start, batch}: every following student sends start now
-	MsgRoomClass       = "room_class"        // class: {id, start, batch}: send this request, as your own session
-	MsgRoomClassState  = "room_class_state"  // presenter: the class request so far (classState)
-	MsgRoomClassResult = "room_class_result" // class: the finished request's rows, for each student's rank
-
 	// MaxClassNewTokens bounds a class request's output length.
 	MaxClassNewTokens = 256
 	// classWait is the longest a class request waits for its rows; one
@@ -43,21 +36,6 @@ const (
 	classReportEvery = 200 * time.Millisecond
 	classDrawEvery   = 100 * time.Millisecond
 )
-
-// ClassTag marks a start as a student's part of a class request.
-type ClassTag struct {
-	Code string `json:"code"`
-	ID   int64  `json:"id"`
-	Row  string `json:"row"` // the page's anonymous id for its row: 8 hex digits
-}
-
-func (t *ClassTag) valid() bool {
-	if t == nil || !validRoomCode(t.Code) || t.ID <= 0 || len(t.Row) != 8 {
-		return false
-	}
-	_, err := hex.DecodeString(t.Row)
-	return err == nil
-}
 
 // classRow is one student's request as the server measured it. Times in
 // ms; *_ms since epoch where named so. The stage times are the run's own
@@ -86,8 +64,6 @@ type classRow struct {
 	MemoryBytes   int64     `json:"memory_bytes"`
 }
 
-func msOf(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
-
 // classTap watches a student's class run on the student's replica and
 // reports its row to the room's owner.
 type classTap struct {
@@ -100,24 +76,18 @@ type classTap struct {
 	ended bool
 }
 
-// setClass starts (or ends) watching the connection's new run for a class
-// request; a run it replaces that had not finished is reported failed.
-func (c *wsConn) setClass(tag *ClassTag) {
-	if c.class != nil && !c.class.ended {
-		c.class.end("the student's page started another run")
-	}
-	c.class = nil
-	if !tag.valid() || c.s.rooms == nil {
-		return
-	}
+// ClassRun starts watching a student's run for the class request tag
+// names (hub.go Rooms).
+func (h *roomHub) ClassRun(tag *ClassTag) ClassObserver {
 	now := time.Now()
-	c.class = &classTap{h: c.s.rooms, code: tag.Code, id: tag.ID, start: now,
+	t := &classTap{h: h, code: tag.Code, id: tag.ID, start: now,
 		row: classRow{Row: tag.Row, State: "running", StartMs: now.UnixMilli(), TokenAt: []float64{}, Batches: []int{}, StepQueueMs: []float64{}}}
-	c.class.report()
+	t.report()
+	return t
 }
 
-// observe takes one event of the run.
-func (t *classTap) observe(ev *session.Event, memory int64) {
+// Observe takes one event of the run.
+func (t *classTap) Observe(ev *session.Event, memory int64) {
 	if t.ended {
 		return
 	}
@@ -160,8 +130,8 @@ func (t *classTap) observe(ev *session.Event, memory int64) {
 	}
 }
 
-// end reports the run failed (its page closed, or it started another).
-func (t *classTap) end(why string) {
+// End reports the run failed (its page closed, or it started another).
+func (t *classTap) End(why string) {
 	if t.ended {
 		return
 	}
@@ -176,18 +146,6 @@ func (t *classTap) report() {
 	if err == nil {
 		t.h.bus.Publish(subjUp(t.code), b)
 	}
-}
-
-// classAlone is the request run once by itself just before the class
-// sent it: what one request alone gets on this server now.
-type classAlone struct {
-	TTFTMs      float64 `json:"ttft_ms"`
-	Tokens      int     `json:"tokens"`
-	GapMs       float64 `json:"gap_ms"` // median wall-clock time between its consecutive tokens
-	WallMs      float64 `json:"wall_ms"`
-	TokS        float64 `json:"tok_s"`        // Tokens ÷ WallMs
-	DecodeSteps int     `json:"decode_steps"` // its decode passes (on the batcher when batching)
-	MemoryBytes int64   `json:"memory_bytes"` // its run at the end: scratch plus KV cache
 }
 
 // classRun is a room's class request, on its owner.
@@ -261,7 +219,7 @@ func (cr *classRun) stateLocked(now time.Time) classState {
 }
 
 // classCommand runs room_class for the presenter (c, on the owner).
-func (c *wsConn) classCommand(id int64, r *room, p *RoomPayload) {
+func (h *roomHub) classCommand(c *wsConn, id int64, r *room, p *RoomPayload) {
 	start := p.Start
 	if start == nil || start.Prompt == "" && len(start.Chat) == 0 {
 		c.sendError(id, CodeBadPayload, "room_class needs start, the request every student sends: a prompt and its settings")
@@ -272,7 +230,7 @@ func (c *wsConn) classCommand(id int64, r *room, p *RoomPayload) {
 		return
 	}
 	batching := false
-	if cat, ok := c.s.opts.Catalog.(*EngineCatalog); ok {
+	if cat, ok := h.ws.catalog.(*EngineCatalog); ok {
 		batching, _ = cat.Batching()
 	}
 	req := *start
@@ -291,14 +249,13 @@ func (c *wsConn) classCommand(id int64, r *room, p *RoomPayload) {
 		return
 	}
 	// the baseline: the same request alone, on this server, now
-	alone, weights, err := c.classAlone(&req)
+	alone, weights, err := c.runAlone(&req)
 	if err != nil {
 		c.sendError(id, CodeBadRequest, "room_class: "+err.Error())
 		return
 	}
 	// will the class fit? sessions and memory for runs, on this server
-	freeSessions := int64(c.lim.MaxSessions) - c.s.conns.n.Load() - int64(c.s.rooms.presentersAway())
-	freeMem := c.lim.MaxKVBytes - c.s.conns.kvBytes.Load()
+	freeSessions, freeMem := h.ws.free()
 	fit := freeSessions
 	if alone.MemoryBytes > 0 {
 		fit = min(fit, freeMem/alone.MemoryBytes)
@@ -317,7 +274,7 @@ func (c *wsConn) classCommand(id int64, r *room, p *RoomPayload) {
 		n = r.class.ID + 1
 	}
 	cr := &classRun{ID: n, Start: &req, Batch: p.Batch && batching, Batching: batching, Expected: students, SentMs: time.Now().UnixMilli(), Alone: alone, Weights: weights,
-		Budget: c.lim.MaxKVBytes, rows: map[string]*classRow{}}
+		Budget: h.ws.limits.MaxKVBytes, rows: map[string]*classRow{}}
 	if r.class != nil {
 		r.class.stopTimersLocked()
 	}
@@ -326,60 +283,6 @@ func (c *wsConn) classCommand(id int64, r *room, p *RoomPayload) {
 	r.publishLocked(MsgRoomClass, b)
 	cr.wait = time.AfterFunc(classWait, func() { r.finishClass(cr, true) })
 	r.tellClassLocked()
-}
-
-// classAlone runs req once by itself, a stage per fair-queue slot like
-// any run of this connection, and measures it.
-func (c *wsConn) classAlone(req *StartPayload) (classAlone, int64, error) {
-	var a classAlone
-	var run Run
-	var err error
-	cfg := req.SessionConfig()
-	cfg.MaxBytes = c.budgetLeft()
-	if c.withSlot(context.Background(), func() { run, err = c.s.opts.Catalog.NewRun(req.Model, cfg) }) != nil {
-		return a, 0, errClosed
-	}
-	if err != nil {
-		return a, 0, err
-	}
-	if s, ok := run.Runner.(*session.Session); ok && req.NoBatch {
-		s.SetScheduler(nil)
-	}
-	t0 := time.Now()
-	var chosen []time.Time
-	for !run.Runner.Done() {
-		var evs []*session.Event
-		if c.withSlot(context.Background(), func() { evs, err = run.Runner.Advance(context.Background(), session.UntilStage, nil) }) != nil {
-			return a, 0, errClosed
-		}
-		if err != nil {
-			return a, 0, err
-		}
-		for _, ev := range evs {
-			switch {
-			case ev.Sample != nil:
-				chosen = append(chosen, time.Now())
-			case ev.Append != nil && ev.Append.BatchSize > 0:
-				a.DecodeSteps++
-			case ev.Stop != nil:
-				a.TTFTMs, a.Tokens = ev.Stop.Timings.TTFTMs, ev.Stop.Generated
-			}
-		}
-	}
-	a.WallMs = msOf(time.Since(t0))
-	gaps := make([]float64, 0, len(chosen))
-	for i := 1; i < len(chosen); i++ {
-		gaps = append(gaps, msOf(chosen[i].Sub(chosen[i-1])))
-	}
-	if len(gaps) > 0 {
-		sort.Float64s(gaps)
-		a.GapMs = gaps[len(gaps)/2]
-	}
-	if a.WallMs > 0 {
-		a.TokS = float64(a.Tokens) / (a.WallMs / 1000)
-	}
-	a.MemoryBytes = run.Runner.MemoryBytes()
-	return a, run.Model.WeightsBytes, nil
 }
 
 // classRowLocked takes a row a replica reported.

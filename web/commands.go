@@ -124,8 +124,8 @@ func (c *wsConn) handle(cmd Command) {
 			c.reply(cmd.ID, MsgEvent, ev)
 		}
 	default:
-		if isRoomCommand(cmd.Type) {
-			c.roomCommand(cmd) // rooms.go
+		if isRoomCommand(cmd.Type) && c.s.rooms != nil {
+			c.s.rooms.Command(c, cmd) // the classroom (hub.go Rooms)
 		}
 	}
 }
@@ -200,7 +200,7 @@ func (c *wsConn) startRun(id int64, p *StartPayload) {
 	var err error
 	cfg := p.SessionConfig()
 	cfg.MaxBytes = c.budgetLeft()
-	if c.withSlot(context.Background(), func() { run, err = c.s.opts.Catalog.NewRun(p.Model, cfg) }) != nil {
+	if c.withSlot(context.Background(), func() { run, err = c.s.catalog.NewRun(p.Model, cfg) }) != nil {
 		return
 	}
 	if err != nil {
@@ -340,7 +340,7 @@ func (c *wsConn) step(cmd Command) {
 				c.s.metrics.observeStep(ev, time.Since(start))
 				c.live.observe(ev)
 				if c.class != nil {
-					c.class.observe(ev, c.runner.MemoryBytes())
+					c.class.Observe(ev, c.runner.MemoryBytes())
 				}
 				// a presented run is thinned for its room too (rooms.go)
 				out := th.pass(ev, full)
@@ -473,7 +473,7 @@ func (c *wsConn) resume(id int64, r *ResumePayload) {
 	newRun := func() (run Run, err error) {
 		cfg := r.Start.SessionConfig()
 		cfg.MaxBytes = c.budgetLeft()
-		if c.withSlot(context.Background(), func() { run, err = c.s.opts.Catalog.NewRun(r.Start.Model, cfg) }) != nil {
+		if c.withSlot(context.Background(), func() { run, err = c.s.catalog.NewRun(r.Start.Model, cfg) }) != nil {
 			return run, errClosed
 		}
 		return run, err
@@ -637,12 +637,4 @@ func (c *wsConn) advanceFair(r Runner, until session.Until) ([]*session.Event, e
 		}
 	}
 	return out, nil
-}
-
-func (s *Server) welcome() map[string]any {
-	return map[string]any{"protocol": ProtocolVersion, "models": s.opts.Catalog.Models(), "limits": map[string]any{
-		"max_sessions": s.limits.MaxSessions, "max_sessions_per_visitor": s.limits.MaxSessionsPerVisitor, "max_sessions_per_address": s.limits.MaxSessionsPerAddress, "idle_timeout_s": s.limits.IdleTimeout.Seconds(),
-		"read_limit_bytes": s.limits.ReadLimit, "messages_per_second": s.limits.MsgsPerSecond, "burst": s.limits.Burst,
-		"max_prompt_bytes": session.MaxPromptBytes, "max_stop_strings": session.MaxStopStrings, "max_sample_n": session.MaxSampleMany, "max_resume_log": MaxResumeLog, "max_replay_passes": MaxReplayPasses,
-	}}
 }

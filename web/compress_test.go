@@ -14,19 +14,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/inferscope/inferscope/models"
 )
 
 // defaultEngineCatalog is a catalog holding the embedded default model.
 func defaultEngineCatalog(t testing.TB) *EngineCatalog {
 	t.Helper()
-	m, err := models.Default()
+	cat, err := DefaultCatalog()
 	if err != nil {
-		t.Fatal(err)
-	}
-	cat := NewEngineCatalog()
-	if err := cat.Add(m, "", true); err != nil {
 		t.Fatal(err)
 	}
 	return cat

@@ -37,22 +37,22 @@ type connSet struct {
 	nextID              atomic.Int64
 }
 
-// handleWS upgrades /ws and serves one client's runs until it leaves.
-func (s *Server) handleWS(c echo.Context) error {
-	if s.opts.Catalog == nil {
+// handle upgrades /ws and serves one client's runs until it leaves.
+func (s *wsHub) handle(c echo.Context) error {
+	if s.catalog == nil {
 		return echo.NewHTTPError(http.StatusServiceUnavailable, "no models are loaded")
 	}
-	if !s.checkOrigin(c.Request()) {
+	if !s.origin(c.Request()) {
 		return echo.NewHTTPError(http.StatusForbidden, "websocket origin "+c.Request().Header.Get("Origin")+" is not allowed")
 	}
-	up := websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16 << 10, CheckOrigin: s.checkOrigin, EnableCompression: false}
+	up := websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16 << 10, CheckOrigin: s.origin, EnableCompression: false}
 	ws, err := up.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
 		return nil // the upgrader already answered
 	}
 	lim := s.limits
 	id := fmt.Sprintf("ws-%d-%s", s.conns.nextID.Add(1), c.Response().Header().Get(echo.HeaderXRequestID))
-	visitor := s.visitorOf(c.Request())
+	visitor := s.visitor(c.Request())
 	refuse := func(code, msg, reason string) error {
 		p, _ := json.Marshal(ErrorPayload{Code: code, Message: msg})
 		ws.SetWriteDeadline(time.Now().Add(lim.WriteWait))
@@ -66,8 +66,8 @@ func (s *Server) handleWS(c echo.Context) error {
 	// presenter's return (rooms.go presentersAway); only that presenter,
 	// naming its room and key, may take it
 	limit := lim.MaxSessions
-	if !s.rooms.reclaiming(c.Request()) {
-		limit -= s.rooms.presentersAway()
+	if s.rooms != nil && !s.rooms.Reclaiming(c.Request()) {
+		limit -= s.rooms.PresentersAway()
 	}
 	if s.conns.closing.Load() || s.conns.n.Add(1) > int64(limit) {
 		if !s.conns.closing.Load() {
@@ -117,7 +117,7 @@ func (s *Server) handleWS(c echo.Context) error {
 // and a worker that runs engine steps, so that a "cancel" can be read while
 // a long run is in progress.
 type wsConn struct {
-	s       *Server
+	s       *wsHub
 	ws      *websocket.Conn
 	id      string
 	visitor string // browser at a client address, the key of per-visitor limits (visitors.go)
@@ -146,11 +146,12 @@ type wsConn struct {
 	pauseAsked bool // pause: the streaming command stops after its current stage
 	streams    int  // stepping commands queued or running (the reader counts them in, step out)
 
-	// presenting is set while this connection presents a room (rooms.go)
-	presenting atomic.Pointer[presenterHook]
+	// tapped is set while something observes this connection's commands
+	// and replies (a room it presents: hub.go Tap)
+	tapped atomic.Pointer[tapRef]
 	// class watches the run when it is a student's part of a class
-	// request (classrequest.go); worker-owned
-	class *classTap
+	// request (hub.go ClassObserver); worker-owned
+	class ClassObserver
 
 	// worker-owned
 	runner  Runner
@@ -193,9 +194,11 @@ func (c *wsConn) serve() {
 	wg.Wait()
 	c.runDone()
 	if c.class != nil {
-		c.class.end("the student's page closed before its request finished")
+		c.class.End("the student's page closed before its request finished")
 	}
-	c.leaveRoom()
+	if t := c.tap(); t != nil {
+		t.Left(c)
+	}
 	c.s.conns.kvBytes.Add(-c.kvBytes)
 }
 
@@ -508,8 +511,8 @@ func (c *wsConn) encode(id int64, typ string, payload any) (outMsg, error) {
 		}
 		return outMsg{}, errEncode
 	}
-	if h := c.presenting.Load(); h != nil {
-		h.sent(typ, payload, p) // rooms: the presenter's output goes to the class, encoded once
+	if t := c.tap(); t != nil {
+		t.Sent(typ, payload, p) // rooms: the presenter's output goes to the class, encoded once
 	}
 	return outMsg{typ: typ, id: id, payload: p}, nil
 }
@@ -571,6 +574,19 @@ func (c *wsConn) closeSlow() {
 	c.close()
 }
 
+// tryReply queues a message if the connection's queue has room, without
+// waiting: a room's lock is held, and counts are sent again on the next change.
+func (c *wsConn) tryReply(typ string, payload any) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return
+	}
+	select {
+	case c.send <- outMsg{typ: typ, payload: b}:
+	default:
+	}
+}
+
 func (c *wsConn) sendError(id int64, code, msg string) {
 	c.s.metrics.errors.Add(1)
 	c.reply(id, MsgError, ErrorPayload{Code: code, Message: msg})
@@ -578,9 +594,13 @@ func (c *wsConn) sendError(id int64, code, msg string) {
 
 func (c *wsConn) worker() {
 	for cmd := range c.cmds {
-		c.checkPresenter(cmd) // rooms: the presenter key, on every command
-		if h := c.presenting.Load(); h != nil {
-			h.begin(cmd)
+		if t := c.tap(); t != nil {
+			if ok, why := t.Check(c); !ok { // rooms: the presenter key, on every command
+				c.setTap(nil)
+				c.sendError(cmd.ID, CodeNotPresenter, why)
+			} else {
+				t.Begin(cmd)
+			}
 		}
 		c.handle(cmd)
 		if cmd.Type == CmdRun || cmd.Type == CmdStepToken || cmd.Type == CmdForce || cmd.Type == CmdStep {
@@ -590,16 +610,16 @@ func (c *wsConn) worker() {
 			}
 			c.mu.Unlock()
 		}
-		if h := c.presenting.Load(); h != nil {
-			h.done(c, cmd)
+		if t := c.tap(); t != nil {
+			t.Done(c, cmd)
 		}
 	}
 }
 
-// shutdownSessions stops every run, sends each client a closing event after
-// the events already queued, and closes the connections (≤ 2 s each, in
+// shutdown stops every run, sends each client a closing event after the
+// events already queued, and closes the connections (≤ 2 s each, in
 // parallel).
-func (s *Server) shutdownSessions() {
+func (s *wsHub) shutdown() {
 	s.conns.closing.Store(true)
 	s.conns.mu.Lock()
 	conns := make([]*wsConn, 0, len(s.conns.conns))

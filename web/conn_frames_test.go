@@ -33,7 +33,7 @@ func TestWriteQueuedFramesEqualMessages(t *testing.T) {
 			done <- err
 			return
 		}
-		c := &wsConn{ws: ws, s: &Server{metrics: mt}, send: make(chan outMsg, len(msgs)), lim: Limits{WriteWait: 5 * time.Second}}
+		c := &wsConn{ws: ws, s: &wsHub{metrics: mt}, send: make(chan outMsg, len(msgs)), lim: Limits{WriteWait: 5 * time.Second}}
 		for _, m := range msgs[1:4] {
 			c.send <- m // queued behind the first: one writev of four messages
 		}

@@ -4,10 +4,11 @@ package web
 
 import (
 	"fmt"
-	"github.com/inferscope/inferscope/internal/human"
 	"math"
 	"net/http"
 	"strconv"
+
+	"github.com/inferscope/inferscope/internal/human"
 
 	"github.com/labstack/echo/v4"
 

@@ -469,3 +469,9 @@ type ErrorPayload struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
+
+// MaxDetailMs bounds a run's detail_ms.
+const MaxDetailMs = 60000
+
+// MarshalJSON writes log entries in their string form.
+func (e LogEntry) MarshalJSON() ([]byte, error) { return json.Marshal(e.String()) }

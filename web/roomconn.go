@@ -56,8 +56,8 @@ func (f *follower) queue(m *fanMsg) {
 	case f.send <- m:
 	case <-f.done:
 	default:
-		f.h.s.log.Warn("dropping a follower too slow to read the class", "room", f.v.code)
-		f.h.s.metrics.slowClosed.Add(1)
+		f.h.ws.log.Warn("dropping a follower too slow to read the class", "room", f.v.code)
+		f.h.ws.metrics.slowClosed.Add(1)
 		f.close()
 	}
 }
@@ -79,13 +79,14 @@ func (f *follower) reply(typ string, payload any) {
 }
 
 func (f *follower) sendError(code, msg string) {
-	f.h.s.metrics.errors.Add(1)
+	f.h.ws.metrics.errors.Add(1)
 	f.reply(MsgError, ErrorPayload{Code: code, Message: msg})
 }
 
-// handleRoomWS serves /ws/room?code=CODE.
-func (s *Server) handleRoomWS(c echo.Context) error {
-	if !s.checkOrigin(c.Request()) {
+// handleWS serves /ws/room?code=CODE.
+func (h *roomHub) handleWS(c echo.Context) error {
+	s := h.ws
+	if !s.origin(c.Request()) {
 		return echo.NewHTTPError(http.StatusForbidden, "websocket origin "+c.Request().Header.Get("Origin")+" is not allowed")
 	}
 	// a follower's writer sends prepared frames straight to the socket, so
@@ -93,13 +94,12 @@ func (s *Server) handleRoomWS(c echo.Context) error {
 	// benchmark's baseline): borrowed from a pool, not held per follower
 	// permessage-deflate when the browser offers it: large messages are
 	// compressed once per replica for every follower (fanout_deflate.go)
-	up := websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 16 << 10, WriteBufferPool: &followerWriteBufs, CheckOrigin: s.checkOrigin, EnableCompression: !s.rooms.plainWrites}
+	up := websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 16 << 10, WriteBufferPool: &followerWriteBufs, CheckOrigin: s.origin, EnableCompression: !h.plainWrites}
 	deflate := up.EnableCompression && offersDeflate(c.Request().Header)
 	ws, err := up.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
 		return nil
 	}
-	h := s.rooms
 	refuse := func(code, msg string) error {
 		p, _ := json.Marshal(ErrorPayload{Code: code, Message: msg})
 		ws.SetWriteDeadline(time.Now().Add(s.limits.WriteWait))
@@ -114,7 +114,7 @@ func (s *Server) handleRoomWS(c echo.Context) error {
 		v, err := h.join(c.Request().Context(), clientIP(c.Request()), code)
 		if err == nil {
 			id := newSecret(8)
-			visitor := s.visitorOf(c.Request())
+			visitor := s.visitor(c.Request())
 			f = &follower{v: v, ws: ws, id: id, voter: voterID(code, visitor), student: studentID(code, visitor, id), visitor: visitor, network: networkID(code, serve.AddressOf(visitor)), ctl: make(chan ctlFrame, 4), send: make(chan *fanMsg, h.opts.FollowerBuffer), done: make(chan struct{}), lim: s.limits, h: h, deflate: deflate}
 			err = v.admit(f)
 		}
@@ -303,7 +303,7 @@ func (f *follower) writer() {
 			if len(frames) > 0 && !f.writeFrames(nc, frames) {
 				return
 			}
-			f.h.s.metrics.bytesSent.Add(n)
+			f.h.ws.metrics.bytesSent.Add(n)
 			if f.h.trace != nil {
 				now := time.Now().UnixNano()
 				for _, m := range batch {

@@ -11,11 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"sort"
-	"strings"
 )
-
-// networkIDBytes is the length of a network id, before hex.
-const networkIDBytes = 4
 
 // maxNetworksShown is how many networks room_counts lists (most students first).
 const maxNetworksShown = 16
@@ -30,14 +26,6 @@ const maxRemoved = 64
 func networkID(code, addr string) string {
 	h := sha256.Sum256([]byte("inferscope network\x00" + code + "\x00" + addr))
 	return hex.EncodeToString(h[:networkIDBytes])
-}
-
-func validNetworkID(s string) bool {
-	if len(s) != 2*networkIDBytes {
-		return false
-	}
-	_, err := hex.DecodeString(s)
-	return err == nil && s == strings.ToLower(s)
 }
 
 // roomNetwork is one network's line in the presenter's counts: its

@@ -5,7 +5,9 @@ package web
 // /ws/room, the messages rooms send, and their strict decoding.
 
 import (
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -276,4 +278,32 @@ func decodeRoomMsg(b []byte) (roomMsg, bool) {
 		m.thin, m.payload = body[:n], body[n:]
 	}
 	return m, len(m.payload) > 0
+}
+
+// Class request messages (classrequest.go).
+const (
+	CmdRoomClass       = "room_class"        // presenter: {code, key, start, batch}: every following student sends start now
+	MsgRoomClass       = "room_class"        // class: {id, start, batch}: send this request, as your own session
+	MsgRoomClassState  = "room_class_state"  // presenter: the class request so far (classState)
+	MsgRoomClassResult = "room_class_result" // class: the finished request's rows, for each student's rank
+)
+
+// ClassTag marks a start as a student's part of a class request.
+type ClassTag struct {
+	Code string `json:"code"`
+	ID   int64  `json:"id"`
+	Row  string `json:"row"` // the page's anonymous id for its row: 8 hex digits
+}
+
+func (t *ClassTag) valid() bool {
+	if t == nil || !validRoomCode(t.Code) || t.ID <= 0 || len(t.Row) != 8 {
+		return false
+	}
+	_, err := hex.DecodeString(t.Row)
+	return err == nil
+}
+
+// String shows a room message for test failures.
+func (m roomMsg) String() string {
+	return fmt.Sprintf("{seq %d, type %q, payload %q, thin %q}", m.seq, m.typ, m.payload, m.thin)
 }

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -101,10 +100,7 @@ func (o RoomOptions) withDefaults() RoomOptions {
 	return o
 }
 
-// Join codes: 6 characters without look-alikes (no 0/O, 1/I/L).
 const (
-	roomCodeLen      = 6
-	roomCodeAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 	roomSubject      = "inferscope.room."
 	closedRoomMemory = time.Hour // a closed room still answers "ended" this long
 	// unjoinedRoomIdle closes a room nobody joined this long after its
@@ -115,44 +111,6 @@ const (
 	// (a school behind one NAT: a few teachers at once)
 	maxRoomsPerAddress = 4
 )
-
-func validRoomCode(s string) bool {
-	if len(s) != roomCodeLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if strings.IndexByte(roomCodeAlphabet, s[i]) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// codeProblem says what is wrong with a typed class code and what codes
-// look like: the characters it has that codes never use, or its length.
-func codeProblem(typed string) string {
-	var bad []string
-	for _, r := range typed {
-		if s := string(r); !strings.Contains(roomCodeAlphabet, s) && !slices.Contains(bad, s) {
-			bad = append(bad, s)
-		}
-	}
-	what := fmt.Sprintf("a class code is %d characters: letters A–Z and digits 2–9, never 0, O, 1, I or L (they look alike)", roomCodeLen)
-	switch {
-	case typed == "":
-		return "type the class code: " + what
-	case len(bad) > 0:
-		return fmt.Sprintf("%q has %s, which class codes never use: %s", typed, strings.Join(bad, ", "), what)
-	case len(typed) != roomCodeLen:
-		return fmt.Sprintf("%q has %d characters: %s", typed, len(typed), what)
-	}
-	return what
-}
-
-// normalizeCode accepts what a student types: lower case, spaces, dashes.
-func normalizeCode(s string) string {
-	return strings.ToUpper(strings.NewReplacer(" ", "", "-", "").Replace(strings.TrimSpace(s)))
-}
 
 func newRoomCode() string {
 	var b [roomCodeLen]byte
@@ -176,7 +134,7 @@ func subjState(code string) string  { return roomSubject + code + ".state" }
 // roomHub is a server's rooms: those it owns and the views of rooms (its
 // own or another replica's) its followers watch.
 type roomHub struct {
-	s       *Server
+	ws      *wsHub // the lab connections: their limits, log, metrics and catalog
 	bus     Fanout
 	ownBus  bool
 	opts    RoomOptions
@@ -209,9 +167,22 @@ type roomHub struct {
 	fullRuns bool
 }
 
-func newRoomHub(s *Server, o RoomOptions) *roomHub {
+// setProbes installs a benchmark's baselines (plainWrites, fullRuns) and
+// probes (trace, published; nil: off); call it while the hub is idle.
+func (h *roomHub) setProbes(plainWrites, fullRuns bool, trace func(*fanTrace), published func(code string, seq int64, typ string)) {
+	h.plainWrites, h.fullRuns, h.trace, h.published = plainWrites, fullRuns, trace, published
+}
+
+// idle reports whether the hub has no followers and no views left.
+func (h *roomHub) idle() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.followers.Load() == 0 && len(h.views) == 0
+}
+
+func newRoomHub(ws *wsHub, o RoomOptions) *roomHub {
 	o = o.withDefaults()
-	h := &roomHub{s: s, bus: o.Fanout, opts: o, replica: newSecret(6), owned: map[string]*room{}, views: map[string]*roomView{},
+	h := &roomHub{ws: ws, bus: o.Fanout, opts: o, replica: newSecret(6), owned: map[string]*room{}, views: map[string]*roomView{},
 		guard: newGuessGuard(o.JoinFailures, o.JoinRefill), stop: make(chan struct{})}
 	if h.bus == nil {
 		h.bus, h.ownBus = NewLocalFanout(), true
@@ -396,9 +367,6 @@ type roomState struct {
 	Reason    string          `json:"reason,omitempty"`
 }
 
-// MarshalJSON writes log entries in their string form.
-func (e LogEntry) MarshalJSON() ([]byte, error) { return json.Marshal(e.String()) }
-
 // open makes a room presented by c. start and log, when given, are the
 // run c has; the room rebuilds it from them so its log is exact.
 func (h *roomHub) open(c *wsConn, page string, state json.RawMessage) (*room, error) {
@@ -407,7 +375,7 @@ func (h *roomHub) open(c *wsConn, page string, state json.RawMessage) (*room, er
 	}
 	h.janitorOn.Do(func() { go h.janitor() })
 	h.mu.Lock()
-	n, mine, addr := 0, 0, serve.AddressOf(c.visitor)
+	n, mine, addr := 0, 0, serve.AddressOf(c.visitorKey())
 	for _, r := range h.owned {
 		r.mu.Lock()
 		if !r.closed {
@@ -482,10 +450,10 @@ func (r *room) unsubscribe() {
 }
 
 // keyOK compares in constant time.
-// presentersAway is how many open rooms of this server have no presenter
+// PresentersAway is how many open rooms of this server have no presenter
 // connected: each keeps a session free for its presenter's reclaim
 // (conn.go), so students filling the server cannot lock the teacher out.
-func (h *roomHub) presentersAway() int {
+func (h *roomHub) PresentersAway() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n := 0
@@ -499,11 +467,11 @@ func (h *roomHub) presentersAway() int {
 	return n
 }
 
-// reclaiming reports whether req is a presenter coming back to its room:
+// Reclaiming reports whether req is a presenter coming back to its room:
 // /ws?room=CODE&key=KEY naming an open room of this server, presenter
 // away, with its key. Such a connection may take the session its room
 // keeps free.
-func (h *roomHub) reclaiming(req *http.Request) bool {
+func (h *roomHub) Reclaiming(req *http.Request) bool {
 	q := req.URL.Query()
 	r := h.owner(normalizeCode(q.Get("room")))
 	if r == nil || !r.keyOK(q.Get("key")) {
@@ -538,7 +506,7 @@ func (r *room) publishThinLocked(typ string, payload, thin []byte) {
 		f(r.code, r.seq, typ)
 	}
 	if err := r.h.bus.Publish(subjStream(r.code), m.encode()); err != nil {
-		r.h.s.log.Warn("room stream publish failed", "room", r.code, "type", typ, "err", err)
+		r.h.ws.log.Warn("room stream publish failed", "room", r.code, "type", typ, "err", err)
 	}
 }
 
@@ -682,19 +650,6 @@ func (r *room) tellPresenterLocked(t roomTotals) {
 	}
 }
 
-// tryReply queues a message if the connection's queue has room, without
-// waiting: a room's lock is held, and counts are sent again on the next change.
-func (c *wsConn) tryReply(typ string, payload any) {
-	b, err := json.Marshal(payload)
-	if err != nil {
-		return
-	}
-	select {
-	case c.send <- outMsg{typ: typ, payload: b}:
-	default:
-	}
-}
-
 // close ends the room for everyone.
 func (r *room) close(reason string) {
 	r.mu.Lock()
@@ -713,7 +668,7 @@ func (r *room) close(reason string) {
 		r.class = nil
 	}
 	if c := r.presenter; c != nil {
-		c.presenting.Store(nil)
+		c.setTap(nil)
 		c.tryReply(MsgRoomClosed, map[string]string{"reason": reason})
 	}
 	r.presenter = nil
@@ -740,16 +695,16 @@ type presenterHook struct {
 	samplingSet bool
 }
 
-// begin is called before the presenter's connection runs cmd.
-func (p *presenterHook) begin(cmd Command) { p.cmd, p.samplingSet = cmd, false }
+// Begin is called before the presenter's connection runs cmd.
+func (p *presenterHook) Begin(cmd Command) { p.cmd, p.samplingSet = cmd, false }
 
-// sent is called for each reply the presenter's connection queues: run
+// Sent is called for each reply the presenter's connection queues: run
 // output goes on the room's stream, computed and encoded once. A thinned
 // run (runThinner) sends its thin events in events messages and, before
 // its stop, the latest full ones in a detail message: they go to the room
 // as they are. An event in full that has a thin form also takes that
 // form along, for the views' late-joiner snapshots (roomview.go).
-func (p *presenterHook) sent(typ string, payload any, raw []byte) {
+func (p *presenterHook) Sent(typ string, payload any, raw []byte) {
 	n := 0 // the run's events this message carries
 	var thin []byte
 	switch typ {
@@ -775,13 +730,13 @@ func (p *presenterHook) sent(typ string, payload any, raw []byte) {
 	r := p.room
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.closed && r.presenter != nil && r.presenter.presenting.Load() == p {
+	if !r.closed && r.presenter != nil && r.presenter.tap() == Tap(p) {
 		if typ == MsgStarted || typ == MsgResumed {
 			// the new start and log go first: a student who sees the run
 			// start can "Try it myself" at once (r.presenter carries this
 			// hook, and this is its worker: its start is set)
 			r.pendSteps, r.pendStop = 0, false
-			r.start, r.log = r.presenter.start, nil
+			r.start, r.log = r.presenter.started(), nil
 			if typ == MsgResumed && p.cmd.Resume != nil {
 				r.log = append([]LogEntry(nil), p.cmd.Resume.Log...)
 			}
@@ -802,24 +757,20 @@ func eventsOf(payload any) []*session.Event {
 	return evs
 }
 
-// runThinner is the thinner of a run (thin.go) asked with detail_ms asked,
-// and whether its every event must go in full. A run presented to a room
-// is thinned at least as much as the room's DetailMs: its followers get
-// the same stream as the presenter, which the lab draws the same way.
-func (c *wsConn) runThinner(asked int) (*thinner, bool) {
-	p := c.presenting.Load()
-	if p == nil {
-		return newThinner(asked), false
-	}
+// Thinning is the least detail_ms the presenter's runs are thinned to
+// (the room's DetailMs: its followers get the same stream as the
+// presenter, which the lab draws the same way), and whether every event
+// must go in full (the benchmark's baseline).
+func (p *presenterHook) Thinning() (int, bool) {
 	if h := p.room.h; !h.fullRuns {
-		return newThinner(max(asked, h.opts.DetailMs)), false
+		return h.opts.DetailMs, false
 	}
-	return newThinner(asked), true
+	return 0, true
 }
 
-// done records the command the presenter's connection finished in the
+// Done records the command the presenter's connection finished in the
 // room's log, the form resume replays, and publishes the new log.
-func (p *presenterHook) done(c *wsConn, cmd Command) {
+func (p *presenterHook) Done(c *wsConn, cmd Command) {
 	n, last := p.events, p.last
 	p.events, p.last = 0, nil
 	r := p.room
@@ -867,7 +818,7 @@ func (p *presenterHook) done(c *wsConn, cmd Command) {
 		}
 	case CmdSampling:
 		// recorded with every setting, as the connection now has them
-		if st := c.start; st != nil && st.Sampling != nil && p.samplingSet {
+		if st := c.started(); st != nil && st.Sampling != nil && p.samplingSet {
 			r.log = append(r.log, LogEntry{Type: CmdSampling, Sampling: st.Sampling})
 		} else {
 			changed = false
@@ -941,15 +892,15 @@ func (r *room) opened() map[string]any {
 		"expires_at": r.created.Add(r.h.opts.MaxAge).UTC().Format(time.RFC3339), "max_followers": r.h.opts.MaxFollowers, "idle_minutes": int(r.h.opts.Idle / time.Minute)}
 }
 
-// roomCommand runs a room_* command on a /ws connection (worker goroutine).
-func (c *wsConn) roomCommand(cmd Command) {
-	h, p := c.s.rooms, cmd.Room
+// Command runs a room_* command on a /ws connection (worker goroutine).
+func (h *roomHub) Command(c *wsConn, cmd Command) {
+	p := cmd.Room
 	if cmd.Type == CmdRoomVote || cmd.Type == CmdRoomBranch || cmd.Type == CmdRoomFollow {
 		c.sendError(cmd.ID, CodeBadRequest, cmd.Type+" is for students following a room (on /ws/room); this connection runs your own session")
 		return
 	}
 	if cmd.Type == CmdRoomOpen {
-		if old := c.presenting.Load(); old != nil {
+		if old, ok := c.tap().(*presenterHook); ok {
 			c.sendError(cmd.ID, CodeBadRequest, "this page already presents room "+old.room.code+": close it first")
 			return
 		}
@@ -959,21 +910,21 @@ func (c *wsConn) roomCommand(cmd Command) {
 			c.sendError(cmd.ID, code, msg)
 			return
 		}
-		c.presenting.Store(&presenterHook{room: r, key: r.key})
+		hook := &presenterHook{room: r, key: r.key}
+		c.setTap(hook)
 		c.reply(cmd.ID, MsgRoomOpened, r.opened())
 		if p.Start != nil {
 			// rebuild the presenter's run from its log: the room's log is then exact
 			rc := Command{Type: CmdResume, ID: cmd.ID, Resume: &ResumePayload{Start: *p.Start, Log: p.Log}}
-			h := c.presenting.Load()
-			h.begin(rc)
+			hook.Begin(rc)
 			c.handle(rc)
-			h.done(c, rc)
+			hook.Done(c, rc)
 		}
 		return
 	}
 	// a presenter command names a code and a key: wrong ones are guesses,
 	// charged to the address's guard like wrong join codes
-	addr := serve.AddressOf(c.visitor)
+	addr := serve.AddressOf(c.visitorKey())
 	if wait := h.guard.blocked(addr); wait > 0 {
 		c.sendError(cmd.ID, CodeRateLimited, fmt.Sprintf("too many wrong class codes or presenter keys from your network: try again in %d seconds", int(wait.Seconds()+0.999)))
 		return
@@ -998,7 +949,7 @@ func (c *wsConn) roomCommand(cmd Command) {
 	}
 	switch cmd.Type {
 	case CmdRoomClaim:
-		if old := c.presenting.Load(); old != nil && old.room != r {
+		if old, ok := c.tap().(*presenterHook); ok && old.room != r {
 			c.sendError(cmd.ID, CodeBadRequest, "this page already presents room "+old.room.code)
 			return
 		}
@@ -1012,17 +963,17 @@ func (c *wsConn) roomCommand(cmd Command) {
 		lab := r.page == "/lab"
 		r.mu.Unlock()
 		if prev != nil && prev != c {
-			prev.presenting.Store(nil)
+			prev.setTap(nil)
 			prev.reply(0, MsgError, ErrorPayload{Code: CodeNotPresenter, Message: "another browser reclaimed room " + r.code + " with its presenter key; this page now runs a private session"})
 		}
 		hook := &presenterHook{room: r, key: p.Key}
-		c.presenting.Store(hook)
+		c.setTap(hook)
 		c.reply(cmd.ID, MsgRoomOpened, r.opened())
 		if start != nil && lab { // compare and lessons have no run to rebuild
 			rc := Command{Type: CmdResume, ID: cmd.ID, Resume: &ResumePayload{Start: *start, Log: log}}
-			hook.begin(rc)
+			hook.Begin(rc)
 			c.handle(rc)
-			hook.done(c, rc)
+			hook.Done(c, rc)
 		}
 		r.mu.Lock()
 		r.tellPresenterLocked(r.totalsLocked())
@@ -1076,7 +1027,7 @@ func (c *wsConn) roomCommand(cmd Command) {
 			c.sendError(cmd.ID, CodeNotPresenter, "this page is not presenting room "+p.Code+": reclaim it first")
 			return
 		}
-		c.classCommand(cmd.ID, r, p)
+		h.classCommand(c, cmd.ID, r, p)
 	case CmdRoomRemove:
 		if !r.holds(c, p.Key) {
 			c.sendError(cmd.ID, CodeNotPresenter, "this page is not presenting room "+p.Code+": reclaim it first")
@@ -1088,21 +1039,15 @@ func (c *wsConn) roomCommand(cmd Command) {
 	}
 }
 
-// checkPresenter runs before every command of a presenting connection: the
-// room must still be open and presented by this connection with its key.
-// If not, the connection goes on as a private session and is told why.
-func (c *wsConn) checkPresenter(cmd Command) {
-	p := c.presenting.Load()
-	if p == nil || p.room.holds(c, p.key) {
-		return
+// Check runs before every command of a presenting connection: the room
+// must still be open and presented by this connection with its key. If
+// not, the connection goes on as a private session and is told why.
+func (p *presenterHook) Check(c *wsConn) (bool, string) {
+	if p.room.holds(c, p.key) {
+		return true, ""
 	}
-	c.presenting.Store(nil)
-	c.sendError(cmd.ID, CodeNotPresenter, "this page no longer presents room "+p.room.code+" (it ended or was reclaimed); your commands now drive a private session")
+	return false, "this page no longer presents room " + p.room.code + " (it ended or was reclaimed); your commands now drive a private session"
 }
 
-// leaveRoom is called when a connection ends.
-func (c *wsConn) leaveRoom() {
-	if p := c.presenting.Load(); p != nil {
-		p.room.presenterLeft(c)
-	}
-}
+// Left is called when the presenting connection ends.
+func (p *presenterHook) Left(c *wsConn) { p.room.presenterLeft(c) }

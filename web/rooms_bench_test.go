@@ -741,17 +741,14 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 	types := map[int64]string{}
 	var traces []*fanTrace
 	owner := servers[0].rooms
-	for _, s := range servers {
-		s.rooms.plainWrites, s.rooms.fullRuns = v.plain, v.full
-		s.rooms.trace = func(t *fanTrace) {
-			if isRunMsg(t.Type) {
-				mu.Lock()
-				traces = append(traces, t)
-				mu.Unlock()
-			}
+	trace := func(t *fanTrace) {
+		if isRunMsg(t.Type) {
+			mu.Lock()
+			traces = append(traces, t)
+			mu.Unlock()
 		}
 	}
-	owner.published = func(_ string, seq int64, typ string) {
+	published := func(_ string, seq int64, typ string) {
 		if isRunMsg(typ) {
 			t := time.Now().UnixNano()
 			mu.Lock()
@@ -759,10 +756,13 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 			mu.Unlock()
 		}
 	}
+	for _, s := range servers {
+		s.rooms.setProbes(v.plain, v.full, trace, nil)
+	}
+	owner.setProbes(v.plain, v.full, trace, published)
 	defer func() {
-		owner.published = nil
 		for _, s := range servers {
-			s.rooms.trace = nil
+			s.rooms.setProbes(false, false, nil, nil)
 		}
 	}()
 	p, _, err := websocket.DefaultDialer.Dial(wsURL(tss[0], "/ws"), nil)
@@ -797,9 +797,7 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		busy := servers[0].metrics.sessions.Load() != 1
 		for _, s := range servers {
-			s.rooms.mu.Lock()
-			busy = busy || s.rooms.followers.Load() != 0 || len(s.rooms.views) != 0 || (s != servers[0] && s.metrics.sessions.Load() != 0)
-			s.rooms.mu.Unlock()
+			busy = busy || !s.rooms.idle() || (s != servers[0] && s.metrics.sessions.Load() != 0)
 		}
 		if !busy {
 			break

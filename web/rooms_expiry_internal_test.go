@@ -11,13 +11,9 @@ import (
 )
 
 func TestRoomExpiryAndTombstone(t *testing.T) {
-	s, err := New(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := s.rooms
+	h := newRoomHub(newWSHub(hubConfig{}), RoomOptions{})
 	open := func(joined bool) *room {
-		c := &wsConn{s: s, visitor: "192.0.2.9"}
+		c := detachedConn(h.ws, "192.0.2.9")
 		r, err := h.open(c, "/lessons/sampling", json.RawMessage(`{"section": 3, "panels": ["`+string(make([]byte, 0))+`"]}`))
 		if err != nil {
 			t.Fatal(err)

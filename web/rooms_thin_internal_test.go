@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"testing"
 
 	"github.com/inferscope/inferscope/engine/session"
@@ -39,10 +38,6 @@ func TestRoomMsgThinForm(t *testing.T) {
 	}
 }
 
-func (m roomMsg) String() string {
-	return fmt.Sprintf("{seq %d, type %q, payload %q, thin %q}", m.seq, m.typ, m.payload, m.thin)
-}
-
 func FuzzDecodeRoomMsg(f *testing.F) {
 	for _, m := range []roomMsg{{seq: 1, typ: MsgEvent, payload: []byte(`{}`)}, {seq: 9, typ: MsgEvent, payload: []byte(`{"a":1}`), thin: []byte(`{"thin":true}`)}} {
 		f.Add(m.encode())
@@ -69,7 +64,10 @@ func FuzzDecodeRoomMsg(f *testing.F) {
 // a replay would keep the earlier ones thin).
 func viewRun(t *testing.T, tokens int) []*session.Event {
 	t.Helper()
-	cat := defaultEngineCatalog(t)
+	cat, err := DefaultCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
 	start := &StartPayload{Prompt: "Once upon a time", MaxNewTokens: tokens, Lens: true}
 	run, err := cat.NewRun(start.Model, start.SessionConfig())
 	if err != nil {

@@ -290,7 +290,7 @@ func (v *roomView) sync(ctx context.Context) error {
 	var events []viewEvent
 	var fullAt [3]int
 	if st.Start != nil {
-		run, evs, err := replayLog(ctx, v.h.s.opts.Catalog, st.Start, st.Log)
+		run, evs, err := replayLog(ctx, v.h.ws.catalog, st.Start, st.Log)
 		if err != nil {
 			return roomErr(CodeInternal, "this server cannot rebuild the presenter's run: "+err.Error())
 		}
@@ -461,7 +461,7 @@ func (v *roomView) onMsg(b []byte) {
 	}
 	if m.seq != v.seq+1 {
 		// a gap (a slow NATS subscriber loses messages): rebuild from the owner
-		v.h.s.log.Warn("room stream gap: resynchronising", "room", v.code, "have", v.seq, "got", m.seq)
+		v.h.ws.log.Warn("room stream gap: resynchronising", "room", v.code, "have", v.seq, "got", m.seq)
 		v.syncing = true
 		v.pending = append(v.pending, roomMsg{seq: m.seq, typ: m.typ, payload: bytes.Clone(m.payload), thin: bytes.Clone(m.thin)})
 		go func() {

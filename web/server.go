@@ -70,14 +70,13 @@ type Server struct {
 	echo    *echo.Echo
 	assets  *assetStore
 	limits  Limits
-	conns   *connSet
 	hosts   *hostPolicy
 	sched   *FairQueue
 	bytes   *byteBudget // per-visitor bytes sent (bytebudget.go)
 	metrics *metrics
 	lessons []*lessons.Lesson
 	rooms   *roomHub
-	live    liveSet // open sessions' figures for /server (serverview.go)
+	ws      *wsHub // the lab websocket's connections (hub.go)
 	// vocabRate is the per-visitor rate of /api/vocab, vocabDelay how long
 	// a refused search waits for its 429 (vocab.go)
 	vocabRate  *visitorRate
@@ -95,11 +94,14 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, log: lg, echo: echo.New(), assets: assets, limits: opts.Limits.withDefaults(),
-		conns: &connSet{conns: map[*wsConn]struct{}{}}, hosts: newHostPolicy(opts.AllowedHosts), sched: NewFairQueue(opts.EngineSlots)}
+		hosts: newHostPolicy(opts.AllowedHosts), sched: NewFairQueue(opts.EngineSlots)}
 	s.bytes = newByteBudget(s.limits.VisitorBytesPerSecond, s.limits.VisitorByteBurst)
 	s.vocabRate, s.vocabDelay = newVisitorRate(vocabPerSecond, vocabBurst), vocabRefusalDelay
-	s.metrics = newMetrics(func() float64 { return float64(s.conns.kvBytes.Load()) })
-	s.rooms = newRoomHub(s, opts.Rooms)
+	s.metrics = newMetrics(func() float64 { return float64(s.ws.kvBytes()) })
+	s.ws = newWSHub(hubConfig{Log: lg, Catalog: opts.Catalog, Limits: s.limits, Metrics: s.metrics, Queue: s.sched, Bytes: s.bytes,
+		Origin: s.checkOrigin, Visitor: s.visitorOf})
+	s.rooms = newRoomHub(s.ws, opts.Rooms)
+	s.ws.rooms = s.rooms
 	if err := s.loadLessons(); err != nil {
 		return nil, fmt.Errorf("lessons: %w", err)
 	}
@@ -118,7 +120,7 @@ func New(opts Options) (*Server, error) {
 	e.GET("/", s.home)
 	e.GET("/static/*", s.static)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
-	e.GET("/ws", s.handleWS)
+	e.GET("/ws", s.ws.handle)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})))
 	e.GET("/lab", s.lab)
 	e.GET("/compare", s.compare)
@@ -146,7 +148,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.Serv
 // stops the listener, waiting for requests to finish.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.rooms.close()
-	s.shutdownSessions()
+	s.ws.shutdown()
 	return s.echo.Shutdown(ctx)
 }
 

@@ -23,9 +23,6 @@ import (
 	"github.com/inferscope/inferscope/engine/session"
 )
 
-// MaxDetailMs bounds a run's detail_ms.
-const MaxDetailMs = 60000
-
 // ThinTopN is how many candidates a thin logits event keeps (the
 // generated text's tooltip lists the first 8).
 const ThinTopN = 8
@@ -219,4 +216,19 @@ func (c *wsConn) sendDetail(id int64, t *thinner) bool {
 	}
 	m, ok := c.detailMsg(id, t)
 	return !ok || c.enqueue(m)
+}
+
+// runThinner is the thinner of a run (thinner) asked with detail_ms asked,
+// and whether its every event must go in full. A run a Tap observes (a
+// room's presenter) is thinned at least to the Tap's Thinning.
+func (c *wsConn) runThinner(asked int) (*thinner, bool) {
+	t := c.tap()
+	if t == nil {
+		return newThinner(asked), false
+	}
+	ms, full := t.Thinning()
+	if full {
+		return newThinner(asked), true
+	}
+	return newThinner(max(asked, ms)), false
 }

@@ -16,7 +16,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -90,77 +89,4 @@ func (s *Server) addressOf(r *http.Request) string {
 // address alone when the request has none.
 func (s *Server) visitorOf(r *http.Request) string {
 	return serve.VisitorKey(s.addressOf(r), visitorID(r))
-}
-
-func hostOnly(addr string) string {
-	if h, _, err := net.SplitHostPort(addr); err == nil {
-		return h
-	}
-	return addr
-}
-
-// visitorCount counts something per visitor, under a limit.
-type visitorCount struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-// acquire adds one for v unless v already has limit; it reports whether it did.
-func (vc *visitorCount) acquire(v string, limit int) (int, bool) {
-	vc.mu.Lock()
-	defer vc.mu.Unlock()
-	if vc.n == nil {
-		vc.n = map[string]int{}
-	}
-	if vc.n[v] >= limit {
-		return vc.n[v], false
-	}
-	vc.n[v]++
-	return vc.n[v], true
-}
-
-func (vc *visitorCount) release(v string) {
-	vc.mu.Lock()
-	defer vc.mu.Unlock()
-	if vc.n[v]--; vc.n[v] <= 0 {
-		delete(vc.n, v)
-	}
-}
-
-// limitListener closes, right after accepting, a connection from an
-// address that already has max open connections.
-type limitListener struct {
-	net.Listener
-	max     int
-	count   visitorCount
-	refused func()
-}
-
-func (l *limitListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		ip := hostOnly(c.RemoteAddr().String())
-		if _, ok := l.count.acquire(ip, l.max); !ok {
-			c.Close()
-			if l.refused != nil {
-				l.refused()
-			}
-			continue
-		}
-		return &countedConn{Conn: c, release: func() { l.count.release(ip) }}, nil
-	}
-}
-
-type countedConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *countedConn) Close() error {
-	c.once.Do(c.release)
-	return c.Conn.Close()
 }
