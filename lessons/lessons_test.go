@@ -10,6 +10,7 @@ import (
 	"github.com/inferscope/inferscope/lessons"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
 )
 
 func load(t *testing.T) []*lessons.Lesson {
@@ -18,7 +19,7 @@ func load(t *testing.T) []*lessons.Lesson {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := lessons.Load(web.LessonValues(web.ModelCardFor(m)))
+	ls, err := lessons.Load(web.LessonValues(catalog.ModelCardFor(m)))
 	if err != nil {
 		t.Fatal(err)
 	}

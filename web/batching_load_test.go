@@ -27,7 +27,8 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/internal/wsraw"
-	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 // rawClient is one student's socket: hand-made frames out (masked, as
@@ -60,7 +61,7 @@ func dialRawFrom(ip, ws string) (*rawClient, error) {
 	}
 	r := &rawClient{c: c, br: br}
 	typ, err := r.next()
-	if err == nil && typ != web.MsgWelcome {
+	if err == nil && typ != wire.MsgWelcome {
 		err = fmt.Errorf("first message %s, want welcome", typ)
 	}
 	if err != nil {
@@ -165,7 +166,7 @@ func (r *rawClient) next() (string, error) {
 
 var (
 	typePrefix = []byte(`{"type":"`)
-	versionKey = []byte(`","v":` + strconv.Itoa(web.ProtocolVersion) + `,"seq":`)
+	versionKey = []byte(`","v":` + strconv.Itoa(wire.ProtocolVersion) + `,"seq":`)
 )
 
 // head checks the message's first fields as the server writes them
@@ -182,7 +183,7 @@ func (r *rawClient) head() (string, error) {
 	typ := string(m[len(typePrefix) : len(typePrefix)+end])
 	rest := m[len(typePrefix)+end:]
 	if !bytes.HasPrefix(rest, versionKey) {
-		return "", fmt.Errorf("%s message without version %d and seq: %.120q", typ, web.ProtocolVersion, m)
+		return "", fmt.Errorf("%s message without version %d and seq: %.120q", typ, wire.ProtocolVersion, m)
 	}
 	seq, _ := leadingInt(rest[len(versionKey):])
 	if seq != r.seq+1 {
@@ -225,7 +226,7 @@ func (r *rawClient) event() (rawEvent, error) {
 
 // scanEvent reads an event's first fields from r.msg, a message of type typ.
 func (r *rawClient) scanEvent(typ string) (rawEvent, error) {
-	if typ != web.MsgEvent {
+	if typ != wire.MsgEvent {
 		return rawEvent{}, fmt.Errorf("got %s during a run: %.300s", typ, r.msg)
 	}
 	m := r.msg
@@ -272,7 +273,7 @@ func rawRunToEnd(r *rawClient, prompt string, n int) (events int, lat []time.Dur
 	if err := r.send("start", startPayload(prompt, n)); err != nil {
 		return 0, nil, err
 	}
-	if typ, err := r.next(); err != nil || typ != web.MsgStarted {
+	if typ, err := r.next(); err != nil || typ != wire.MsgStarted {
 		return 0, nil, fmt.Errorf("start: %s %v %.300s", typ, err, r.msg)
 	}
 	var last rawEvent
@@ -348,7 +349,7 @@ func checkStop(msg []byte, n int) error {
 // TestRawLoadClientChecksOrder: the load test's client runs a whole
 // generation, and its scan reads the fields it checks.
 func TestRawLoadClientChecksOrder(t *testing.T) {
-	ts := newWSServer(t, web.Limits{MsgsPerSecond: 1e6, Burst: 1e6})
+	ts := newWSServer(t, ws.Limits{MsgsPerSecond: 1e6, Burst: 1e6})
 	r, err := dialRawFrom("127.0.0.1", wsURL(ts))
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/inferscope/inferscope/internal/serve"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 // TestBatchesAreNotCappedBySlots: with one engine slot and six sessions
@@ -20,7 +21,7 @@ import (
 // hold more than one), and every run's events arrive in order.
 func TestBatchesAreNotCappedBySlots(t *testing.T) {
 	cat, _ := batchingCatalog(t, true, serve.Options{MaxBatch: 16, MaxWait: 20 * time.Millisecond})
-	ts := serveCatalog(t, web.Options{Catalog: cat, EngineSlots: 1, Limits: web.Limits{MaxSessionsPerVisitor: 16, MsgsPerSecond: 1e4, Burst: 1e4}})
+	ts := serveCatalog(t, web.Options{Catalog: cat, EngineSlots: 1, Limits: ws.Limits{MaxSessionsPerVisitor: 16, MsgsPerSecond: 1e4, Burst: 1e4}})
 	var wg sync.WaitGroup
 	for i := range 6 {
 		w := dial(t, ts)

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 // metricValue reads one counter from /metrics.
@@ -34,7 +35,7 @@ func metricValue(t *testing.T, url, name string) float64 {
 func toLogits(t *testing.T, w *wsClient) {
 	t.Helper()
 	w.send("start", startPayload("The President said", 5))
-	if m := w.read(); m.Type != web.MsgStarted {
+	if m := w.read(); m.Type != wire.MsgStarted {
 		t.Fatalf("start: %s %s", m.Type, m.Payload)
 	}
 	for range 3 {
@@ -48,20 +49,20 @@ func toLogits(t *testing.T, w *wsClient) {
 // error naming the request, the limit and when to retry — on every one of
 // its connections — while another visitor is still answered.
 func TestByteBudgetRefusesDataRequests(t *testing.T) {
-	ts := newWSServer(t, web.Limits{VisitorBytesPerSecond: 1, VisitorByteBurst: 100 << 10})
+	ts := newWSServer(t, ws.Limits{VisitorBytesPerSecond: 1, VisitorByteBurst: 100 << 10})
 	a := dial(t, ts)
 	toLogits(t, a)
 	answered, refused := 0, false
 	for range 20 {
 		id := a.send("get_logits", nil)
 		m := a.read()
-		if m.Type == web.MsgLogits {
+		if m.Type == wire.MsgLogits {
 			answered++
 			continue
 		}
-		var e web.ErrorPayload
+		var e wire.ErrorPayload
 		json.Unmarshal(m.Payload, &e)
-		if m.Type != web.MsgError || e.Code != "byte_budget" {
+		if m.Type != wire.MsgError || e.Code != "byte_budget" {
 			t.Fatalf("got %s %s, want logits or a byte_budget error", m.Type, m.Payload)
 		}
 		if m.ID != id || !strings.Contains(e.Message, "get_logits") || !strings.Contains(e.Message, "100 KiB") || !strings.Contains(e.Message, "try again in") {
@@ -85,7 +86,7 @@ func TestByteBudgetRefusesDataRequests(t *testing.T) {
 	b := dialWith(t, fromAddr("127.0.0.2"), wsURL(ts), nil)
 	toLogits(t, b)
 	b.send("get_logits", nil)
-	if m := b.read(); m.Type != web.MsgLogits {
+	if m := b.read(); m.Type != wire.MsgLogits {
 		t.Fatalf("another visitor's get_logits: %s %s", m.Type, m.Payload)
 	}
 	if v := metricValue(t, ts.URL, "inferscope_byte_budget_refused_total"); v < 2 {
@@ -97,7 +98,7 @@ func TestByteBudgetRefusesDataRequests(t *testing.T) {
 // the budget is held back until it refills (backpressure), and every event
 // still arrives, in order.
 func TestByteBudgetSlowsRunsWithoutLosingEvents(t *testing.T) {
-	ts := newWSServer(t, web.Limits{VisitorBytesPerSecond: 512 << 10, VisitorByteBurst: 4 << 10})
+	ts := newWSServer(t, ws.Limits{VisitorBytesPerSecond: 512 << 10, VisitorByteBurst: 4 << 10})
 	w := dial(t, ts)
 	events, _ := runToEnd(t, w, "The President said", 12) // fails on a lost or reordered event
 	if events < 3+12*3 {
@@ -114,10 +115,10 @@ func TestByteBudgetSlowsRunsWithoutLosingEvents(t *testing.T) {
 // tokens here, to keep the test short: under a quarter of the burst).
 func TestByteBudgetDefaultFitsALesson(t *testing.T) {
 	// the default byte budget; the message rate lifted (a test steps faster than a student)
-	ts := newWSServer(t, web.Limits{MsgsPerSecond: 1e4, Burst: 1e4})
+	ts := newWSServer(t, ws.Limits{MsgsPerSecond: 1e4, Burst: 1e4})
 	w := dial(t, ts)
 	w.send("start", startPayload("Once upon a time", 100))
-	if m := w.read(); m.Type != web.MsgStarted {
+	if m := w.read(); m.Type != wire.MsgStarted {
 		t.Fatalf("start: %s %s", m.Type, m.Payload)
 	}
 	for stopped := false; !stopped; {
@@ -126,13 +127,13 @@ func TestByteBudgetDefaultFitsALesson(t *testing.T) {
 		stopped = e.Stage == "stop"
 		if e.Stage == "logits" {
 			w.send("get_logits", nil)
-			if m := w.read(); m.Type != web.MsgLogits {
+			if m := w.read(); m.Type != wire.MsgLogits {
 				t.Fatalf("get_logits: %s %s", m.Type, m.Payload)
 			}
 		}
 	}
 	sent := metricValue(t, ts.URL, "inferscope_ws_bytes_sent_total")
-	if burst := float64(web.DefaultLimits().VisitorByteBurst); sent > burst/4 {
+	if burst := float64(ws.DefaultLimits().VisitorByteBurst); sent > burst/4 {
 		t.Errorf("a 100-token lesson sent %.0f bytes, more than a quarter of the default burst %.0f", sent, burst)
 	}
 	t.Logf("a 100-token run stepped stage by stage with get_logits at each step: %.1f MiB", sent/(1<<20))
@@ -153,22 +154,22 @@ func TestByteBudgetEveryDataCommand(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.typ, func(t *testing.T) {
-			ts := newWSServer(t, web.Limits{VisitorBytesPerSecond: 1, VisitorByteBurst: 60 << 10})
+			ts := newWSServer(t, ws.Limits{VisitorBytesPerSecond: 1, VisitorByteBurst: 60 << 10})
 			a := dial(t, ts)
 			toLogits(t, a)
 			a.send("step", nil) // logits
 			a.event()
 			for range 10 { // spend the budget
 				a.send("get_logits", nil)
-				if m := a.read(); m.Type == web.MsgError {
+				if m := a.read(); m.Type == wire.MsgError {
 					break
 				}
 			}
 			id := a.send(c.typ, c.payload)
 			m := a.read()
-			var e web.ErrorPayload
+			var e wire.ErrorPayload
 			json.Unmarshal(m.Payload, &e)
-			if m.Type != web.MsgError || e.Code != "byte_budget" || m.ID != id || !strings.Contains(e.Message, c.typ) {
+			if m.Type != wire.MsgError || e.Code != "byte_budget" || m.ID != id || !strings.Contains(e.Message, c.typ) {
 				t.Fatalf("%s past the budget: %s %s, want a byte_budget error naming it", c.typ, m.Type, m.Payload)
 			}
 		})

@@ -23,6 +23,8 @@ import (
 
 	"github.com/inferscope/inferscope/internal/serve"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 // classResult is what one student's client saw of its own request.
@@ -106,7 +108,7 @@ func classStudent(base, code, cookie, row string, out chan<- classResult) {
 			res.err = fmt.Errorf("following: %w", err)
 			return
 		}
-		if typ != web.MsgRoomClass {
+		if typ != wire.MsgRoomClass {
 			continue
 		}
 		var req struct {
@@ -136,15 +138,15 @@ func classStudent(base, code, cookie, row string, out chan<- classResult) {
 				return
 			}
 			switch typ {
-			case web.MsgEvent:
+			case wire.MsgEvent:
 				events = append(events, p)
-			case web.MsgEvents, web.MsgDetail:
+			case wire.MsgEvents, wire.MsgDetail:
 				var g struct {
 					Events []json.RawMessage `json:"events"`
 				}
 				json.Unmarshal(p, &g)
 				events = append(events, g.Events...)
-			case web.MsgError:
+			case wire.MsgError:
 				res.err = fmt.Errorf("own request: %s", p)
 				s.Close()
 				return
@@ -182,7 +184,7 @@ func classStudent(base, code, cookie, row string, out chan<- classResult) {
 				res.err = fmt.Errorf("waiting for the class's results: %w", err)
 				return
 			}
-			if typ == web.MsgRoomClassResult {
+			if typ == wire.MsgRoomClassResult {
 				var r struct {
 					Rows []json.RawMessage `json:"rows"`
 				}
@@ -201,10 +203,10 @@ func awaitClass(tb testing.TB, p *wsClient) classStateView {
 	var st classStateView
 	for !st.Done {
 		switch m := p.read(); m.Type {
-		case web.MsgRoomClassState:
+		case wire.MsgRoomClassState:
 			st = classStateView{}
 			json.Unmarshal(m.Payload, &st)
-		case web.MsgError:
+		case wire.MsgError:
 			tb.Fatalf("room_class: %s", m.Payload)
 		}
 	}
@@ -346,7 +348,7 @@ func TestClassRequest(t *testing.T) {
 // server's memory for runs is refused by name, with how many would fit.
 func TestClassRequestRefusedWhenTooBig(t *testing.T) {
 	cat, _ := defaultCatalog(t)
-	srv, _ := web.New(web.Options{Catalog: cat, Limits: web.Limits{MaxKVBytes: 3 << 20}})
+	srv, _ := web.New(web.Options{Catalog: cat, Limits: ws.Limits{MaxKVBytes: 3 << 20}})
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	p := dial(t, ts)
@@ -358,7 +360,7 @@ func TestClassRequestRefusedWhenTooBig(t *testing.T) {
 	p.send("room_class", map[string]any{"code": room.Code, "key": room.Key, "batch": true,
 		"start": map[string]any{"prompt": "Once upon a time", "max_new_tokens": 200}})
 	m := readReply(p)
-	var e web.ErrorPayload
+	var e wire.ErrorPayload
 	json.Unmarshal(m.Payload, &e)
 	if e.Code != "class_too_big" || !strings.Contains(e.Message, "12 students follow") || !strings.Contains(e.Message, "max-kv-bytes") {
 		t.Fatalf("a class too big for memory: %s %s", m.Type, m.Payload)

@@ -21,6 +21,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 // browser is one student's browser: its own cookie jar, which gets the
@@ -66,7 +68,7 @@ func (b *browser) session() (*websocket.Conn, string, error) {
 		c.Close()
 		return nil, "", err
 	}
-	if m.Type != web.MsgWelcome {
+	if m.Type != wire.MsgWelcome {
 		c.Close()
 		return nil, m.Payload.Code, nil
 	}
@@ -92,10 +94,10 @@ func generate(c *websocket.Conn, n int) (int, error) {
 		if err := c.ReadJSON(&m); err != nil {
 			return 0, err
 		}
-		if m.Type == web.MsgError {
+		if m.Type == wire.MsgError {
 			return 0, fmt.Errorf("error %s", m.Payload)
 		}
-		if m.Type != web.MsgEvent {
+		if m.Type != wire.MsgEvent {
 			continue
 		}
 		var ev struct {
@@ -111,7 +113,7 @@ func generate(c *websocket.Conn, n int) (int, error) {
 
 // serveReal runs the server through Serve (the per-address connection cap
 // included) on a loopback port.
-func serveReal(t testing.TB, lim web.Limits) string {
+func serveReal(t testing.TB, lim ws.Limits) string {
 	t.Helper()
 	cat, _ := defaultCatalog(t)
 	srv, err := web.New(web.Options{Catalog: cat, Limits: lim})
@@ -131,7 +133,7 @@ func serveReal(t testing.TB, lim web.Limits) string {
 // with its own cookie jar loading /lab first, each holding 2 sessions and
 // generating 40 tokens in both, default limits: all 30 are served.
 func TestClassBehindOneAddress(t *testing.T) {
-	base := serveReal(t, web.Limits{})
+	base := serveReal(t, ws.Limits{})
 	const students, perStudent, tokens = 30, 2, 40
 	var wg sync.WaitGroup
 	served := make([]bool, students)
@@ -205,7 +207,7 @@ func TestClassBehindOneAddress(t *testing.T) {
 // capped at the per-address limit, with a plain-English refusal each,
 // while another address still gets in.
 func TestVisitorAndAddressCaps(t *testing.T) {
-	base := serveReal(t, web.Limits{MaxSessions: 20, MaxSessionsPerVisitor: 2, MaxSessionsPerAddress: 5})
+	base := serveReal(t, ws.Limits{MaxSessions: 20, MaxSessionsPerVisitor: 2, MaxSessionsPerAddress: 5})
 	open := func(b *browser) (string, error) {
 		c, code, err := b.session()
 		if c != nil {
@@ -260,7 +262,7 @@ func TestVisitorAndAddressCaps(t *testing.T) {
 		Payload struct{ Code, Message string }
 	}
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if err := c.ReadJSON(&m); err != nil || m.Type != web.MsgWelcome {
+	if err := c.ReadJSON(&m); err != nil || m.Type != wire.MsgWelcome {
 		t.Errorf("another address while the first is full: %s %+v %v", m.Type, m.Payload, err)
 	}
 }
@@ -270,7 +272,7 @@ func TestVisitorAndAddressCaps(t *testing.T) {
 // cookie is kept; a malformed one is replaced; static files, probes and
 // websocket upgrades set none.
 func TestVisitorCookie(t *testing.T) {
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	get := func(path string, cookie string) *http.Cookie {
 		req, _ := http.NewRequest("GET", ts.URL+path, nil)
 		if cookie != "" {

@@ -14,19 +14,21 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/inferscope/inferscope/web/catalog"
 )
 
 // defaultEngineCatalog is a catalog holding the embedded default model.
-func defaultEngineCatalog(t testing.TB) *EngineCatalog {
+func defaultEngineCatalog(t testing.TB) *catalog.EngineCatalog {
 	t.Helper()
-	cat, err := DefaultCatalog()
+	cat, err := catalog.DefaultCatalog()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cat
 }
 
-func catalogServer(t *testing.T) (*Server, *EngineCatalog) {
+func catalogServer(t *testing.T) (*Server, *catalog.EngineCatalog) {
 	t.Helper()
 	cat := defaultEngineCatalog(t)
 	s, err := New(Options{Catalog: cat})
@@ -159,16 +161,16 @@ func TestSearchVocab(t *testing.T) {
 	text := string(tk.TokenBytes(id))
 	tests := []struct {
 		name, q string
-		check   func([]VocabEntry) string
+		check   func([]catalog.VocabEntry) string
 		status  int
 	}{
-		{"by id", " " + strconv.Itoa(id) + " ", func(es []VocabEntry) string {
+		{"by id", " " + strconv.Itoa(id) + " ", func(es []catalog.VocabEntry) string {
 			if len(es) != 1 || es[0].ID != id || es[0].Text != text {
 				return "want exactly the token"
 			}
 			return ""
 		}, 200},
-		{"by text, exact first", text, func(es []VocabEntry) string {
+		{"by text, exact first", text, func(es []catalog.VocabEntry) string {
 			if len(es) == 0 || es[0].ID != id {
 				return "want the exact match first"
 			}
@@ -179,7 +181,7 @@ func TestSearchVocab(t *testing.T) {
 			}
 			return ""
 		}, 200},
-		{"a byte piece", string(tk.Piece(195)), func(es []VocabEntry) string {
+		{"a byte piece", string(tk.Piece(195)), func(es []catalog.VocabEntry) string {
 			for _, e := range es {
 				if e.ID == 195 && e.Text == "" && len(e.Bytes) == 1 {
 					return ""
@@ -187,7 +189,7 @@ func TestSearchVocab(t *testing.T) {
 			}
 			return "want token 195 as one byte with no text"
 		}, 200},
-		{"no match", "\u2603\u2603\u2603", func(es []VocabEntry) string {
+		{"no match", "\u2603\u2603\u2603", func(es []catalog.VocabEntry) string {
 			if len(es) != 0 {
 				return "want none"
 			}
@@ -212,7 +214,7 @@ func TestSearchVocab(t *testing.T) {
 				}
 				return
 			}
-			var out struct{ Tokens []VocabEntry }
+			var out struct{ Tokens []catalog.VocabEntry }
 			if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 				t.Fatal(err)
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/inferscope/inferscope/internal/testenv"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
 )
 
 // labHandler is the web server with the default model (and its docs).
@@ -31,7 +32,7 @@ func labHandler(t testing.TB) (http.Handler, *engine.Model) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := web.NewEngineCatalog()
+	cat := catalog.NewEngineCatalog()
 	if err := cat.Add(m, "", true); err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func labHandler(t testing.TB) (http.Handler, *engine.Model) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cat.AddDocs(m.Name, models.Docs(), &web.Training{Corpus: tr.Corpus, Tokens: tr.Tokens, Minutes: tr.Minutes,
+	if err := cat.AddDocs(m.Name, models.Docs(), &catalog.Training{Corpus: tr.Corpus, Tokens: tr.Tokens, Minutes: tr.Minutes,
 		Hardware: tr.Hardware, ValLoss: tr.ValLoss, CapitalsRight: tr.CapitalsRight, CapitalsTotal: tr.CapitalsTotal}); err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +392,7 @@ func TestBrowserLabGPT2(t *testing.T) {
 		t.Fatal(err)
 	}
 	dm, _ := models.Default()
-	cat := web.NewEngineCatalog()
+	cat := catalog.NewEngineCatalog()
 	cat.Add(dm, "", true)
 	cat.Add(gm, "", false)
 	srv, _ := web.New(web.Options{Catalog: cat})

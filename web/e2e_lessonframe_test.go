@@ -20,6 +20,7 @@ import (
 	"github.com/inferscope/inferscope/internal/browsertest"
 	"github.com/inferscope/inferscope/lessons"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
 )
 
 // walkJS drives one section (window.__walk(n)) and returns what went wrong.
@@ -117,7 +118,7 @@ type walkReport struct {
 
 func TestBrowserLessonFramework(t *testing.T) {
 	ts, m := labServer(t)
-	ls, err := lessons.Load(web.LessonValues(web.ModelCardFor(m)))
+	ls, err := lessons.Load(web.LessonValues(catalog.ModelCardFor(m)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/inferscope/inferscope/internal/serve"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
 )
 
 // batchedLessonServer is labServer with the scheduler on, as `serve` runs it.
@@ -36,7 +37,7 @@ func batchedLessonServer(t *testing.T) (*httptest.Server, *engine.Model) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cat.AddDocs(m.Name, models.Docs(), &web.Training{Corpus: tr.Corpus, Tokens: tr.Tokens, Minutes: tr.Minutes,
+	if err := cat.AddDocs(m.Name, models.Docs(), &catalog.Training{Corpus: tr.Corpus, Tokens: tr.Tokens, Minutes: tr.Minutes,
 		Hardware: tr.Hardware, ValLoss: tr.ValLoss, CapitalsRight: tr.CapitalsRight, CapitalsTotal: tr.CapitalsTotal}); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestBrowserLessonAfterSendV2(t *testing.T) {
 	ts, m := batchedLessonServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
-	card := web.ModelCardFor(m)
+	card := catalog.ModelCardFor(m)
 	openSection(t, b, ts.URL, "after-send", 1)
 	n := evalJS[int](t, ctx, `document.querySelectorAll('[data-testid="lesson-section"]').length`)
 	sec := map[string]int{}
@@ -254,7 +255,7 @@ func TestBrowserLessonKVCacheV2(t *testing.T) {
 	ts, m := batchedLessonServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
-	card := web.ModelCardFor(m)
+	card := catalog.ModelCardFor(m)
 	// section 1: the keys/values grid against the engine's cache
 	openSection(t, b, ts.URL, "kv-cache", 1)
 	if err := waitJS(ctx, `document.querySelector('#section-1 .lp-root').dataset.ready === "1"`); err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/inferscope/inferscope/internal/testenv"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
 )
 
 // wideLlama is a 30-block GQA Llama (SmolLM2-135M's layout: 9 query heads,
@@ -64,7 +65,7 @@ func TestBrowserModelView(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			m := tc.load(t)
-			cat := web.NewEngineCatalog()
+			cat := catalog.NewEngineCatalog()
 			if err := cat.Add(m, "", true); err != nil {
 				t.Fatal(err)
 			}
@@ -74,12 +75,12 @@ func TestBrowserModelView(t *testing.T) {
 			}
 			ts := httptest.NewServer(srv)
 			defer ts.Close()
-			checkModelView(t, ts, m, web.ModelCardFor(m), tc.name)
+			checkModelView(t, ts, m, catalog.ModelCardFor(m), tc.name)
 		})
 	}
 }
 
-func checkModelView(t *testing.T, ts *httptest.Server, m *engine.Model, card web.ModelCard, name string) {
+func checkModelView(t *testing.T, ts *httptest.Server, m *engine.Model, card catalog.ModelCard, name string) {
 	b := browsertest.New(t)
 	ctx := b.Ctx
 	must := func(err error) {

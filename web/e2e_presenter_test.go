@@ -20,7 +20,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/inferscope/inferscope/internal/browsertest"
-	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/wire"
 )
 
 func TestBrowserPresenter(t *testing.T) {
@@ -204,7 +204,7 @@ func TestBrowserPresenter(t *testing.T) {
 	var strangers []*wsClient
 	for _, cookie := range []string{"SSSSSSSSSSSSSSSSSSSSSS", "TTTTTTTTTTTTTTTTTTTTTT"} {
 		w, got := followFrom(t, ts.URL, "127.0.0.2", code, cookie)
-		if got != web.MsgRoomJoined {
+		if got != wire.MsgRoomJoined {
 			t.Fatalf("a follower from another network: %s", got)
 		}
 		strangers = append(strangers, w)
@@ -225,7 +225,7 @@ func TestBrowserPresenter(t *testing.T) {
 	}
 	c.must(pres, "remove: the second press", chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid=btn-remove-network]').click()`))
 	for _, w := range strangers {
-		m := nextType(w, web.MsgError)
+		m := nextType(w, wire.MsgError)
 		if !strings.Contains(string(m.Payload), `"removed"`) {
 			t.Errorf("a removed follower got %s", m.Payload)
 		}

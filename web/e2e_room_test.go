@@ -18,7 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/inferscope/inferscope/internal/browsertest"
-	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/room"
 )
 
 // pageState is what must match between presenter and followers: the
@@ -30,7 +30,7 @@ const pageState = `(() => {
 })()`
 
 func TestBrowserRoom(t *testing.T) {
-	ts := roomServer(t, web.RoomOptions{})
+	ts := roomServer(t, room.RoomOptions{})
 	b := browsertest.New(t)
 	pres := b.Ctx
 	tab := func() context.Context { // a student: a browser of their own (their own cookies: their own visitor)
@@ -156,7 +156,7 @@ type classTabs struct {
 // newClass starts a room server and a browser whose first tab, the
 // presenter's, is 1366×900; further tabs come from c.tab().
 func newClass(t *testing.T) (*httptest.Server, *classTabs, context.Context) {
-	ts := roomServer(t, web.RoomOptions{})
+	ts := roomServer(t, room.RoomOptions{})
 	b := browsertest.New(t)
 	pres := b.Ctx
 	if err := chromedp.Do(pres, chromedp.EmulateViewport(1366, 900)); err != nil {

@@ -17,6 +17,10 @@ import (
 	"github.com/inferscope/inferscope/internal/serve"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
+	"github.com/inferscope/inferscope/web/sched"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 // goodSteps times n step_token round trips of one client (restarting the
@@ -25,7 +29,7 @@ func goodSteps(tb testing.TB, w *wsClient, n int) []time.Duration {
 	var lat []time.Duration
 	for len(lat) < n {
 		w.send("start", startPayload("The President said", 40))
-		if m := w.read(); m.Type != web.MsgStarted {
+		if m := w.read(); m.Type != wire.MsgStarted {
 			tb.Fatalf("start: %s %s", m.Type, m.Payload)
 		}
 		for _, st := range []string{"tokenize", "embed", "prefill"} {
@@ -215,19 +219,19 @@ func interleaved(b *testing.B, good *wsClient, paused *atomic.Bool) (alone, load
 
 func benchFairness(b *testing.B, slots int, batching, reserve, visitors bool) {
 	if reserve {
-		defer web.ReserveRequestProc()()
+		defer sched.ReserveRequestProc()()
 	}
 	for i := 0; i < b.N; i++ {
 		// the good client steps back to back (faster than a person clicks),
 		// so the rate limit is lifted; the hostile ones pace themselves
 		// within the default 50 messages/s
 		m, _ := models.Default()
-		cat := web.NewEngineCatalog()
+		cat := catalog.NewEngineCatalog()
 		cat.Add(m, "", true)
 		if batching {
 			cat.SetBatching(true, serve.DefaultOptions())
 		}
-		srv, err := web.New(web.Options{Catalog: cat, EngineSlots: slots, Limits: web.Limits{MaxSessionsPerVisitor: 16, MsgsPerSecond: 1e4, Burst: 1e4}})
+		srv, err := web.New(web.Options{Catalog: cat, EngineSlots: slots, Limits: ws.Limits{MaxSessionsPerVisitor: 16, MsgsPerSecond: 1e4, Burst: 1e4}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -276,13 +280,13 @@ func benchFairness(b *testing.B, slots int, batching, reserve, visitors bool) {
 // before: p99 4 → 60 ms). The search now takes a fair-queue slot and has a
 // per-visitor rate, so the flood gets 429s after its burst.
 func BenchmarkFairnessVocab(b *testing.B) {
-	defer web.ReserveRequestProc()()
+	defer sched.ReserveRequestProc()()
 	for i := 0; i < b.N; i++ {
 		m, _ := models.Default()
-		cat := web.NewEngineCatalog()
+		cat := catalog.NewEngineCatalog()
 		cat.Add(m, "", true)
 		cat.SetBatching(true, serve.DefaultOptions())
-		srv, err := web.New(web.Options{Catalog: cat, Limits: web.Limits{MsgsPerSecond: 1e4, Burst: 1e4}})
+		srv, err := web.New(web.Options{Catalog: cat, Limits: ws.Limits{MsgsPerSecond: 1e4, Burst: 1e4}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/inferscope/inferscope/lessons"
-	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 func TestGlossaryLinksLand(t *testing.T) {
@@ -21,7 +21,7 @@ func TestGlossaryLinksLand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	pages := map[string]string{}
 	get := func(path string) string {
 		if b, ok := pages[path]; ok {

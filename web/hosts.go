@@ -63,7 +63,7 @@ func (p *hostPolicy) allowed(hostport string) bool {
 func (s *Server) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if !s.hosts.allowed(c.Request().Host) {
-			s.metrics.hostRefused.Add(1)
+			s.metrics.HostRefused.Add(1)
 			return echo.NewHTTPError(http.StatusForbidden, "host "+strings.ToValidUTF8(c.Request().Host, "?")+
 				" is not served here: this server answers localhost, IP addresses and the names given with serve --allow-host")
 		}

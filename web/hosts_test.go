@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/inferscope/inferscope/web/catalog"
 )
 
 // localRequest is httptest.NewRequest for a loopback Host (httptest's
@@ -75,7 +77,7 @@ func TestNoServerPathsInModelCards(t *testing.T) {
 		"embedded:default":                                             "embedded:default",
 		"random:stories15M":                                            "random:stories15M",
 	} {
-		if got := displaySource(src); got != want {
+		if got := catalog.DisplaySource(src); got != want {
 			t.Errorf("displaySource(%q) = %q, want %q", src, got, want)
 		}
 	}

@@ -13,12 +13,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/inferscope/inferscope/lessons"
+	"github.com/inferscope/inferscope/web/catalog"
 	"github.com/inferscope/inferscope/web/views"
 )
 
 // LessonValues computes the numbers lessons quote from a model card: every
 // number in a lesson's prose comes from here or from a live panel.
-func LessonValues(m ModelCard) lessons.Values {
+func LessonValues(m catalog.ModelCard) lessons.Values {
 	mha := 2 * int64(m.Layers) * int64(m.Heads) * int64(m.HeadDim) * 4
 	v := lessons.Values{
 		"model.name":                   m.Name,
@@ -85,7 +86,7 @@ func LessonValues(m ModelCard) lessons.Values {
 
 // loadLessons parses the lessons with the default model's numbers.
 func (s *Server) loadLessons() error {
-	var card ModelCard
+	var card catalog.ModelCard
 	for _, m := range s.models() {
 		if m.Default || card.Name == "" {
 			card = m

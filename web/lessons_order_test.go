@@ -18,6 +18,7 @@ import (
 	"github.com/inferscope/inferscope/lessons"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
 )
 
 const orderRounds = 5
@@ -25,7 +26,7 @@ const orderRounds = 5
 // lessonPanel returns the options of the first panel of kind in lesson slug.
 func lessonPanel(t *testing.T, m *engine.Model, slug, kind string) map[string]string {
 	t.Helper()
-	ls, err := lessons.Load(web.LessonValues(web.ModelCardFor(m)))
+	ls, err := lessons.Load(web.LessonValues(catalog.ModelCardFor(m)))
 	if err != nil {
 		t.Fatal(err)
 	}

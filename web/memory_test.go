@@ -8,6 +8,9 @@ import (
 	"github.com/inferscope/inferscope/engine/session"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 // TestKVIsReservedAsUsed: idle runs hold their scratch and the prompt's KV
@@ -16,24 +19,24 @@ import (
 // others carry on.
 func TestKVIsReservedAsUsed(t *testing.T) {
 	m, _ := models.Default()
-	cat := web.NewEngineCatalog()
+	cat := catalog.NewEngineCatalog()
 	cat.Add(m, "", true)
 	p := startPayload("The", 200)
-	probe, err := cat.NewRun("", (&web.StartPayload{Prompt: "The", MaxNewTokens: 200}).SessionConfig())
+	probe, err := cat.NewRun("", (&wire.StartPayload{Prompt: "The", MaxNewTokens: 200}).SessionConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	perToken := m.Config.KVBytesPerToken()
 	atStart := probe.Runner.MemoryBytes()
 	budget := 3*atStart + 20*perToken // three idle runs fit; 200 tokens each would not
-	srv, _ := web.New(web.Options{Catalog: cat, Limits: web.Limits{MaxKVBytes: budget}})
+	srv, _ := web.New(web.Options{Catalog: cat, Limits: ws.Limits{MaxKVBytes: budget}})
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	var ws []*wsClient
 	for i := 0; i < 3; i++ {
 		w := dial(t, ts)
 		w.send("start", p)
-		if msg := w.read(); msg.Type != web.MsgStarted {
+		if msg := w.read(); msg.Type != wire.MsgStarted {
 			t.Fatalf("idle run %d of 3: %s %s (allocated KV %d each, budget %d)", i, msg.Type, msg.Payload, int64(201)*perToken, budget)
 		}
 		ws = append(ws, w)
@@ -43,8 +46,8 @@ func TestKVIsReservedAsUsed(t *testing.T) {
 	var code string
 	for {
 		msg := a.read()
-		if msg.Type == web.MsgError {
-			var e web.ErrorPayload
+		if msg.Type == wire.MsgError {
+			var e wire.ErrorPayload
 			json.Unmarshal(msg.Payload, &e)
 			code = e.Code
 			continue

@@ -15,6 +15,8 @@ import (
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/internal/testenv"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
+	"github.com/inferscope/inferscope/web/wire"
 )
 
 func TestModelTruncatedOnDiskMidRun(t *testing.T) {
@@ -23,7 +25,7 @@ func TestModelTruncatedOnDiskMidRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := web.NewEngineCatalog()
+	cat := catalog.NewEngineCatalog()
 	if err := cat.Add(m, "", true); err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +34,7 @@ func TestModelTruncatedOnDiskMidRun(t *testing.T) {
 	ids := func(truncate bool) []int {
 		w := dial(t, ts)
 		w.send("start", map[string]any{"prompt": "Once upon a time", "max_new_tokens": 8, "stop_at_eos": false, "sampling": map[string]any{"temperature": 0}})
-		if m := w.read(); m.Type != web.MsgStarted {
+		if m := w.read(); m.Type != wire.MsgStarted {
 			t.Fatalf("start: %s %s", m.Type, m.Payload)
 		}
 		got := appendedIDs(t, w, 2)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
 )
 
 func TestModelCardPage(t *testing.T) {
@@ -20,7 +21,7 @@ func TestModelCardPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := web.NewEngineCatalog()
+	cat := catalog.NewEngineCatalog()
 	if err := cat.Add(m, "", true); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestModelCardPage(t *testing.T) {
 	if err := cat.AddDocs(m.Name, fstest.MapFS{"x.svg": {}}, nil); err == nil || !strings.Contains(err.Error(), "MODEL_CARD.md") {
 		t.Errorf("docs without MODEL_CARD.md: err %v", err)
 	}
-	if err := cat.AddDocs(m.Name, models.Docs(), &web.Training{Corpus: "test", CapitalsTotal: 3}); err != nil {
+	if err := cat.AddDocs(m.Name, models.Docs(), &catalog.Training{Corpus: "test", CapitalsTotal: 3}); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := web.New(web.Options{Catalog: cat})
@@ -47,7 +48,7 @@ func TestModelCardPage(t *testing.T) {
 	}
 
 	code, _, body := get("/api/models")
-	var list struct{ Models []web.ModelCard }
+	var list struct{ Models []catalog.ModelCard }
 	err = json.Unmarshal([]byte(body), &list)
 	cards := list.Models
 	if err != nil || code != 200 || len(cards) != 1 {

@@ -10,6 +10,8 @@ import (
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
+	"github.com/inferscope/inferscope/web/wire"
 )
 
 // nanModel is the default model's shape and tokenizer with random weights
@@ -34,7 +36,7 @@ func nanModel(t testing.TB) *engine.Model {
 // run's stop event, with no seq gap; the connection stays usable.
 func TestNonFiniteValuesEndTheRunWithAnError(t *testing.T) {
 	d, _ := models.Default()
-	cat := web.NewEngineCatalog()
+	cat := catalog.NewEngineCatalog()
 	cat.Add(d, "", true)
 	if err := cat.Add(nanModel(t), "", false); err != nil {
 		t.Fatal(err)
@@ -49,7 +51,7 @@ func TestNonFiniteValuesEndTheRunWithAnError(t *testing.T) {
 	p := startPayload("The", 5)
 	p["model"] = "nan-model"
 	w.send("start", p)
-	if m := w.read(); m.Type != web.MsgStarted {
+	if m := w.read(); m.Type != wire.MsgStarted {
 		t.Fatalf("start: %s %s", m.Type, m.Payload)
 	}
 	w.send("run", nil)
@@ -57,14 +59,14 @@ func TestNonFiniteValuesEndTheRunWithAnError(t *testing.T) {
 	for !sawStop {
 		m := w.read()
 		switch m.Type {
-		case web.MsgError:
-			var e web.ErrorPayload
+		case wire.MsgError:
+			var e wire.ErrorPayload
 			json.Unmarshal(m.Payload, &e)
 			if e.Code != "non_finite" || !strings.Contains(e.Message, "logits event") || !strings.Contains(e.Message, "NaN") {
 				t.Errorf("error %+v", e)
 			}
 			sawError = true
-		case web.MsgEvent:
+		case wire.MsgEvent:
 			var e evPayload
 			json.Unmarshal(m.Payload, &e)
 			if e.Stage == "stop" {

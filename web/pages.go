@@ -8,10 +8,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/inferscope/inferscope/engine/session"
+	"github.com/inferscope/inferscope/web/catalog"
 	"github.com/inferscope/inferscope/web/views"
 )
 
-func (s *Server) models() []ModelCard {
+func (s *Server) models() []catalog.ModelCard {
 	if s.opts.Catalog == nil {
 		return nil
 	}

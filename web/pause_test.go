@@ -10,7 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 // runEvents reads a command's events until its stop or a paused message.
@@ -28,13 +29,13 @@ func eventsUntil(t *testing.T, w *wsClient, id int64, until string) (stages []st
 			continue
 		}
 		switch m.Type {
-		case web.MsgPaused:
+		case wire.MsgPaused:
 			return stages, tokens, true
-		case web.MsgError:
+		case wire.MsgError:
 			t.Fatalf("%s", m.Payload)
-		case web.MsgEvent, web.MsgEvents:
+		case wire.MsgEvent, wire.MsgEvents:
 			var evs []json.RawMessage
-			if m.Type == web.MsgEvent {
+			if m.Type == wire.MsgEvent {
 				evs = []json.RawMessage{m.Payload}
 			} else {
 				var g struct {
@@ -66,7 +67,7 @@ func eventsUntil(t *testing.T, w *wsClient, id int64, until string) (stages []st
 }
 
 func TestPauseAndResume(t *testing.T) {
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	start := map[string]any{"prompt": "Once upon a time", "max_new_tokens": 40, "sampling": map[string]any{"temperature": 0.9, "seed": 7}}
 
 	// the whole run, uninterrupted
@@ -78,7 +79,7 @@ func TestPauseAndResume(t *testing.T) {
 	// nothing streaming: nothing to pause
 	p := dial(t, ts)
 	p.send("pause", nil)
-	if m := p.read(); m.Type != web.MsgError || !strings.Contains(string(m.Payload), "nothing to pause") {
+	if m := p.read(); m.Type != wire.MsgError || !strings.Contains(string(m.Payload), "nothing to pause") {
 		t.Fatalf("pause with nothing streaming: %s %s", m.Type, m.Payload)
 	}
 	p.send("start", start)
@@ -111,7 +112,7 @@ func TestPauseAndResume(t *testing.T) {
 		Events []json.RawMessage `json:"events"`
 	}
 	json.Unmarshal(m.Payload, &res)
-	if m.Type != web.MsgResumed || len(res.Events) != len(first)+len(rest) {
+	if m.Type != wire.MsgResumed || len(res.Events) != len(first)+len(rest) {
 		t.Errorf("resume of the paused run's log: %s with %d events, want %d", m.Type, len(res.Events), len(first)+len(rest))
 	}
 }

@@ -16,7 +16,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 // flood pings c every 20 µs until stop closes; it reports how many pongs
@@ -60,14 +61,14 @@ func readWhole(t *testing.T, c *websocket.Conn, what string) (msgs int) {
 		if typ != websocket.TextMessage || json.Unmarshal(b, &m) != nil || m.Type == "" {
 			t.Fatalf("%s: message %d is not a whole protocol message: %q", what, msgs, b[:min(len(b), 200)])
 		}
-		if m.Type == web.MsgEvent && strings.Contains(string(m.Payload), `"stage":"stop"`) {
+		if m.Type == wire.MsgEvent && strings.Contains(string(m.Payload), `"stage":"stop"`) {
 			return msgs
 		}
 	}
 }
 
 func TestPingFloodThroughServe(t *testing.T) {
-	base := serveReal(t, web.Limits{MsgsPerSecond: 1000, Burst: 1000})
+	base := serveReal(t, ws.Limits{MsgsPerSecond: 1000, Burst: 1000})
 	ws := "ws" + strings.TrimPrefix(base, "http")
 	const rounds = 20
 	for r := range rounds {
@@ -96,7 +97,7 @@ func TestPingFloodThroughServe(t *testing.T) {
 // TestPingFloodFollower: the same for a room's follower socket while the
 // presenter runs.
 func TestPingFloodFollower(t *testing.T) {
-	base := serveReal(t, web.Limits{MsgsPerSecond: 1000, Burst: 1000})
+	base := serveReal(t, ws.Limits{MsgsPerSecond: 1000, Burst: 1000})
 	ws := "ws" + strings.TrimPrefix(base, "http")
 	p, _, err := websocket.DefaultDialer.Dial(ws+"/ws", nil)
 	if err != nil {
@@ -109,7 +110,7 @@ func TestPingFloodFollower(t *testing.T) {
 	}
 	p.ReadJSON(&m) // welcome
 	p.WriteJSON(map[string]any{"type": "room_open", "id": 1, "payload": map[string]any{"page": "/lab"}})
-	for m.Type != web.MsgRoomOpened {
+	for m.Type != wire.MsgRoomOpened {
 		p.SetReadDeadline(time.Now().Add(10 * time.Second))
 		if err := p.ReadJSON(&m); err != nil {
 			t.Fatal(err)

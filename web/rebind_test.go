@@ -8,7 +8,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 // TestDNSRebindingIsRefused: requests naming a foreign Host (what a
@@ -16,7 +16,7 @@ import (
 // every route and the websocket does not upgrade; loopback names and IP
 // literals are served.
 func TestDNSRebindingIsRefused(t *testing.T) {
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	port := ts.URL[strings.LastIndex(ts.URL, ":")+1:]
 	for _, path := range []string{"/", "/lab", "/api/models", "/api/pull", "/metrics", "/healthz", "/static/css/app.css", "/nope"} {
 		req, _ := http.NewRequest(http.MethodGet, ts.URL+path, nil)

@@ -24,6 +24,9 @@ import (
 	"github.com/inferscope/inferscope/engine/session"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 func wsURL(ts *httptest.Server) string { return "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws" }
@@ -35,7 +38,7 @@ func startPayload(prompt string, n int) map[string]any {
 // runToEnd runs a whole generation and checks every event arrived in order.
 func runToEnd(t testing.TB, w *wsClient, prompt string, n int) (events int, lat []time.Duration) {
 	w.send("start", startPayload(prompt, n))
-	if m := w.read(); m.Type != web.MsgStarted {
+	if m := w.read(); m.Type != wire.MsgStarted {
 		t.Fatalf("start: %s %s", m.Type, m.Payload)
 	}
 	want := []string{"tokenize", "embed", "prefill"}
@@ -79,7 +82,7 @@ func runToEnd(t testing.TB, w *wsClient, prompt string, n int) (events int, lat 
 }
 
 func TestMetricsAndHealth(t *testing.T) {
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	w := dial(t, ts)
 	runToEnd(t, w, "The", 5)
 	for path, want := range map[string]string{
@@ -106,7 +109,7 @@ func TestMetricsAndHealth(t *testing.T) {
 }
 
 func TestBodyLimit(t *testing.T) {
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	resp, err := http.Post(ts.URL+"/api/pull", "application/json", strings.NewReader(`{"repo":"`+strings.Repeat("a", 100_000)+`"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +121,7 @@ func TestBodyLimit(t *testing.T) {
 }
 
 func TestReadLimitClosesOnlyThatConnection(t *testing.T) {
-	ts := newWSServer(t, web.Limits{ReadLimit: 1024})
+	ts := newWSServer(t, ws.Limits{ReadLimit: 1024})
 	a, b := dial(t, ts), dial(t, ts)
 	a.c.WriteMessage(websocket.TextMessage, []byte(`{"type":"start","payload":{"prompt":"`+strings.Repeat("x", 4096)+`"}}`))
 	a.c.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -130,7 +133,7 @@ func TestReadLimitClosesOnlyThatConnection(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
-	ts := newWSServer(t, web.Limits{MsgsPerSecond: 20, Burst: 10})
+	ts := newWSServer(t, ws.Limits{MsgsPerSecond: 20, Burst: 10})
 	w := dial(t, ts)
 	for i := 0; i < 30; i++ {
 		w.send("ping", nil)
@@ -138,7 +141,7 @@ func TestRateLimit(t *testing.T) {
 	limited := 0
 	for i := 0; i < 30; i++ {
 		m := w.read()
-		if m.Type == web.MsgError && strings.Contains(string(m.Payload), "rate_limited") {
+		if m.Type == wire.MsgError && strings.Contains(string(m.Payload), "rate_limited") {
 			limited++
 		}
 	}
@@ -147,13 +150,13 @@ func TestRateLimit(t *testing.T) {
 	}
 	time.Sleep(600 * time.Millisecond)
 	w.send("ping", nil)
-	if m := w.read(); m.Type != web.MsgPong {
+	if m := w.read(); m.Type != wire.MsgPong {
 		t.Errorf("after waiting: %s", m.Type)
 	}
 }
 
 func TestBadFramesKeepSessionUsable(t *testing.T) {
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	w := dial(t, ts)
 	w.c.WriteMessage(websocket.BinaryMessage, []byte{1, 2, 3})
 	w.expectError("bad_frame")
@@ -168,16 +171,16 @@ func TestBadFramesKeepSessionUsable(t *testing.T) {
 
 // panicCatalog's runner panics on Advance, to prove a panic costs one error
 // message, not the server or the connection.
-type panicCatalog struct{ web.Catalog }
+type panicCatalog struct{ catalog.Catalog }
 
-type panicRunner struct{ web.Runner }
+type panicRunner struct{ catalog.Runner }
 
 func (panicRunner) Advance(context.Context, session.Until, func(*session.Event) bool) ([]*session.Event, error) {
 	panic("boom")
 }
 func (panicRunner) Done() bool { return false }
 
-func (p panicCatalog) NewRun(model string, cfg session.Config) (web.Run, error) {
+func (p panicCatalog) NewRun(model string, cfg session.Config) (catalog.Run, error) {
 	r, err := p.Catalog.NewRun(model, cfg)
 	if cfg.Prompt == "panic" {
 		r.Runner = panicRunner{r.Runner}
@@ -187,7 +190,7 @@ func (p panicCatalog) NewRun(model string, cfg session.Config) (web.Run, error) 
 
 func TestPanicIsContained(t *testing.T) {
 	m, _ := models.Default()
-	cat := web.NewEngineCatalog()
+	cat := catalog.NewEngineCatalog()
 	cat.Add(m, "", true)
 	srv, _ := web.New(web.Options{Catalog: panicCatalog{cat}})
 	ts := httptest.NewServer(srv)
@@ -206,9 +209,9 @@ func TestPanicIsContained(t *testing.T) {
 func TestSlowClientDoesNotBlockOthers(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	m, _ := models.Default()
-	cat := web.NewEngineCatalog()
+	cat := catalog.NewEngineCatalog()
 	cat.Add(m, "", true)
-	srv, _ := web.New(web.Options{Catalog: cat, Limits: web.Limits{SendBuffer: 2, SendTimeout: 300 * time.Millisecond}})
+	srv, _ := web.New(web.Options{Catalog: cat, Limits: ws.Limits{SendBuffer: 2, SendTimeout: 300 * time.Millisecond}})
 	ts := httptest.NewServer(srv)
 	slow, _, err := websocket.DefaultDialer.Dial(wsURL(ts), nil)
 	if err != nil {
@@ -251,7 +254,7 @@ func TestSlowClientDoesNotBlockOthers(t *testing.T) {
 
 func TestGracefulShutdownSendsClosing(t *testing.T) {
 	m, _ := models.Default()
-	cat := web.NewEngineCatalog()
+	cat := catalog.NewEngineCatalog()
 	cat.Add(m, "", true)
 	srv, _ := web.New(web.Options{Catalog: cat})
 	ts := httptest.NewServer(srv)
@@ -272,7 +275,7 @@ func TestGracefulShutdownSendsClosing(t *testing.T) {
 		}
 		var m struct{ Type string }
 		json.Unmarshal(b, &m)
-		if m.Type == web.MsgClosing {
+		if m.Type == wire.MsgClosing {
 			sawClosing = true
 		}
 	}
@@ -290,7 +293,7 @@ func TestGracefulShutdownSendsClosing(t *testing.T) {
 // killed mid-run, send garbage and exceed limits; every good session still
 // receives every event in order.
 func TestFaultsDoNotAffectOthers(t *testing.T) {
-	ts := newWSServer(t, web.Limits{MaxSessions: 16, MaxSessionsPerVisitor: 16})
+	ts := newWSServer(t, ws.Limits{MaxSessions: 16, MaxSessionsPerVisitor: 16})
 	var wg sync.WaitGroup
 	errs := make(chan error, 32)
 	for i := 0; i < 4; i++ {
@@ -345,7 +348,7 @@ func TestFaultsDoNotAffectOthers(t *testing.T) {
 // visitor's byte budget, 4 MiB/s, not the server.)
 func BenchmarkLoad(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		ts := newWSServer(b, web.Limits{MaxSessions: 64, MaxSessionsPerVisitor: 64, MsgsPerSecond: 1e6, Burst: 1e6})
+		ts := newWSServer(b, ws.Limits{MaxSessions: 64, MaxSessionsPerVisitor: 64, MsgsPerSecond: 1e6, Burst: 1e6})
 		loadRun(b, ts, 64, 200)
 		b.ReportMetric(peakRSSMiB(), "peak-rss-MiB")
 		var ms runtime.MemStats

@@ -17,6 +17,9 @@ import (
 	"github.com/inferscope/inferscope/engine/session"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 func TestReplayIsPricedBeforeItRuns(t *testing.T) {
@@ -33,30 +36,30 @@ func TestReplayIsPricedBeforeItRuns(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ts := newWSServer(t, web.Limits{})
+			ts := newWSServer(t, ws.Limits{})
 			w := dial(t, ts)
 			w.send("resume", map[string]any{"start": c.start, "log": c.log})
 			m := w.read()
-			var e web.ErrorPayload
+			var e wire.ErrorPayload
 			json.Unmarshal(m.Payload, &e)
 			if c.refused {
-				if m.Type != web.MsgError || e.Code != "replay_too_long" || !strings.Contains(e.Message, "2048") {
+				if m.Type != wire.MsgError || e.Code != "replay_too_long" || !strings.Contains(e.Message, "2048") {
 					t.Fatalf("%s: %s %s, want replay_too_long naming the limit", c.name, m.Type, m.Payload)
 				}
 				return
 			}
-			if m.Type != web.MsgResumed {
+			if m.Type != wire.MsgResumed {
 				t.Fatalf("%s: %s %s, want resumed", c.name, m.Type, m.Payload)
 			}
 		})
 	}
 	// a room's log goes through the same price
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	w := dial(t, ts)
 	w.send("room_open", map[string]any{"page": "/lab", "start": startPayload("The", 254), "log": repeat([]string{"run", "rewind 250"}, 2048)})
 	for {
 		m := w.read()
-		if m.Type == web.MsgError {
+		if m.Type == wire.MsgError {
 			if !strings.Contains(string(m.Payload), "replay_too_long") {
 				t.Fatalf("room_open with a long log: %s", m.Payload)
 			}
@@ -81,12 +84,12 @@ func repeat(s []string, n int) []string {
 func TestReplayKeepsOnlyWhatItsAnswerNeeds(t *testing.T) {
 	start := startPayload("Once upon a time", 100)
 	start["lens"], start["top_n"] = true, 200
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	size := func(log []string) (bytes, full, events int) {
 		w := dial(t, ts)
 		w.send("resume", map[string]any{"start": start, "log": log})
 		m := w.read()
-		if m.Type != web.MsgResumed {
+		if m.Type != wire.MsgResumed {
 			t.Fatalf("resume %d entries: %s %.200s", len(log), m.Type, m.Payload)
 		}
 		var r struct {
@@ -121,12 +124,12 @@ func TestReplayKeepsOnlyWhatItsAnswerNeeds(t *testing.T) {
 
 // countingCatalog counts the stages every run advances.
 type countingCatalog struct {
-	web.Catalog
+	catalog.Catalog
 	stages *atomic.Int64
 }
 
 type countingRunner struct {
-	web.Runner
+	catalog.Runner
 	stages *atomic.Int64
 }
 
@@ -136,7 +139,7 @@ func (r countingRunner) Advance(ctx context.Context, u session.Until, emit func(
 	return evs, err
 }
 
-func (c countingCatalog) NewRun(model string, cfg session.Config) (web.Run, error) {
+func (c countingCatalog) NewRun(model string, cfg session.Config) (catalog.Run, error) {
 	r, err := c.Catalog.NewRun(model, cfg)
 	r.Runner = countingRunner{r.Runner, c.stages}
 	return r, err
@@ -147,7 +150,7 @@ func (c countingCatalog) NewRun(model string, cfg session.Config) (web.Run, erro
 // nobody (it used to go on: 1.19 cores for a minute after the client left).
 func TestReplayStopsWhenItsClientLeaves(t *testing.T) {
 	m, _ := models.Default()
-	cat := web.NewEngineCatalog()
+	cat := catalog.NewEngineCatalog()
 	cat.Add(m, "", true)
 	var stages atomic.Int64
 	srv, _ := web.New(web.Options{Catalog: countingCatalog{cat, &stages}})

@@ -14,7 +14,8 @@ import (
 
 	"github.com/inferscope/inferscope/engine/session"
 	"github.com/inferscope/inferscope/models"
-	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 // engineStep is what a fresh run with settings p shows at its first logits
@@ -67,7 +68,7 @@ func toWire(t *testing.T, v any) wireStep {
 }
 
 func TestWebsocketResample(t *testing.T) {
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	w := dial(t, ts)
 	const prompt = "The President said"
 
@@ -77,16 +78,16 @@ func TestWebsocketResample(t *testing.T) {
 	run := session.SamplingParams{Temperature: 0.8, TopP: 0.9, Seed: 42}
 	w.send("start", map[string]any{"prompt": prompt, "max_new_tokens": 4, "top_n": 12,
 		"sampling": map[string]any{"temperature": run.Temperature, "top_p": run.TopP, "seed": run.Seed}})
-	if m := w.read(); m.Type != web.MsgStarted {
+	if m := w.read(); m.Type != wire.MsgStarted {
 		t.Fatalf("got %s %s", m.Type, m.Payload)
 	}
 	w.send("step", nil) // tokenize: no logits yet
 	w.event()
 	w.send("resample", nil)
 	m := w.read()
-	var e web.ErrorPayload
+	var e wire.ErrorPayload
 	json.Unmarshal(m.Payload, &e)
-	if m.Type != web.MsgError || e.Code != "bad_request" || !strings.Contains(e.Message, "next stage is logits or sample (it is embed)") {
+	if m.Type != wire.MsgError || e.Code != "bad_request" || !strings.Contains(e.Message, "next stage is logits or sample (it is embed)") {
 		t.Fatalf("resample before prefill: %s %s", m.Type, m.Payload)
 	}
 	for range 3 { // embed, prefill, logits
@@ -111,7 +112,7 @@ func TestWebsocketResample(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			id := w.send("resample", tt.payload)
 			m := w.read()
-			if m.Type != web.MsgResampled || m.ID != id {
+			if m.Type != wire.MsgResampled || m.ID != id {
 				t.Fatalf("got %s (id %d) %s", m.Type, m.ID, m.Payload)
 			}
 			var got wireStep
@@ -151,9 +152,9 @@ func TestWebsocketResample(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w.send("resample", tt.payload)
 			m := w.read()
-			var e web.ErrorPayload
+			var e wire.ErrorPayload
 			json.Unmarshal(m.Payload, &e)
-			if m.Type != web.MsgError || e.Code != tt.code || !strings.Contains(e.Message, tt.want) {
+			if m.Type != wire.MsgError || e.Code != tt.code || !strings.Contains(e.Message, tt.want) {
 				t.Fatalf("got %s %s, want %s containing %q", m.Type, m.Payload, tt.code, tt.want)
 			}
 		})

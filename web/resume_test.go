@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 // appendedIDs runs step_token n times and returns the appended token ids.
@@ -35,7 +37,7 @@ func appendedIDs(t *testing.T, w *wsClient, n int) []int {
 // run a client had (start, forced token, rewind, steps), answers with the
 // events to redraw from, and the run continues exactly as it would have.
 func TestWebsocketResume(t *testing.T) {
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	start := startPayload("The President said", 12)
 
 	a := dial(t, ts)
@@ -52,14 +54,14 @@ func TestWebsocketResume(t *testing.T) {
 	b := dial(t, ts)
 	b.send("resume", map[string]any{"start": start, "log": []string{"step_token", "step_token", "step_token", "rewind 1", fmt.Sprintf("force %d", got[1])}})
 	m := b.read()
-	if m.Type != web.MsgResumed {
+	if m.Type != wire.MsgResumed {
 		t.Fatalf("got %s %s, want resumed", m.Type, m.Payload)
 	}
 	var r struct {
-		Next   string        `json:"next"`
-		LogLen int           `json:"log_len"`
-		Events []evPayload   `json:"events"`
-		Model  web.ModelCard `json:"model"`
+		Next   string            `json:"next"`
+		LogLen int               `json:"log_len"`
+		Events []evPayload       `json:"events"`
+		Model  catalog.ModelCard `json:"model"`
 	}
 	if err := json.Unmarshal(m.Payload, &r); err != nil {
 		t.Fatal(err)
@@ -81,10 +83,10 @@ func TestWebsocketResume(t *testing.T) {
 // TestWebsocketResumeBadLogs: a malformed, oversized or unreplayable log is
 // a clear error, and the connection stays usable.
 func TestWebsocketResumeBadLogs(t *testing.T) {
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	w := dial(t, ts)
 	start := startPayload("The", 4)
-	long := make([]string, web.MaxResumeLog+1)
+	long := make([]string, wire.MaxResumeLog+1)
 	for i := range long {
 		long[i] = "step"
 	}
@@ -103,9 +105,9 @@ func TestWebsocketResumeBadLogs(t *testing.T) {
 	for _, tt := range tests {
 		w.send("resume", tt.payload)
 		m := w.read()
-		var e web.ErrorPayload
+		var e wire.ErrorPayload
 		json.Unmarshal(m.Payload, &e)
-		if m.Type != web.MsgError || e.Code != tt.code || !strings.Contains(e.Message, tt.want) {
+		if m.Type != wire.MsgError || e.Code != tt.code || !strings.Contains(e.Message, tt.want) {
 			t.Errorf("got %s %s, want error %s containing %q", m.Type, m.Payload, tt.code, tt.want)
 		}
 	}

@@ -14,13 +14,15 @@ import (
 	"github.com/labstack/echo/v4"
 	qrcode "github.com/skip2/go-qrcode"
 
+	"github.com/inferscope/inferscope/web/room"
 	"github.com/inferscope/inferscope/web/views"
+	"github.com/inferscope/inferscope/web/wire"
 )
 
 func (s *Server) roomRoutes(e *echo.Echo) {
 	e.GET("/join", s.joinPage)
 	e.GET("/join/qr.svg", s.joinQR)
-	e.GET("/ws/room", s.rooms.handleWS)
+	e.GET("/ws/room", s.rooms.HandleWS)
 }
 
 // joinPage shows the code form, or checks a code and sends the student to
@@ -30,8 +32,8 @@ func (s *Server) joinPage(c echo.Context) error {
 	if raw == "" {
 		return render(c, http.StatusOK, views.Join(views.JoinData{}))
 	}
-	code := normalizeCode(raw)
-	ip := clientIP(c.Request())
+	code := wire.NormalizeCode(raw)
+	ip := room.ClientIP(c.Request())
 	fail := func(status int, msg string) error {
 		return render(c, status, views.Join(views.JoinData{Code: raw, Error: msg}))
 	}
@@ -39,33 +41,33 @@ func (s *Server) joinPage(c echo.Context) error {
 	// typed it here: a cross-site page (an <img src="/join?code=…">) must
 	// not lock a student's network out of joining
 	guess := func() {
-		if !crossSite(c.Request()) {
-			s.rooms.guard.fail(ip)
+		if !room.CrossSite(c.Request()) {
+			s.rooms.Guard.Fail(ip)
 		}
 	}
-	if wait := s.rooms.guard.blocked(ip); wait > 0 {
+	if wait := s.rooms.Guard.Blocked(ip); wait > 0 {
 		return fail(http.StatusTooManyRequests, fmt.Sprintf("Too many wrong class codes from your network: try again in %d seconds.", int(wait.Seconds()+0.999)))
 	}
-	if !validRoomCode(code) {
+	if !wire.ValidRoomCode(code) {
 		guess()
-		return fail(http.StatusNotFound, sentence(codeProblem(code))+" Check the code on the presenter's screen.")
+		return fail(http.StatusNotFound, sentence(wire.CodeProblem(code))+" Check the code on the presenter's screen.")
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
 	defer cancel()
-	page, err := s.rooms.lookup(ctx, code)
+	page, err := s.rooms.Lookup(ctx, code)
 	if err != nil {
-		code, msg := codeOf(err)
+		code, msg := wire.CodeOf(err)
 		status := http.StatusServiceUnavailable
 		switch code {
-		case CodeRoomNotFound:
+		case wire.CodeRoomNotFound:
 			guess()
 			status = http.StatusNotFound
-		case CodeRoomClosed:
+		case wire.CodeRoomClosed:
 			status = http.StatusGone
 		}
 		return fail(status, sentence(msg))
 	}
-	if !validRoomPage(page) {
+	if !wire.ValidRoomPage(page) {
 		page = "/lab"
 	}
 	return c.Redirect(http.StatusSeeOther, page+"?room="+url.QueryEscape(code))
@@ -85,9 +87,9 @@ func sentence(s string) string {
 // joinQR draws the QR code of this server's join link for a code, as SVG
 // (crisp on a projector). It does not say whether the room exists.
 func (s *Server) joinQR(c echo.Context) error {
-	code := normalizeCode(c.QueryParam("code"))
-	if !validRoomCode(code) {
-		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("code must be a class code of %d letters and digits", roomCodeLen))
+	code := wire.NormalizeCode(c.QueryParam("code"))
+	if !wire.ValidRoomCode(code) {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("code must be a class code of %d letters and digits", wire.RoomCodeLen))
 	}
 	r := c.Request()
 	scheme := "http"
@@ -99,13 +101,13 @@ func (s *Server) joinQR(c echo.Context) error {
 	// (a class's screens ask for the same one), and drawing a new one takes
 	// a fair-queue slot like engine work, so a flood of made-up codes
 	// gets its address's share of the cores and no more
-	svg := s.rooms.qrCache.get(link)
+	svg := s.rooms.QRCache.Get(link)
 	if svg == nil {
 		var err error
 		if qerr := s.sched.Run(r.Context(), s.visitorOf(r), func() {
 			var q *qrcode.QRCode
 			if q, err = qrcode.New(link, qrcode.Medium); err == nil {
-				svg = qrSVG(q.Bitmap(), link)
+				svg = room.QRSVG(q.Bitmap(), link)
 			}
 		}); qerr != nil {
 			return echo.NewHTTPError(http.StatusServiceUnavailable, "the QR code was cancelled before the server had time for it: reload the page")
@@ -113,7 +115,7 @@ func (s *Server) joinQR(c echo.Context) error {
 		if err != nil {
 			return fmt.Errorf("qr code: %w", err)
 		}
-		s.rooms.qrCache.put(link, svg)
+		s.rooms.QRCache.Put(link, svg)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.Blob(http.StatusOK, "image/svg+xml", svg)

@@ -13,7 +13,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/room"
+	"github.com/inferscope/inferscope/web/wire"
 )
 
 type answersPoll struct {
@@ -42,14 +43,14 @@ func dialRoomAs(t *testing.T, base, code, cookie string) *wsClient {
 	}
 	t.Cleanup(func() { c.Close() })
 	w := &wsClient{t: t, c: c, gaps: true}
-	if m := w.read(); m.Type != web.MsgRoomJoined {
+	if m := w.read(); m.Type != wire.MsgRoomJoined {
 		t.Fatalf("join: %s %s", m.Type, m.Payload)
 	}
 	return w
 }
 
 func TestRoomOpenQuestionsAndReveal(t *testing.T) {
-	ts := roomServer(t, web.RoomOptions{})
+	ts := roomServer(t, room.RoomOptions{})
 	p := dial(t, ts)
 	room := openRoom(t, p, map[string]any{"page": "/lessons/sampling"})
 	// three students: two tabs of one browser, another browser, a script without a cookie
@@ -73,7 +74,7 @@ func TestRoomOpenQuestionsAndReveal(t *testing.T) {
 	waitCounts(t, p, func(c counts) bool { return c.Poll != nil && c.Poll.Votes == 1 })
 	other.send("room_vote", map[string]any{"poll": poll.ID, "answer": " 5 "})
 	bare.send("room_vote", map[string]any{"poll": poll.ID, "answer": "five"})
-	if m := nextType(bare, web.MsgError); !strings.Contains(string(m.Payload), "not a number") {
+	if m := nextType(bare, wire.MsgError); !strings.Contains(string(m.Payload), "not a number") {
 		t.Fatalf("a non-number answer to a number question: %s %s", m.Type, m.Payload)
 	}
 	bare.send("room_vote", map[string]any{"poll": poll.ID, "answer": "1e1"})
@@ -86,7 +87,7 @@ func TestRoomOpenQuestionsAndReveal(t *testing.T) {
 		t.Fatalf("revealed: %+v; want 5 ×2 (one browser's two tabs once), 10 ×1, reveal [5]", poll)
 	}
 	other.send("room_vote", map[string]any{"poll": poll.ID, "answer": "7"})
-	if m := nextType(other, web.MsgError); !strings.Contains(string(m.Payload), "closed") {
+	if m := nextType(other, wire.MsgError); !strings.Contains(string(m.Payload), "closed") {
 		t.Errorf("a vote after the reveal: %s %s", m.Type, m.Payload)
 	}
 
@@ -130,7 +131,7 @@ func TestRoomOpenQuestionsAndReveal(t *testing.T) {
 // TestRoomPollPayloads: bad poll, vote and reveal payloads are refused by
 // name.
 func TestRoomPollPayloads(t *testing.T) {
-	ts := roomServer(t, web.RoomOptions{})
+	ts := roomServer(t, room.RoomOptions{})
 	p := dial(t, ts)
 	room := openRoom(t, p, map[string]any{"page": "/lab"})
 	cases := []struct {
@@ -147,13 +148,13 @@ func TestRoomPollPayloads(t *testing.T) {
 		c.payload["code"], c.payload["key"] = room.Code, room.Key
 		p.send(c.typ, c.payload)
 		m := readReply(p)
-		if m.Type != web.MsgError || !strings.Contains(string(m.Payload), c.want) {
+		if m.Type != wire.MsgError || !strings.Contains(string(m.Payload), c.want) {
 			t.Errorf("%s %v: %s %s, want an error saying %q", c.typ, c.payload, m.Type, m.Payload, c.want)
 		}
 	}
 	f := dialRoomAs(t, ts.URL, room.Code, "")
 	f.send("room_vote", map[string]any{"poll": 1, "option": 0, "answer": "x"})
-	if m := nextType(f, web.MsgError); !strings.Contains(string(m.Payload), "either option") {
+	if m := nextType(f, wire.MsgError); !strings.Contains(string(m.Payload), "either option") {
 		t.Errorf("a vote with both an option and an answer: %s %s", m.Type, m.Payload)
 	}
 }
@@ -173,7 +174,7 @@ func readPoll(w *wsClient, id int64, open bool) answersPoll {
 	w.t.Helper()
 	for {
 		m := w.read()
-		if m.Type != web.MsgRoomPoll {
+		if m.Type != wire.MsgRoomPoll {
 			continue
 		}
 		var p answersPoll
@@ -188,11 +189,11 @@ func readPoll(w *wsClient, id int64, open bool) answersPoll {
 // tabs of one student count once, and a student trying it themselves in
 // one tab counts as trying, not also as following.
 func TestRoomCountsStudentsNotTabs(t *testing.T) {
-	ts := roomServer(t, web.RoomOptions{})
+	ts := roomServer(t, room.RoomOptions{})
 	p := dial(t, ts)
 	room := openRoom(t, p, map[string]any{"page": "/lab"})
 	p.send("start", roomStart("The President said", 8))
-	nextOf(p, web.MsgStarted, nil)
+	nextOf(p, wire.MsgStarted, nil)
 	tab1 := dialRoomAs(t, ts.URL, room.Code, "AAAAAAAAAAAAAAAAAAAAAA")
 	dialRoomAs(t, ts.URL, room.Code, "AAAAAAAAAAAAAAAAAAAAAA")
 	dialRoomAs(t, ts.URL, room.Code, "BBBBBBBBBBBBBBBBBBBBBB")
@@ -208,7 +209,7 @@ func TestRoomCountsStudentsNotTabs(t *testing.T) {
 // per socket: one machine outvoted 5 students 601 to 5), and a browser's
 // reconnects and tabs are one voter.
 func TestPollOneVotePerStudent(t *testing.T) {
-	ts := roomServer(t, web.RoomOptions{})
+	ts := roomServer(t, room.RoomOptions{})
 	p := dial(t, ts)
 	room := openRoom(t, p, map[string]any{"page": "/lab"})
 	p.send("room_poll", map[string]any{"code": room.Code, "key": room.Key, "question": "Next token?", "options": []string{"a", "b"}})

@@ -79,6 +79,9 @@ import (
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/internal/wsraw"
 	"github.com/inferscope/inferscope/models"
+	"github.com/inferscope/inferscope/web/catalog"
+	"github.com/inferscope/inferscope/web/room"
+	"github.com/inferscope/inferscope/web/wire"
 )
 
 // roomClientsEnv starts this test binary as the benchmark's follower
@@ -432,12 +435,12 @@ func roomClientsMain(specJSON string) int {
 	return 0
 }
 
-func benchServer(b *testing.B, m *engine.Model, f Fanout) (*Server, *httptest.Server) {
-	cat := NewEngineCatalog()
+func benchServer(b *testing.B, m *engine.Model, f room.Fanout) (*Server, *httptest.Server) {
+	cat := catalog.NewEngineCatalog()
 	if err := cat.Add(m, "", true); err != nil {
 		b.Fatal(err)
 	}
-	srv, err := New(Options{Catalog: cat, Rooms: RoomOptions{Fanout: f, MaxFollowers: 1000, MaxFollowersPerVisitor: 1000}})
+	srv, err := New(Options{Catalog: cat, Rooms: room.RoomOptions{Fanout: f, MaxFollowers: 1000, MaxFollowersPerVisitor: 1000}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -534,7 +537,7 @@ func BenchmarkRoomFanout(b *testing.B) {
 				}
 				b.Cleanup(ns.Shutdown)
 				for range 2 {
-					f, err := NewNATSFanout(ns.ClientURL())
+					f, err := room.NewNATSFanout(ns.ClientURL())
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -729,7 +732,9 @@ func roundP99(rs []fanoutResult) []int {
 }
 
 // isRunMsg says whether a room message is part of a run's stream.
-func isRunMsg(typ string) bool { return typ == MsgEvent || typ == MsgEvents || typ == MsgDetail }
+func isRunMsg(typ string) bool {
+	return typ == wire.MsgEvent || typ == wire.MsgEvents || typ == wire.MsgDetail
+}
 
 // fanoutRun opens a room on servers[0], starts the client process with
 // followers round-robin across the servers, drives the run as sc says,
@@ -739,9 +744,9 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 	var mu sync.Mutex
 	pub := map[int64]int64{} // stream seq → when published
 	types := map[int64]string{}
-	var traces []*fanTrace
+	var traces []*room.FanTrace
 	owner := servers[0].rooms
-	trace := func(t *fanTrace) {
+	trace := func(t *room.FanTrace) {
 		if isRunMsg(t.Type) {
 			mu.Lock()
 			traces = append(traces, t)
@@ -757,12 +762,12 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 		}
 	}
 	for _, s := range servers {
-		s.rooms.setProbes(v.plain, v.full, trace, nil)
+		s.rooms.SetProbes(v.plain, v.full, trace, nil)
 	}
-	owner.setProbes(v.plain, v.full, trace, published)
+	owner.SetProbes(v.plain, v.full, trace, published)
 	defer func() {
 		for _, s := range servers {
-			s.rooms.setProbes(false, false, nil, nil)
+			s.rooms.SetProbes(false, false, nil, nil)
 		}
 	}()
 	p, _, err := websocket.DefaultDialer.Dial(wsURL(tss[0], "/ws"), nil)
@@ -789,15 +794,15 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 			Key  string
 		} `json:"payload"`
 	}
-	json.Unmarshal(read(p, MsgRoomOpened), &op)
+	json.Unmarshal(read(p, wire.MsgRoomOpened), &op)
 	defer p.WriteJSON(map[string]any{"type": "room_close", "payload": map[string]any{"code": op.Payload.Code, "key": op.Payload.Key}})
 
 	// the last round's followers, views and presenter must be gone, or
 	// their memory counts against this one's
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		busy := servers[0].metrics.sessions.Load() != 1
+		busy := servers[0].metrics.Sessions.Load() != 1
 		for _, s := range servers {
-			busy = busy || !s.rooms.idle() || (s != servers[0] && s.metrics.sessions.Load() != 0)
+			busy = busy || !s.rooms.Idle() || (s != servers[0] && s.metrics.Sessions.Load() != 0)
 		}
 		if !busy {
 			break
@@ -844,11 +849,11 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 	start := map[string]any{"prompt": "The President said", "max_new_tokens": sc.tokens, "sampling": map[string]any{"temperature": 1, "seed": 1}}
 	cpu0, t0 := cpuTime(), time.Now()
 	p.WriteJSON(map[string]any{"type": "start", "payload": start})
-	read(p, MsgStarted)
+	read(p, wire.MsgStarted)
 	stopped := func(msg []byte) bool { return bytes.Contains(msg[:min(len(msg), 128)], []byte(`"stage":"stop"`)) }
 	if sc.pace == 0 {
 		p.WriteJSON(map[string]any{"type": "run", "payload": map[string]any{"detail_ms": 250}}) // as the lab's Run to end
-		for !stopped(read(p, MsgEvent)) {
+		for !stopped(read(p, wire.MsgEvent)) {
 		}
 	} else {
 		// step_token at the lab's playback speed: a token, then wait out the rest of the interval
@@ -857,7 +862,7 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 			next := time.Now().Add(sc.pace)
 			p.WriteJSON(map[string]any{"type": "step_token"})
 			for {
-				msg := read(p, MsgEvent)
+				msg := read(p, wire.MsgEvent)
 				if stopped(msg) {
 					break tokens
 				}

@@ -17,19 +17,22 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/room"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 func TestRoomsPerAddress(t *testing.T) {
-	ts := roomServer(t, web.RoomOptions{})
+	ts := roomServer(t, room.RoomOptions{})
 	for range 4 {
 		openRoom(t, dial(t, ts), map[string]any{"page": "/lab"})
 	}
 	w := dial(t, ts)
 	w.send("room_open", map[string]any{"page": "/lab"})
 	m := readReply(w)
-	var e web.ErrorPayload
+	var e wire.ErrorPayload
 	json.Unmarshal(m.Payload, &e)
-	if m.Type != web.MsgError || e.Code != "too_many_rooms" || !strings.Contains(e.Message, "the limit per address is 4") {
+	if m.Type != wire.MsgError || e.Code != "too_many_rooms" || !strings.Contains(e.Message, "the limit per address is 4") {
 		t.Fatalf("a fifth room from one address: %s %s, want too_many_rooms naming the limit", m.Type, m.Payload)
 	}
 	// another address (another school, another teacher's laptop) still opens one
@@ -38,17 +41,17 @@ func TestRoomsPerAddress(t *testing.T) {
 }
 
 func TestRoomClaimGuessesCharged(t *testing.T) {
-	ts := roomServer(t, web.RoomOptions{JoinFailures: 3, JoinRefill: time.Hour})
+	ts := roomServer(t, room.RoomOptions{JoinFailures: 3, JoinRefill: time.Hour})
 	w := dial(t, ts)
 	codes := []string{}
 	for range 3 {
 		w.send("room_claim", map[string]any{"code": "QQQQQQ", "key": "nope"})
-		var e web.ErrorPayload
+		var e wire.ErrorPayload
 		json.Unmarshal(readReply(w).Payload, &e)
 		codes = append(codes, e.Code)
 	}
 	w.send("room_claim", map[string]any{"code": "QQQQQQ", "key": "nope"})
-	var e web.ErrorPayload
+	var e wire.ErrorPayload
 	json.Unmarshal(readReply(w).Payload, &e)
 	if strings.Join(codes, ",") != "room_not_found,room_not_found,room_not_found" || e.Code != "rate_limited" {
 		t.Fatalf("claims with a random code: %v then %s, want room_not_found ×3 then rate_limited", codes, e.Code)
@@ -71,7 +74,7 @@ func TestRoomClaimGuessesCharged(t *testing.T) {
 }
 
 func TestJoinCrossSiteNotCharged(t *testing.T) {
-	ts := roomServer(t, web.RoomOptions{JoinFailures: 3, JoinRefill: time.Hour})
+	ts := roomServer(t, room.RoomOptions{JoinFailures: 3, JoinRefill: time.Hour})
 	room := openRoom(t, dial(t, ts), map[string]any{"page": "/lab"})
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	get := func(code string, h map[string]string) int {
@@ -120,7 +123,7 @@ func TestJoinCrossSiteNotCharged(t *testing.T) {
 // reclaims the room (it used to get server_full).
 func TestPresenterSessionReserved(t *testing.T) {
 	cat, _ := defaultCatalog(t)
-	ts := serveCatalog(t, web.Options{Catalog: cat, Limits: web.Limits{MaxSessions: 3}})
+	ts := serveCatalog(t, web.Options{Catalog: cat, Limits: ws.Limits{MaxSessions: 3}})
 	p := dial(t, ts)
 	room := openRoom(t, p, map[string]any{"page": "/lab"})
 	p.c.Close()
@@ -137,8 +140,8 @@ func TestPresenterSessionReserved(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := w.read()
-		if m.Type == web.MsgError {
-			var e web.ErrorPayload
+		if m.Type == wire.MsgError {
+			var e wire.ErrorPayload
 			json.Unmarshal(m.Payload, &e)
 			return e.Code
 		}
@@ -171,7 +174,7 @@ func TestPresenterSessionReserved(t *testing.T) {
 		t.Fatalf("the presenter coming back: %s, want welcome", code)
 	}
 	w.send("room_claim", map[string]any{"code": room.Code, "key": room.Key})
-	if m := readReply(w); m.Type != web.MsgRoomOpened {
+	if m := readReply(w); m.Type != wire.MsgRoomOpened {
 		t.Fatalf("reclaim: %s %s", m.Type, m.Payload)
 	}
 }
@@ -180,7 +183,7 @@ func TestPresenterSessionReserved(t *testing.T) {
 // sockets: a browser (or a client address without the visitor cookie)
 // follows a room in at most 4 tabs; other students still join.
 func TestFollowersPerVisitor(t *testing.T) {
-	ts := roomServer(t, web.RoomOptions{})
+	ts := roomServer(t, room.RoomOptions{})
 	room := openRoom(t, dial(t, ts), map[string]any{"page": "/lab"})
 	join := func(cookie string) string {
 		h := http.Header{}
@@ -194,8 +197,8 @@ func TestFollowersPerVisitor(t *testing.T) {
 		t.Cleanup(func() { c.Close() })
 		w := &wsClient{t: t, c: c, gaps: true}
 		m := w.read()
-		if m.Type == web.MsgError {
-			var e web.ErrorPayload
+		if m.Type == wire.MsgError {
+			var e wire.ErrorPayload
 			json.Unmarshal(m.Payload, &e)
 			return e.Code
 		}

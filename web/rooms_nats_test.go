@@ -15,6 +15,9 @@ import (
 
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
+	"github.com/inferscope/inferscope/web/room"
+	"github.com/inferscope/inferscope/web/wire"
 )
 
 // startNATS runs an embedded NATS server on a free loopback port.
@@ -35,7 +38,7 @@ func startNATS(t testing.TB) string {
 // natsReplica is one inferscope server on the NATS fan-out.
 func natsReplica(t testing.TB, url string) *httptest.Server {
 	t.Helper()
-	f, err := web.NewNATSFanout(url)
+	f, err := room.NewNATSFanout(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,11 +46,11 @@ func natsReplica(t testing.TB, url string) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := web.NewEngineCatalog()
+	cat := catalog.NewEngineCatalog()
 	if err := cat.Add(m, "", true); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := web.New(web.Options{Catalog: cat, Rooms: web.RoomOptions{Fanout: f}})
+	srv, err := web.New(web.Options{Catalog: cat, Rooms: room.RoomOptions{Fanout: f}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,12 +65,12 @@ func TestRoomTwoReplicasNATS(t *testing.T) {
 	p := dial(t, a)
 	room := openRoom(t, p, map[string]any{"page": "/lab"})
 	early, joined := dialRoom(t, b, room.Code)
-	if joined.Type != web.MsgRoomJoined {
+	if joined.Type != wire.MsgRoomJoined {
 		t.Fatalf("follower on replica B: %s %s", joined.Type, joined.Payload)
 	}
 	p.send("start", roomStart("The President said", 8))
-	nextOf(p, web.MsgStarted, nil)
-	nextOf(early, web.MsgStarted, nil)
+	nextOf(p, wire.MsgStarted, nil)
+	nextOf(early, wire.MsgStarted, nil)
 	want := presenterTokens(t, p, 3)
 
 	lateB, _ := dialRoom(t, b, room.Code)
@@ -85,13 +88,13 @@ func TestRoomTwoReplicasNATS(t *testing.T) {
 	}
 	// counts from both replicas, a vote from B, a branch on B
 	lateB.send("room_branch", nil)
-	nextOf(lateB, web.MsgRoomBranch, nil)
+	nextOf(lateB, wire.MsgRoomBranch, nil)
 	waitCounts(t, p, func(c counts) bool { return c.Followers == 2 && c.Branched == 1 }) // the branched student is not also following
 	p.send("room_poll", map[string]any{"code": room.Code, "key": room.Key, "question": "Next token?", "options": []string{"x", "y"}})
 	var poll struct {
 		ID int64 `json:"id"`
 	}
-	json.Unmarshal(nextOf(early, web.MsgRoomPoll, nil).Payload, &poll)
+	json.Unmarshal(nextOf(early, wire.MsgRoomPoll, nil).Payload, &poll)
 	early.send("room_vote", map[string]any{"poll": poll.ID, "option": 0})
 	waitCounts(t, p, func(c counts) bool { return c.Poll != nil && c.Poll.Votes == 1 && c.Poll.Counts[0] == 1 })
 	// a code nobody owns, asked on B
@@ -100,5 +103,5 @@ func TestRoomTwoReplicasNATS(t *testing.T) {
 		t.Errorf("unknown code on B: %s", m.Payload)
 	}
 	p.send("room_close", map[string]any{"code": room.Code, "key": room.Key})
-	nextOf(early, web.MsgRoomClosed, nil)
+	nextOf(early, wire.MsgRoomClosed, nil)
 }

@@ -14,7 +14,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/room"
+	"github.com/inferscope/inferscope/web/wire"
 )
 
 type networkCounts struct {
@@ -37,8 +38,8 @@ func followFrom(t *testing.T, ts string, ip, code, cookie string) (*wsClient, st
 	t.Cleanup(func() { c.Close() })
 	w := &wsClient{t: t, c: c, gaps: true}
 	m := w.read()
-	if m.Type == web.MsgError {
-		var e web.ErrorPayload
+	if m.Type == wire.MsgError {
+		var e wire.ErrorPayload
 		json.Unmarshal(m.Payload, &e)
 		return w, e.Code
 	}
@@ -51,7 +52,7 @@ func TestPresenterSeesNetworksAndRemovesOne(t *testing.T) {
 		replicas func(t *testing.T) (presenter, students string)
 	}{
 		{"one server", func(t *testing.T) (string, string) {
-			ts := roomServer(t, web.RoomOptions{})
+			ts := roomServer(t, room.RoomOptions{})
 			return ts.URL, ts.URL
 		}},
 		{"two replicas over NATS", func(t *testing.T) (string, string) {
@@ -74,7 +75,7 @@ func TestPresenterSeesNetworksAndRemovesOne(t *testing.T) {
 			class := []*wsClient{}
 			for _, cookie := range []string{"AAAAAAAAAAAAAAAAAAAAAA", "BBBBBBBBBBBBBBBBBBBBBB", "CCCCCCCCCCCCCCCCCCCCCC"} {
 				w, code := followFrom(t, sts, "127.0.0.1", room.Code, cookie)
-				if code != web.MsgRoomJoined {
+				if code != wire.MsgRoomJoined {
 					t.Fatalf("a student: %s", code)
 				}
 				class = append(class, w)
@@ -82,14 +83,14 @@ func TestPresenterSeesNetworksAndRemovesOne(t *testing.T) {
 			var strangers []*wsClient
 			for _, cookie := range []string{"DDDDDDDDDDDDDDDDDDDDDD", "EEEEEEEEEEEEEEEEEEEEEE"} {
 				w, code := followFrom(t, sts, "127.0.0.3", room.Code, cookie)
-				if code != web.MsgRoomJoined {
+				if code != wire.MsgRoomJoined {
 					t.Fatalf("the stranger: %s", code)
 				}
 				strangers = append(strangers, w)
 			}
 			var seen networkCounts
 			for {
-				m := nextType(p, web.MsgRoomCounts)
+				m := nextType(p, wire.MsgRoomCounts)
 				seen = networkCounts{}
 				json.Unmarshal(m.Payload, &seen)
 				if seen.Followers == 5 && len(seen.Networks) == 2 {
@@ -106,7 +107,7 @@ func TestPresenterSeesNetworksAndRemovesOne(t *testing.T) {
 			}
 			// the class's own counts carry no networks
 			for {
-				m := nextType(class[0], web.MsgRoomCounts)
+				m := nextType(class[0], wire.MsgRoomCounts)
 				if strings.Contains(string(m.Payload), "networks") {
 					t.Fatalf("a student sees the networks: %s", m.Payload)
 				}
@@ -129,8 +130,8 @@ func TestPresenterSeesNetworksAndRemovesOne(t *testing.T) {
 
 			p.send("room_remove", map[string]any{"code": room.Code, "key": room.Key, "network": seen.Networks[1].ID})
 			for _, s := range strangers {
-				m := nextType(s, web.MsgError)
-				var e web.ErrorPayload
+				m := nextType(s, wire.MsgError)
+				var e wire.ErrorPayload
 				json.Unmarshal(m.Payload, &e)
 				if e.Code != "removed" || !strings.Contains(e.Message, "presenter removed your network") {
 					t.Fatalf("a removed student: %+v", e)
@@ -144,7 +145,7 @@ func TestPresenterSeesNetworksAndRemovesOne(t *testing.T) {
 				t.Errorf("the removed network joining again: %s, want removed", code)
 			}
 			for {
-				m := nextType(p, web.MsgRoomCounts)
+				m := nextType(p, wire.MsgRoomCounts)
 				var n networkCounts
 				json.Unmarshal(m.Payload, &n)
 				if n.Followers == 3 && len(n.Networks) == 1 && n.Networks[0].ID == seen.Networks[0].ID {
@@ -154,9 +155,9 @@ func TestPresenterSeesNetworksAndRemovesOne(t *testing.T) {
 			// the class carries on
 			p.send("start", roomStart("The President said", 4))
 			for _, w := range class {
-				nextOf(w, web.MsgStarted, nil)
+				nextOf(w, wire.MsgStarted, nil)
 			}
-			if _, code := followFrom(t, sts, "127.0.0.1", room.Code, "GGGGGGGGGGGGGGGGGGGGGG"); code != web.MsgRoomJoined {
+			if _, code := followFrom(t, sts, "127.0.0.1", room.Code, "GGGGGGGGGGGGGGGGGGGGGG"); code != wire.MsgRoomJoined {
 				t.Errorf("a late student of the class: %s", code)
 			}
 		})

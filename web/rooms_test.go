@@ -18,15 +18,18 @@ import (
 
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
+	"github.com/inferscope/inferscope/web/room"
+	"github.com/inferscope/inferscope/web/wire"
 )
 
-func roomServer(t testing.TB, ro web.RoomOptions) *httptest.Server {
+func roomServer(t testing.TB, ro room.RoomOptions) *httptest.Server {
 	t.Helper()
 	m, err := models.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := web.NewEngineCatalog()
+	cat := catalog.NewEngineCatalog()
 	if err := cat.Add(m, "", true); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +56,7 @@ func openRoom(t testing.TB, w *wsClient, payload any) opened {
 	t.Helper()
 	w.send("room_open", payload)
 	m := w.read()
-	if m.Type != web.MsgRoomOpened {
+	if m.Type != wire.MsgRoomOpened {
 		t.Fatalf("room_open: %s %s", m.Type, m.Payload)
 	}
 	var o opened
@@ -85,10 +88,10 @@ func nextOf(w *wsClient, typ string, evs *[]string) inMsg {
 		if m.Type == typ {
 			return m
 		}
-		if m.Type == web.MsgEvent && evs != nil {
+		if m.Type == wire.MsgEvent && evs != nil {
 			*evs = append(*evs, evKey(m.Payload))
 		}
-		if m.Type == web.MsgError {
+		if m.Type == wire.MsgError {
 			w.t.Fatalf("waiting for %s: error %s", typ, m.Payload)
 		}
 	}
@@ -99,7 +102,7 @@ func nextOf(w *wsClient, typ string, evs *[]string) inMsg {
 func readReply(w *wsClient) inMsg {
 	w.t.Helper()
 	m := w.read()
-	for m.Type == web.MsgRoomCounts {
+	for m.Type == wire.MsgRoomCounts {
 		m = w.read()
 	}
 	return m
@@ -127,7 +130,7 @@ func presenterTokens(t *testing.T, p *wsClient, n int) []string {
 		p.send("step_token", nil)
 		for {
 			m := p.read()
-			if m.Type != web.MsgEvent {
+			if m.Type != wire.MsgEvent {
 				continue // room_counts and the like
 			}
 			keys = append(keys, evKey(m.Payload))
@@ -148,9 +151,9 @@ func followEvents(t *testing.T, f *wsClient, n int) []string {
 	for len(keys) < n {
 		m := f.read()
 		switch m.Type {
-		case web.MsgEvent:
+		case wire.MsgEvent:
 			keys = append(keys, evKey(m.Payload))
-		case web.MsgResumed:
+		case wire.MsgResumed:
 			var r struct {
 				Events []json.RawMessage `json:"events"`
 			}
@@ -159,9 +162,9 @@ func followEvents(t *testing.T, f *wsClient, n int) []string {
 			for _, e := range r.Events {
 				keys = append(keys, evKey(e))
 			}
-		case web.MsgStarted:
+		case wire.MsgStarted:
 			keys = keys[:0]
-		case web.MsgError:
+		case wire.MsgError:
 			t.Fatalf("follower got error %s", m.Payload)
 		}
 	}
@@ -169,25 +172,25 @@ func followEvents(t *testing.T, f *wsClient, n int) []string {
 }
 
 func TestRoomFollowersSeePresenterEvents(t *testing.T) {
-	ts := roomServer(t, web.RoomOptions{})
+	ts := roomServer(t, room.RoomOptions{})
 	p := dial(t, ts)
 	room := openRoom(t, p, map[string]any{"page": "/lab"})
 	early, joined := dialRoom(t, ts, strings.ToLower(room.Code)) // codes are typed in any case
-	if joined.Type != web.MsgRoomJoined {
+	if joined.Type != wire.MsgRoomJoined {
 		t.Fatalf("early follower: %s %s", joined.Type, joined.Payload)
 	}
 	p.send("start", roomStart("The President said", 8))
-	nextOf(p, web.MsgStarted, nil)
-	nextOf(early, web.MsgStarted, nil)
+	nextOf(p, wire.MsgStarted, nil)
+	nextOf(early, wire.MsgStarted, nil)
 	for range 3 { // tokenize, embed, prefill one stage at a time
 		p.send("step", nil)
-		nextOf(p, web.MsgEvent, nil)
+		nextOf(p, wire.MsgEvent, nil)
 	}
 	want := []string{"1:tokenize", "2:embed", "3:prefill"}
 	want = append(want, presenterTokens(t, p, 3)...)
 
 	late, joined := dialRoom(t, ts, room.Code)
-	if joined.Type != web.MsgRoomJoined {
+	if joined.Type != wire.MsgRoomJoined {
 		t.Fatalf("late follower: %s", joined.Type)
 	}
 	if got := followEvents(t, late, len(want)); strings.Join(got, " ") != strings.Join(want, " ") {
@@ -208,13 +211,13 @@ func TestRoomFollowersSeePresenterEvents(t *testing.T) {
 // presenter's session does not move; keys are checked on every presenter
 // command; a reclaim moves the room to the new connection.
 func TestRoomFollowerCannotCommand(t *testing.T) {
-	ts := roomServer(t, web.RoomOptions{})
+	ts := roomServer(t, room.RoomOptions{})
 	p := dial(t, ts)
 	room := openRoom(t, p, map[string]any{"page": "/lab"})
 	p.send("start", roomStart("The President said", 8))
-	nextOf(p, web.MsgStarted, nil)
+	nextOf(p, wire.MsgStarted, nil)
 	f, _ := dialRoom(t, ts, room.Code)
-	nextOf(f, web.MsgRoomLog, nil)
+	nextOf(f, wire.MsgRoomLog, nil)
 	for _, cmd := range []struct {
 		typ     string
 		payload any
@@ -228,18 +231,18 @@ func TestRoomFollowerCannotCommand(t *testing.T) {
 	} {
 		f.send(cmd.typ, cmd.payload)
 		m := readReply(f)
-		var e web.ErrorPayload
+		var e wire.ErrorPayload
 		json.Unmarshal(m.Payload, &e)
-		if m.Type != web.MsgError || e.Code != "following" {
+		if m.Type != wire.MsgError || e.Code != "following" {
 			t.Errorf("follower %s: got %s %s, want error following", cmd.typ, m.Type, m.Payload)
 		}
 	}
 	// the presenter's run has not moved: its first step is still tokenize
 	p.send("step", nil)
-	if m := nextOf(p, web.MsgEvent, nil); evKey(m.Payload) != "1:tokenize" {
+	if m := nextOf(p, wire.MsgEvent, nil); evKey(m.Payload) != "1:tokenize" {
 		t.Fatalf("presenter's first step after follower commands: %s", evKey(m.Payload))
 	}
-	if m := nextOf(f, web.MsgEvent, nil); evKey(m.Payload) != "1:tokenize" {
+	if m := nextOf(f, wire.MsgEvent, nil); evKey(m.Payload) != "1:tokenize" {
 		t.Fatalf("follower saw %s", evKey(m.Payload))
 	}
 
@@ -259,8 +262,8 @@ func TestRoomFollowerCannotCommand(t *testing.T) {
 
 	// reclaim with the key (the presenter's reloaded page): the run is rebuilt from the room's log
 	o.send("room_claim", map[string]any{"code": room.Code, "key": room.Key})
-	nextOf(o, web.MsgRoomOpened, nil)
-	r := nextOf(o, web.MsgResumed, nil)
+	nextOf(o, wire.MsgRoomOpened, nil)
+	r := nextOf(o, wire.MsgResumed, nil)
 	var rs struct {
 		Events []json.RawMessage `json:"events"`
 	}
@@ -272,8 +275,8 @@ func TestRoomFollowerCannotCommand(t *testing.T) {
 	p.send("step", nil)
 	for {
 		m := p.read()
-		if m.Type == web.MsgError {
-			var e web.ErrorPayload
+		if m.Type == wire.MsgError {
+			var e wire.ErrorPayload
 			json.Unmarshal(m.Payload, &e)
 			if e.Code != "not_presenter" {
 				t.Fatalf("old presenter: error %s, want not_presenter", e.Code)
@@ -283,13 +286,13 @@ func TestRoomFollowerCannotCommand(t *testing.T) {
 	}
 	// its step ran privately: the class sees only the new presenter
 	o.send("step", nil)
-	if m := nextOf(o, web.MsgEvent, nil); evKey(m.Payload) != "2:embed" {
+	if m := nextOf(o, wire.MsgEvent, nil); evKey(m.Payload) != "2:embed" {
 		t.Fatalf("new presenter step: %s", evKey(m.Payload))
 	}
 	var seen []string
 	for len(seen) < 1 {
 		m := f.read()
-		if m.Type == web.MsgEvent {
+		if m.Type == wire.MsgEvent {
 			seen = append(seen, evKey(m.Payload))
 		}
 	}
@@ -302,16 +305,16 @@ func TestRoomFollowerCannotCommand(t *testing.T) {
 // rebuild the presenter's run exactly, in a private session; "Back to the
 // class" sends the current state again.
 func TestRoomBranchAndRejoin(t *testing.T) {
-	ts := roomServer(t, web.RoomOptions{})
+	ts := roomServer(t, room.RoomOptions{})
 	p := dial(t, ts)
 	room := openRoom(t, p, map[string]any{"page": "/lab"})
 	p.send("start", roomStart("The President said", 8))
-	nextOf(p, web.MsgStarted, nil)
+	nextOf(p, wire.MsgStarted, nil)
 	want := presenterTokens(t, p, 2)
 	f, _ := dialRoom(t, ts, room.Code)
 	followEvents(t, f, len(want))
 	f.send("room_branch", nil)
-	b := nextOf(f, web.MsgRoomBranch, nil)
+	b := nextOf(f, wire.MsgRoomBranch, nil)
 	var br struct {
 		Start map[string]any `json:"start"`
 		Log   []string       `json:"log"`
@@ -321,7 +324,7 @@ func TestRoomBranchAndRejoin(t *testing.T) {
 	}
 	mine := dial(t, ts)
 	mine.send("resume", map[string]any{"start": br.Start, "log": br.Log})
-	r := nextOf(mine, web.MsgResumed, nil)
+	r := nextOf(mine, wire.MsgResumed, nil)
 	var rs struct {
 		Events []json.RawMessage `json:"events"`
 	}
@@ -335,7 +338,7 @@ func TestRoomBranchAndRejoin(t *testing.T) {
 	}
 	// the student forces a token of their own; the class does not see it
 	mine.send("force", map[string]int{"id": 10})
-	nextOf(mine, web.MsgEvent, nil)
+	nextOf(mine, wire.MsgEvent, nil)
 	more := presenterTokens(t, p, 1)
 	f.send("room_follow", nil)
 	back := followEvents(t, f, len(want)+len(more))
@@ -348,16 +351,16 @@ func TestRoomBranchAndRejoin(t *testing.T) {
 // anonymously for the presenter, the reveal shows everyone the counts, and
 // "bring everyone back" reaches a branched student.
 func TestRoomPollCountsAndRecall(t *testing.T) {
-	ts := roomServer(t, web.RoomOptions{})
+	ts := roomServer(t, room.RoomOptions{})
 	p := dial(t, ts)
 	room := openRoom(t, p, map[string]any{"page": "/lab"})
 	p.send("start", roomStart("The President said", 8))
-	nextOf(p, web.MsgStarted, nil)
+	nextOf(p, wire.MsgStarted, nil)
 	// two browsers (a cookieless client is its address alone: one voter)
 	a := dialRoomAs(t, ts.URL, room.Code, "AAAAAAAAAAAAAAAAAAAAAA")
 	b := dialRoomAs(t, ts.URL, room.Code, "BBBBBBBBBBBBBBBBBBBBBB")
 	b.send("room_branch", nil)
-	nextOf(b, web.MsgRoomBranch, nil)
+	nextOf(b, wire.MsgRoomBranch, nil)
 	waitCounts(t, p, func(c counts) bool { return c.Followers == 1 && c.Branched == 1 }) // a branched student counts as trying, not also as following
 	p.send("room_poll", map[string]any{"code": room.Code, "key": room.Key, "question": "Which token comes next?", "options": []string{" the", " a", " and"}})
 	var poll struct {
@@ -365,8 +368,8 @@ func TestRoomPollCountsAndRecall(t *testing.T) {
 		Open   bool  `json:"open"`
 		Counts []int `json:"counts"`
 	}
-	json.Unmarshal(nextOf(a, web.MsgRoomPoll, nil).Payload, &poll)
-	nextOf(b, web.MsgRoomPoll, nil) // branched students get polls too
+	json.Unmarshal(nextOf(a, wire.MsgRoomPoll, nil).Payload, &poll)
+	nextOf(b, wire.MsgRoomPoll, nil) // branched students get polls too
 	a.send("room_vote", map[string]any{"poll": poll.ID, "option": 1})
 	b.send("room_vote", map[string]any{"poll": poll.ID, "option": 1})
 	b.send("room_vote", map[string]any{"poll": poll.ID, "option": 2}) // a changed mind counts once
@@ -374,18 +377,18 @@ func TestRoomPollCountsAndRecall(t *testing.T) {
 		return c.Poll != nil && c.Poll.Votes == 2 && c.Poll.Counts[1] == 1 && c.Poll.Counts[2] == 1
 	})
 	p.send("room_reveal", map[string]any{"code": room.Code, "key": room.Key})
-	json.Unmarshal(nextOf(a, web.MsgRoomPoll, nil).Payload, &poll)
+	json.Unmarshal(nextOf(a, wire.MsgRoomPoll, nil).Payload, &poll)
 	if poll.Open || len(poll.Counts) != 3 || poll.Counts[1] != 1 || poll.Counts[2] != 1 {
 		t.Errorf("revealed poll %+v", poll)
 	}
 	p.send("room_recall", map[string]any{"code": room.Code, "key": room.Key})
-	nextOf(b, web.MsgRoomRecall, nil)
+	nextOf(b, wire.MsgRoomRecall, nil)
 	p.send("room_close", map[string]any{"code": room.Code, "key": room.Key})
-	nextOf(a, web.MsgRoomClosed, nil)
+	nextOf(a, wire.MsgRoomClosed, nil)
 	_, m := dialRoom(t, ts, room.Code)
-	var e web.ErrorPayload
+	var e wire.ErrorPayload
 	json.Unmarshal(m.Payload, &e)
-	if m.Type != web.MsgError || e.Code != "room_closed" || !strings.Contains(e.Message, "ended") {
+	if m.Type != wire.MsgError || e.Code != "room_closed" || !strings.Contains(e.Message, "ended") {
 		t.Errorf("joining a closed room: %s %s", m.Type, m.Payload)
 	}
 }
@@ -403,7 +406,7 @@ func waitCounts(t testing.TB, p *wsClient, ok func(counts) bool) {
 	t.Helper()
 	for {
 		m := p.read()
-		if m.Type != web.MsgRoomCounts {
+		if m.Type != wire.MsgRoomCounts {
 			continue
 		}
 		var c counts
@@ -417,13 +420,13 @@ func waitCounts(t testing.TB, p *wsClient, ok func(counts) bool) {
 // TestRoomLimits: the follower limit, the rooms limit, wrong codes rate
 // limited, /join's answers.
 func TestRoomLimits(t *testing.T) {
-	ts := roomServer(t, web.RoomOptions{MaxFollowers: 2, MaxRooms: 1, JoinFailures: 3, JoinRefill: time.Hour})
+	ts := roomServer(t, room.RoomOptions{MaxFollowers: 2, MaxRooms: 1, JoinFailures: 3, JoinRefill: time.Hour})
 	p := dial(t, ts)
 	room := openRoom(t, p, map[string]any{"page": "/lab"})
 	dialRoom(t, ts, room.Code)
 	dialRoom(t, ts, room.Code)
 	_, m := dialRoom(t, ts, room.Code)
-	if m.Type != web.MsgError || !strings.Contains(string(m.Payload), "room_full") {
+	if m.Type != wire.MsgError || !strings.Contains(string(m.Payload), "room_full") {
 		t.Errorf("third follower of 2: %s %s", m.Type, m.Payload)
 	}
 	q := dial(t, ts)
@@ -472,7 +475,7 @@ func TestRoomLimits(t *testing.T) {
 // following a page that has no run (room_branch {page}); wrong keys, pages
 // a class cannot follow and followers' room_page are refused.
 func TestRoomFollowsPages(t *testing.T) {
-	ts := roomServer(t, web.RoomOptions{})
+	ts := roomServer(t, room.RoomOptions{})
 	p := dial(t, ts)
 	room := openRoom(t, p, map[string]any{"page": "/compare", "state": map[string]any{"sides": nil, "status": "ready"}})
 	type pageMsg struct {
@@ -482,7 +485,7 @@ func TestRoomFollowsPages(t *testing.T) {
 	readPage := func(w *wsClient) pageMsg {
 		t.Helper()
 		var pg pageMsg
-		json.Unmarshal(nextOf(w, web.MsgRoomPage, nil).Payload, &pg)
+		json.Unmarshal(nextOf(w, wire.MsgRoomPage, nil).Payload, &pg)
 		return pg
 	}
 	early, joined := dialRoom(t, ts, room.Code)
@@ -525,32 +528,32 @@ func TestRoomFollowsPages(t *testing.T) {
 	}
 	for _, c := range refused {
 		p.send("room_page", c.payload)
-		m := nextOf(p, web.MsgError, nil)
-		var e web.ErrorPayload
+		m := nextOf(p, wire.MsgError, nil)
+		var e wire.ErrorPayload
 		json.Unmarshal(m.Payload, &e)
 		if e.Code != c.code {
 			t.Errorf("room_page with %s: %s %s, want %s", c.name, m.Type, m.Payload, c.code)
 		}
 	}
 	early.send("room_page", map[string]any{"code": room.Code, "key": room.Key, "page": "/lab"})
-	if m := readReply(early); m.Type != web.MsgError || !strings.Contains(string(m.Payload), `"following"`) {
+	if m := readReply(early); m.Type != wire.MsgError || !strings.Contains(string(m.Payload), `"following"`) {
 		t.Errorf("a follower's room_page: %s %s, want error following", m.Type, m.Payload)
 	}
 
 	// "Try it myself" on a page without a run: the student stops following
 	early.send("room_branch", map[string]any{"page": "/lessons/after-send"})
-	if m := nextOf(early, web.MsgRoomBranch, nil); string(m.Payload) != "{}" {
+	if m := nextOf(early, wire.MsgRoomBranch, nil); string(m.Payload) != "{}" {
 		t.Errorf("room_branch on a lesson: %s", m.Payload)
 	}
 	for {
-		m := nextOf(p, web.MsgRoomCounts, nil)
+		m := nextOf(p, wire.MsgRoomCounts, nil)
 		if strings.Contains(string(m.Payload), `"branched":1`) {
 			break
 		}
 	}
 	// the presenter comes back to the lab (a claim from the lab page): the class follows
 	p.send("room_claim", map[string]any{"code": room.Code, "key": room.Key, "page": "/lab"})
-	nextOf(p, web.MsgRoomOpened, nil)
+	nextOf(p, wire.MsgRoomOpened, nil)
 	if pg := readPage(late); pg.Page != "/lab" || string(pg.State) != "null" {
 		t.Errorf("after the presenter's claim from the lab: %+v %s", pg, pg.State)
 	}

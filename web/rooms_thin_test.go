@@ -18,7 +18,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/room"
+	"github.com/inferscope/inferscope/web/wire"
 )
 
 // streamMsg is one run message as a client got it.
@@ -35,12 +36,12 @@ func runStream(t *testing.T, w *wsClient) []streamMsg {
 	for {
 		m := w.read()
 		switch m.Type {
-		case web.MsgEvent, web.MsgEvents, web.MsgDetail:
+		case wire.MsgEvent, wire.MsgEvents, wire.MsgDetail:
 			out = append(out, streamMsg{m.Type, m.Payload})
-			if m.Type == web.MsgEvent && info(m.Payload).Stage == "stop" {
+			if m.Type == wire.MsgEvent && info(m.Payload).Stage == "stop" {
 				return out
 			}
-		case web.MsgError:
+		case wire.MsgError:
 			t.Fatalf("error %s", m.Payload)
 		}
 	}
@@ -138,7 +139,7 @@ func TestRoomThinnedRun(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			var a, b *httptest.Server // the presenter's replica, the followers'
 			if mode == "local" {
-				a = roomServer(t, web.RoomOptions{})
+				a = roomServer(t, room.RoomOptions{})
 				b = a
 			} else {
 				url := startNATS(t)
@@ -147,20 +148,20 @@ func TestRoomThinnedRun(t *testing.T) {
 			p := dial(t, a)
 			room := openRoom(t, p, map[string]any{"page": "/lab"})
 			early, joined := dialRoom(t, b, room.Code)
-			if joined.Type != web.MsgRoomJoined {
+			if joined.Type != wire.MsgRoomJoined {
 				t.Fatalf("follower: %s %s", joined.Type, joined.Payload)
 			}
 			zearly, joined := dialRoomDeflate(t, b, room.Code)
-			if joined.Type != web.MsgRoomJoined {
+			if joined.Type != wire.MsgRoomJoined {
 				t.Fatalf("compressed follower: %s %s", joined.Type, joined.Payload)
 			}
 			const tokens = 40
 			start := roomStart("Once upon a time", tokens)
 			start["lens"] = true
 			p.send("start", start)
-			nextOf(p, web.MsgStarted, nil)
-			nextOf(early, web.MsgStarted, nil)
-			nextOf(zearly, web.MsgStarted, nil)
+			nextOf(p, wire.MsgStarted, nil)
+			nextOf(early, wire.MsgStarted, nil)
+			nextOf(zearly, wire.MsgStarted, nil)
 			p.send("run", nil) // no detail_ms: the room's DetailMs (250 ms) thins it
 			mine := runStream(t, p)
 
@@ -184,7 +185,7 @@ func TestRoomThinnedRun(t *testing.T) {
 			groups, fullTokens, thinTokens, details := 0, 0, 0, 0
 			for i, m := range mine {
 				switch m.typ {
-				case web.MsgEvent:
+				case wire.MsgEvent:
 					if info(m.payload).Thin {
 						t.Fatalf("message %d: a thin event outside a group", i)
 					}
@@ -192,7 +193,7 @@ func TestRoomThinnedRun(t *testing.T) {
 					if info(m.payload).Stage == "logits" {
 						fullTokens++
 					}
-				case web.MsgEvents:
+				case wire.MsgEvents:
 					groups++
 					for _, e := range groupEvents(m.payload) {
 						if !info(e).Thin {
@@ -212,7 +213,7 @@ func TestRoomThinnedRun(t *testing.T) {
 						}
 						all = append(all, e)
 					}
-				case web.MsgDetail:
+				case wire.MsgDetail:
 					details++
 					if i != len(mine)-2 {
 						t.Fatalf("detail is message %d of %d, want the one just before the stop", i, len(mine))
@@ -227,9 +228,9 @@ func TestRoomThinnedRun(t *testing.T) {
 						}
 					}
 				}
-				if m.typ == web.MsgEvent || m.typ == web.MsgDetail {
+				if m.typ == wire.MsgEvent || m.typ == wire.MsgDetail {
 					evs := []json.RawMessage{m.payload}
-					if m.typ == web.MsgDetail {
+					if m.typ == wire.MsgDetail {
 						evs = groupEvents(m.payload)
 					}
 					for _, e := range evs {
@@ -245,7 +246,7 @@ func TestRoomThinnedRun(t *testing.T) {
 					t.Fatalf("event %d has seq %d: the run's events are not each sent once, in order", i, info(e).Seq)
 				}
 			}
-			if last := info(all[len(all)-1]); last.Stage != "stop" || mine[len(mine)-1].typ != web.MsgEvent {
+			if last := info(all[len(all)-1]); last.Stage != "stop" || mine[len(mine)-1].typ != wire.MsgEvent {
 				t.Fatalf("the run ends on %s in %s, want the stop event in full", last.Stage, mine[len(mine)-1].typ)
 			}
 			if fullTokens+thinTokens != tokens || fullTokens < 1 || thinTokens < 1 || groups < 1 {
@@ -266,9 +267,9 @@ func TestRoomThinnedRun(t *testing.T) {
 
 			// a late joiner's snapshot: every event, each stage's latest detail in full, the rest thin
 			late, _ := dialRoom(t, b, room.Code)
-			snap := nextOf(late, web.MsgResumed, nil)
+			snap := nextOf(late, wire.MsgResumed, nil)
 			zlate, _ := dialRoomDeflate(t, b, room.Code)
-			if zsnap := nextOf(zlate, web.MsgResumed, nil); !bytes.Equal(zsnap.Payload, snap.Payload) {
+			if zsnap := nextOf(zlate, wire.MsgResumed, nil); !bytes.Equal(zsnap.Payload, snap.Payload) {
 				t.Fatalf("a compressed late joiner's snapshot differs (%d bytes, plain %d)", len(zsnap.Payload), len(snap.Payload))
 			}
 			evs := groupEvents(snap.Payload)
@@ -294,7 +295,7 @@ func TestRoomThinnedRun(t *testing.T) {
 			// stage's latest in full and the earlier ones thin, as the
 			// snapshot holds them (a replay keeps only what its answer needs)
 			late.send("room_branch", nil)
-			br := nextOf(late, web.MsgRoomBranch, nil)
+			br := nextOf(late, wire.MsgRoomBranch, nil)
 			var bp struct {
 				Start map[string]any `json:"start"`
 				Log   []string       `json:"log"`
@@ -302,7 +303,7 @@ func TestRoomThinnedRun(t *testing.T) {
 			json.Unmarshal(br.Payload, &bp)
 			priv := dial(t, b)
 			priv.send("resume", map[string]any{"start": bp.Start, "log": bp.Log})
-			r := nextOf(priv, web.MsgResumed, nil)
+			r := nextOf(priv, wire.MsgResumed, nil)
 			rebuilt := groupEvents(r.Payload)
 			if len(rebuilt) != len(all) {
 				t.Fatalf("the branch rebuilt %d events, the run had %d", len(rebuilt), len(all))

@@ -1,8 +1,14 @@
-// Package web is inferscope's HTTP side: Echo routes, templ pages, static
-// assets and the websocket. A connection drives its run through the
-// Runner and Catalog interfaces in contract.go and sends engine/session's
-// event types as they are; EngineCatalog (catalog.go) is the adapter from
-// loaded engine models to that contract, which cmd/inferscope fills.
+// Package web is inferscope's HTTP shell and composition root: Echo
+// routes, templ pages (views), static assets, /server, /metrics, and the
+// wiring of the packages below it, each one job, none importing upward:
+//
+//	wire     the versioned websocket protocol: messages, payloads, codes
+//	metrics  the Prometheus counters every package counts into
+//	sched    who goes next: fair queue, byte budget, rates, session counts
+//	catalog  the models (EngineCatalog), Runner/Run/ModelCard, batching
+//	ws       one lab websocket: admission, pumps, commands, thinning, replay
+//	room     the classroom: rooms, views, followers, class requests, Fanout
+//	views    templ components
 //
 // server.go: the Server, its options and routes.
 package web
@@ -24,7 +30,12 @@ import (
 
 	"github.com/inferscope/inferscope/lessons"
 	"github.com/inferscope/inferscope/static"
+	"github.com/inferscope/inferscope/web/catalog"
+	"github.com/inferscope/inferscope/web/metrics"
+	"github.com/inferscope/inferscope/web/room"
+	"github.com/inferscope/inferscope/web/sched"
 	"github.com/inferscope/inferscope/web/views"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 // maxBody is the request body limit on every endpoint (the only bodies are
@@ -41,7 +52,7 @@ type Options struct {
 	// Lessons are listed on the home page.
 	Lessons []views.LessonLink
 	// Catalog holds the models runs can use; nil serves pages only.
-	Catalog Catalog
+	Catalog catalog.Catalog
 	// AllowedOrigins lists extra websocket origins ("https://host:port");
 	// the page's own host is always allowed.
 	AllowedOrigins []string
@@ -49,7 +60,7 @@ type Options struct {
 	// literals (the --addr host, --allow-host names); see hosts.go.
 	AllowedHosts []string
 	// Limits bound sessions and messages; zero fields take defaults.
-	Limits Limits
+	Limits ws.Limits
 	// Puller downloads models from the lab; nil disables downloads.
 	Puller Puller
 	// ClientIPHeader, when set, names a header a trusted reverse proxy
@@ -57,7 +68,7 @@ type Options struct {
 	// limits then count by its last address. Empty: the TCP peer address.
 	ClientIPHeader string
 	// Rooms configures classroom rooms (rooms.go); zero fields take defaults.
-	Rooms RoomOptions
+	Rooms room.RoomOptions
 	// EngineSlots is how many engine steps run at once, shared fairly
 	// across visitors (sched.go); 0 means GOMAXPROCS.
 	EngineSlots int
@@ -69,17 +80,17 @@ type Server struct {
 	log     *slog.Logger
 	echo    *echo.Echo
 	assets  *assetStore
-	limits  Limits
+	limits  ws.Limits
 	hosts   *hostPolicy
-	sched   *FairQueue
-	bytes   *byteBudget // per-visitor bytes sent (bytebudget.go)
-	metrics *metrics
+	sched   *sched.FairQueue
+	bytes   *sched.ByteBudget // per-visitor bytes sent (bytebudget.go)
+	metrics *metrics.Metrics
 	lessons []*lessons.Lesson
-	rooms   *roomHub
-	ws      *wsHub // the lab websocket's connections (hub.go)
+	rooms   *room.Hub
+	ws      *ws.Hub // the lab websocket's connections (hub.go)
 	// vocabRate is the per-visitor rate of /api/vocab, vocabDelay how long
 	// a refused search waits for its 429 (vocab.go)
-	vocabRate  *visitorRate
+	vocabRate  *sched.VisitorRate
 	vocabDelay time.Duration
 }
 
@@ -93,15 +104,15 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: lg, echo: echo.New(), assets: assets, limits: opts.Limits.withDefaults(),
-		hosts: newHostPolicy(opts.AllowedHosts), sched: NewFairQueue(opts.EngineSlots)}
-	s.bytes = newByteBudget(s.limits.VisitorBytesPerSecond, s.limits.VisitorByteBurst)
-	s.vocabRate, s.vocabDelay = newVisitorRate(vocabPerSecond, vocabBurst), vocabRefusalDelay
-	s.metrics = newMetrics(func() float64 { return float64(s.ws.kvBytes()) })
-	s.ws = newWSHub(hubConfig{Log: lg, Catalog: opts.Catalog, Limits: s.limits, Metrics: s.metrics, Queue: s.sched, Bytes: s.bytes,
+	s := &Server{opts: opts, log: lg, echo: echo.New(), assets: assets, limits: opts.Limits.WithDefaults(),
+		hosts: newHostPolicy(opts.AllowedHosts), sched: sched.NewFairQueue(opts.EngineSlots)}
+	s.bytes = sched.NewByteBudget(s.limits.VisitorBytesPerSecond, s.limits.VisitorByteBurst)
+	s.vocabRate, s.vocabDelay = sched.NewVisitorRate(vocabPerSecond, vocabBurst), vocabRefusalDelay
+	s.metrics = metrics.New(func() float64 { return float64(s.ws.KVBytes()) })
+	s.ws = ws.NewHub(ws.HubConfig{Log: lg, Catalog: opts.Catalog, Limits: s.limits, Metrics: s.metrics, Queue: s.sched, Bytes: s.bytes,
 		Origin: s.checkOrigin, Visitor: s.visitorOf})
-	s.rooms = newRoomHub(s.ws, opts.Rooms)
-	s.ws.rooms = s.rooms
+	s.rooms = room.NewHub(s.ws, opts.Rooms)
+	s.ws.Rooms = s.rooms
 	if err := s.loadLessons(); err != nil {
 		return nil, fmt.Errorf("lessons: %w", err)
 	}
@@ -120,8 +131,8 @@ func New(opts Options) (*Server, error) {
 	e.GET("/", s.home)
 	e.GET("/static/*", s.static)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
-	e.GET("/ws", s.ws.handle)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})))
+	e.GET("/ws", s.ws.Handle)
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.metrics.Reg, promhttp.HandlerOpts{})))
 	e.GET("/lab", s.lab)
 	e.GET("/compare", s.compare)
 	e.GET("/api/models", s.apiModels)
@@ -147,8 +158,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.Serv
 // Shutdown sends every websocket client a closing event, closes them, and
 // stops the listener, waiting for requests to finish.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.rooms.close()
-	s.ws.shutdown()
+	s.rooms.Close()
+	s.ws.Shutdown()
 	return s.echo.Shutdown(ctx)
 }
 
@@ -160,7 +171,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	hs.ReadHeaderTimeout, hs.ReadTimeout = s.limits.ReadHeaderTimeout, s.limits.ReadTimeout
 	hs.WriteTimeout, hs.IdleTimeout = s.limits.WriteTimeout, s.limits.HTTPIdleTimeout
 	hs.MaxHeaderBytes = 64 << 10
-	s.echo.Listener = &limitListener{Listener: ln, max: s.limits.MaxConnsPerVisitor, refused: func() { s.metrics.connsRefused.Add(1) }}
+	s.echo.Listener = &sched.LimitListener{Listener: ln, Max: s.limits.MaxConnsPerVisitor, Refused: func() { s.metrics.ConnsRefused.Add(1) }}
 	err := s.echo.Start("")
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

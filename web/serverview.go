@@ -16,16 +16,17 @@ import (
 
 	"github.com/inferscope/inferscope/internal/serve"
 	"github.com/inferscope/inferscope/web/views"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 // ServerView is the /api/server answer.
 type ServerView struct {
-	At           time.Time     `json:"at"`
-	Sessions     []SessionView `json:"sessions"`
-	TokensPerSec float64       `json:"tokens_per_s"` // sum over sessions
-	TokensTotal  int64         `json:"tokens_total"`
-	Batching     bool          `json:"batching"`
-	Schedulers   []serve.Stats `json:"schedulers"`
+	At           time.Time        `json:"at"`
+	Sessions     []ws.SessionView `json:"sessions"`
+	TokensPerSec float64          `json:"tokens_per_s"` // sum over sessions
+	TokensTotal  int64            `json:"tokens_total"`
+	Batching     bool             `json:"batching"`
+	Schedulers   []serve.Stats    `json:"schedulers"`
 	Memory       struct {
 		Weights    int64 `json:"weights"`      // every loaded model
 		KV         int64 `json:"kv"`           // KV caches allocated, all sessions
@@ -44,8 +45,8 @@ type schedulerCatalog interface {
 
 func (s *Server) serverView() ServerView {
 	now := time.Now()
-	v := ServerView{At: now, Sessions: []SessionView{}}
-	for _, sv := range s.ws.sessions(now) {
+	v := ServerView{At: now, Sessions: []ws.SessionView{}}
+	for _, sv := range s.ws.Sessions(now) {
 		v.Sessions = append(v.Sessions, sv)
 		v.TokensPerSec += sv.TokensPerSec
 		v.TokensTotal += sv.Tokens
@@ -67,7 +68,7 @@ func (s *Server) serverView() ServerView {
 			v.Memory.Weights += m.WeightsBytes
 		}
 	}
-	v.Memory.KV = s.ws.kvBytes()
+	v.Memory.KV = s.ws.KVBytes()
 	v.Memory.MaxKV = s.limits.MaxKVBytes
 	v.Memory.MaxSession = s.limits.MaxSessions
 	v.Memory.Total = v.Memory.Weights + v.Memory.KV + v.Memory.Scratch
@@ -98,7 +99,7 @@ func (s *Server) initServerView() {
 			return t
 		}
 	}
-	s.metrics.reg.MustRegister(
+	s.metrics.Reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "inferscope_decode_queue", Help: "Decode steps waiting for a batched forward pass."},
 			stats(func(st serve.Stats) float64 { return float64(st.Queued) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "inferscope_batch_passes_total", Help: "Batched decode forward passes run."},

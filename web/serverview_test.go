@@ -21,12 +21,14 @@ import (
 	"github.com/inferscope/inferscope/internal/browsertest"
 	"github.com/inferscope/inferscope/internal/serve"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 func batchServer(t testing.TB, on bool) *httptest.Server {
 	t.Helper()
 	cat, _ := batchingCatalog(t, on, serve.Options{MaxBatch: 16, MaxWait: 2 * time.Millisecond})
-	return serveCatalog(t, web.Options{Catalog: cat, Limits: web.Limits{MaxSessions: 64, MaxSessionsPerVisitor: 64, MsgsPerSecond: 1e6, Burst: 1e6}})
+	return serveCatalog(t, web.Options{Catalog: cat, Limits: ws.Limits{MaxSessions: 64, MaxSessionsPerVisitor: 64, MsgsPerSecond: 1e6, Burst: 1e6}})
 }
 
 type appendFields struct {
@@ -44,14 +46,14 @@ type appendFields struct {
 // decode step, checking the events arrive in order.
 func runAll(t testing.TB, w *wsClient, prompt string, n int) []int {
 	w.send("start", startPayload(prompt, n))
-	if m := w.read(); m.Type != web.MsgStarted {
+	if m := w.read(); m.Type != wire.MsgStarted {
 		t.Fatalf("start: %s %s", m.Type, m.Payload)
 	}
 	w.send("run", nil)
 	var sizes []int
 	for seq := 1; ; seq++ {
 		m := w.read()
-		if m.Type != web.MsgEvent {
+		if m.Type != wire.MsgEvent {
 			t.Fatalf("got %s %s during a run", m.Type, m.Payload)
 		}
 		var e appendFields

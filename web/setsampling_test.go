@@ -11,11 +11,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 func TestSetSampling(t *testing.T) {
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	old := map[string]any{"temperature": 0.8, "top_p": 0.9, "seed": 42}
 	next := map[string]any{"temperature": 1.5, "top_k": 20, "top_p": 1.0, "min_p": 0.02, "seed": 11}
 	start := func(s map[string]any) map[string]any {
@@ -42,7 +43,7 @@ func TestSetSampling(t *testing.T) {
 		} `json:"logits"`
 	}
 	json.Unmarshal(m.Payload, &set)
-	if m.Type != web.MsgSamplingSet || set.Next != "sample" || set.Logits == nil || set.Logits.Params.Temperature != 1.5 || set.Sampling["top_k"] != 20.0 {
+	if m.Type != wire.MsgSamplingSet || set.Next != "sample" || set.Logits == nil || set.Logits.Params.Temperature != 1.5 || set.Sampling["top_k"] != 20.0 {
 		t.Fatalf("set_sampling at the sample stage: %s %s", m.Type, m.Payload)
 	}
 	_, after, _ := runEvents(t, w, w.send("run", nil))
@@ -70,7 +71,7 @@ func TestSetSampling(t *testing.T) {
 	r := dial(t, ts)
 	r.send("resume", map[string]any{"start": start(old), "log": log})
 	res := r.read()
-	if res.Type != web.MsgResumed {
+	if res.Type != wire.MsgResumed {
 		t.Fatalf("resume with set_sampling: %s %s", res.Type, res.Payload)
 	}
 	var rp struct {
@@ -102,12 +103,12 @@ func TestSetSampling(t *testing.T) {
 		{map[string]any{"top_k": 1, "colour": 2}, "colour"},
 	} {
 		r.send("set_sampling", c.payload)
-		if m := readReply(r); m.Type != web.MsgError || !strings.Contains(string(m.Payload), c.want) {
+		if m := readReply(r); m.Type != wire.MsgError || !strings.Contains(string(m.Payload), c.want) {
 			t.Errorf("set_sampling %v: %s %s", c.payload, m.Type, m.Payload)
 		}
 	}
 	r.send("set_sampling", next) // the resumed run has stopped
-	if m := readReply(r); m.Type != web.MsgError || !strings.Contains(string(m.Payload), "stopped") {
+	if m := readReply(r); m.Type != wire.MsgError || !strings.Contains(string(m.Payload), "stopped") {
 		t.Errorf("set_sampling after the stop: %s %s", m.Type, m.Payload)
 	}
 }

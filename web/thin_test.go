@@ -11,7 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 // runEvent is an event's fields this test compares.
@@ -68,14 +69,14 @@ func thinRun(t *testing.T, w *wsClient, n int, payload any) (evs []runEvent, det
 	t.Helper()
 	w.send("start", map[string]any{"prompt": "The President said", "max_new_tokens": n, "stop_at_eos": false,
 		"sampling": map[string]any{"temperature": 0, "top_p": 1}, "all_attention": true, "lens": true})
-	if m := w.read(); m.Type != web.MsgStarted {
+	if m := w.read(); m.Type != wire.MsgStarted {
 		t.Fatalf("start: %s %s", m.Type, m.Payload)
 	}
 	w.send("run", payload)
 	for {
 		m := w.read()
 		switch m.Type {
-		case web.MsgDetail:
+		case wire.MsgDetail:
 			if detail != nil {
 				t.Fatal("two detail messages in one run")
 			}
@@ -87,7 +88,7 @@ func thinRun(t *testing.T, w *wsClient, n int, payload any) (evs []runEvent, det
 			}
 			detail = d.Events
 			bytes += m.size
-		case web.MsgEvents:
+		case wire.MsgEvents:
 			var d struct {
 				Events []runEvent `json:"events"`
 			}
@@ -105,7 +106,7 @@ func thinRun(t *testing.T, w *wsClient, n int, payload any) (evs []runEvent, det
 			evs = append(evs, d.Events...)
 			bytes += m.size
 			groups++
-		case web.MsgEvent:
+		case wire.MsgEvent:
 			var e runEvent
 			if err := json.Unmarshal(m.Payload, &e); err != nil {
 				t.Fatal(err)
@@ -129,7 +130,7 @@ func light(e runEvent) runEvent {
 	e.Thin = false
 	if e.Logits != nil {
 		l := *e.Logits
-		l.Top = l.Top[:min(len(l.Top), web.ThinTopN)]
+		l.Top = l.Top[:min(len(l.Top), ws.ThinTopN)]
 		l.Histogram.Counts, l.Lens = nil, nil
 		e.Logits = &l
 	}
@@ -147,7 +148,7 @@ func light(e runEvent) runEvent {
 }
 
 func TestRunDetailMs(t *testing.T) {
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	w := dial(t, ts)
 	const n = 40
 	full, none, fullBytes := thinRun(t, w, n, nil)
@@ -160,7 +161,7 @@ func TestRunDetailMs(t *testing.T) {
 		}
 	}
 	// an interval longer than the run: the first token in full, the rest thin
-	thin, detail, thinBytes := thinRun(t, w, n, map[string]any{"detail_ms": web.MaxDetailMs})
+	thin, detail, thinBytes := thinRun(t, w, n, map[string]any{"detail_ms": wire.MaxDetailMs})
 	if len(thin) != len(full) {
 		t.Fatalf("%d events with detail_ms, %d without", len(thin), len(full))
 	}
@@ -184,7 +185,7 @@ func TestRunDetailMs(t *testing.T) {
 		}
 		thinCount++
 		if e.Append != nil && (e.Append.LayerTraces != nil || e.Append.Lens != nil) || e.Sample != nil && e.Sample.CDF != nil ||
-			e.Logits != nil && (len(e.Logits.Top) != web.ThinTopN || e.Logits.Lens != nil || e.Logits.Histogram.Counts != nil) {
+			e.Logits != nil && (len(e.Logits.Top) != ws.ThinTopN || e.Logits.Lens != nil || e.Logits.Histogram.Counts != nil) {
 			t.Fatalf("thin %s event %d carries heavy fields", e.Stage, e.Seq)
 		}
 		// every light number is the engine's, as in the full run
@@ -230,7 +231,7 @@ func TestRunDetailMs(t *testing.T) {
 		m := w.read()
 		var e runEvent
 		json.Unmarshal(m.Payload, &e)
-		if m.Type != web.MsgEvent || e.Stage != want || e.Thin {
+		if m.Type != wire.MsgEvent || e.Stage != want || e.Thin {
 			t.Fatalf("step_token after a thinned run: %s %s thin=%v, want a full %s event", m.Type, e.Stage, e.Thin, want)
 		}
 		if want == "append" && len(e.Append.Lens) == 0 {
@@ -240,16 +241,16 @@ func TestRunDetailMs(t *testing.T) {
 }
 
 func TestRunDetailMsBadValues(t *testing.T) {
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	w := dial(t, ts)
 	w.send("start", map[string]any{"prompt": "The", "max_new_tokens": 3})
 	w.read()
 	for _, p := range []any{map[string]any{"detail_ms": -1}, map[string]any{"detail_ms": 600000}, map[string]any{"detail_ms": "often"}, map[string]any{"detail_ms": 1.5}, map[string]any{"every": 5}} {
 		w.send("run", p)
 		m := w.read()
-		var e web.ErrorPayload
+		var e wire.ErrorPayload
 		json.Unmarshal(m.Payload, &e)
-		if m.Type != web.MsgError || e.Code != "bad_payload" || !strings.Contains(e.Message, "detail_ms") {
+		if m.Type != wire.MsgError || e.Code != "bad_payload" || !strings.Contains(e.Message, "detail_ms") {
 			t.Fatalf("run %v: %s %s, want a bad_payload error naming detail_ms", p, m.Type, m.Payload)
 		}
 	}
@@ -258,10 +259,10 @@ func TestRunDetailMsBadValues(t *testing.T) {
 	var e evPayload
 	for e.Stage != "stop" {
 		m := w.read()
-		if m.Type == web.MsgDetail || m.Type == web.MsgEvents {
+		if m.Type == wire.MsgDetail || m.Type == wire.MsgEvents {
 			continue
 		}
-		if m.Type != web.MsgEvent {
+		if m.Type != wire.MsgEvent {
 			t.Fatalf("run after bad values: %s %s", m.Type, m.Payload)
 		}
 		json.Unmarshal(m.Payload, &e)
@@ -277,23 +278,23 @@ func TestRunDetailMsCancel(t *testing.T) {
 	// the visitor's byte budget holds the run to about fifty thin tokens a
 	// second (bytebudget.go), so the cancel lands inside it: unthrottled,
 	// the default model's 250 tokens end in about a tenth of a second
-	ts := newWSServer(t, web.Limits{VisitorBytesPerSecond: 128 << 10, VisitorByteBurst: 64 << 10})
+	ts := newWSServer(t, ws.Limits{VisitorBytesPerSecond: 128 << 10, VisitorByteBurst: 64 << 10})
 	w := dial(t, ts)
 	w.send("start", map[string]any{"prompt": "The", "max_new_tokens": 250, "stop_at_eos": false, "lens": true})
 	w.read()
-	w.send("run", map[string]any{"detail_ms": web.MaxDetailMs})
+	w.send("run", map[string]any{"detail_ms": wire.MaxDetailMs})
 	thin := false
 	for i := 0; i < 12; i++ {
 		m := w.read()
 		var e runEvent
 		json.Unmarshal(m.Payload, &e)
-		thin = thin || e.Thin || m.Type == web.MsgEvents
+		thin = thin || e.Thin || m.Type == wire.MsgEvents
 	}
 	w.send("cancel", nil)
 	var detail []runEvent
 	for {
 		m := w.read()
-		if m.Type == web.MsgDetail {
+		if m.Type == wire.MsgDetail {
 			var d struct {
 				Events []runEvent `json:"events"`
 			}
@@ -301,7 +302,7 @@ func TestRunDetailMsCancel(t *testing.T) {
 			detail = d.Events
 			continue
 		}
-		if m.Type == web.MsgEvents {
+		if m.Type == wire.MsgEvents {
 			thin = true
 			continue
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/inferscope/inferscope/internal/serve"
+	"github.com/inferscope/inferscope/web/sched"
 )
 
 // visitorCookie names the browser's identity: 16 random bytes, base64url
@@ -81,7 +82,7 @@ func (s *Server) addressOf(r *http.Request) string {
 			}
 		}
 	}
-	return hostOnly(r.RemoteAddr)
+	return sched.HostOnly(r.RemoteAddr)
 }
 
 // visitorOf is the key per-visitor limits and fairness count under: the

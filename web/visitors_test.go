@@ -15,6 +15,9 @@ import (
 
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 // fromAddr dials from a given loopback address (127.0.0.0/8 is all
@@ -36,7 +39,7 @@ func dialWith(t testing.TB, d websocket.Dialer, url string, h http.Header) *wsCl
 	}
 	t.Cleanup(func() { c.Close() })
 	w := &wsClient{t: t, c: c}
-	if m := w.read(); m.Type != web.MsgWelcome {
+	if m := w.read(); m.Type != wire.MsgWelcome {
 		t.Fatalf("first message %s", m.Type)
 	}
 	return w
@@ -45,7 +48,7 @@ func dialWith(t testing.TB, d websocket.Dialer, url string, h http.Header) *wsCl
 // TestSessionsPerVisitor: one address cannot hold every session; another
 // address still gets in; behind a trusted proxy the header decides.
 func TestSessionsPerVisitor(t *testing.T) {
-	ts := newWSServer(t, web.Limits{MaxSessions: 10, MaxSessionsPerVisitor: 2})
+	ts := newWSServer(t, ws.Limits{MaxSessions: 10, MaxSessionsPerVisitor: 2})
 	a1, a2 := dial(t, ts), dial(t, ts)
 	c, _, err := websocket.DefaultDialer.Dial(wsURL(ts), nil)
 	if err != nil {
@@ -69,9 +72,9 @@ func TestSessionsPerVisitor(t *testing.T) {
 	_ = a2
 
 	m, _ := models.Default()
-	cat := web.NewEngineCatalog()
+	cat := catalog.NewEngineCatalog()
 	cat.Add(m, "", true)
-	srv, _ := web.New(web.Options{Catalog: cat, ClientIPHeader: "X-Forwarded-For", Limits: web.Limits{MaxSessionsPerVisitor: 1}})
+	srv, _ := web.New(web.Options{Catalog: cat, ClientIPHeader: "X-Forwarded-For", Limits: ws.Limits{MaxSessionsPerVisitor: 1}})
 	ps := newServerFor(t, srv)
 	dialWith(t, websocket.Dialer{}, wsURL(ps), http.Header{"X-Forwarded-For": {"10.0.0.1"}})
 	dialWith(t, websocket.Dialer{}, wsURL(ps), http.Header{"X-Forwarded-For": {"203.0.113.9, 10.0.0.2"}})
@@ -87,7 +90,7 @@ func TestSessionsPerVisitor(t *testing.T) {
 // for the idle timeout gets closing with code "idle"; resume brings the run
 // back on a new connection.
 func TestIdleSessionExpires(t *testing.T) {
-	ts := newWSServer(t, web.Limits{IdleTimeout: 400 * time.Millisecond})
+	ts := newWSServer(t, ws.Limits{IdleTimeout: 400 * time.Millisecond})
 	w := dial(t, ts)
 	start := startPayload("The", 5)
 	w.send("start", start)
@@ -99,7 +102,7 @@ func TestIdleSessionExpires(t *testing.T) {
 	for time.Now().Before(deadline) {
 		w.send("ping", nil)
 		m := w.read()
-		if m.Type == web.MsgClosing {
+		if m.Type == wire.MsgClosing {
 			json.Unmarshal(m.Payload, &closing)
 			break
 		}
@@ -114,7 +117,7 @@ func TestIdleSessionExpires(t *testing.T) {
 	}
 	r := dial(t, ts)
 	r.send("resume", map[string]any{"start": start, "log": []string{"step"}})
-	if m := r.read(); m.Type != web.MsgResumed {
+	if m := r.read(); m.Type != wire.MsgResumed {
 		t.Fatalf("resume: %s %s", m.Type, m.Payload)
 	}
 }
@@ -123,7 +126,7 @@ func TestIdleSessionExpires(t *testing.T) {
 // timeout, idle keep-alive connections after the idle timeout, and one
 // address's flood of connections is capped so others are still served.
 func TestSlowHTTPIsCut(t *testing.T) {
-	addr := strings.TrimPrefix(serveReal(t, web.Limits{ReadHeaderTimeout: 300 * time.Millisecond,
+	addr := strings.TrimPrefix(serveReal(t, ws.Limits{ReadHeaderTimeout: 300 * time.Millisecond,
 		HTTPIdleTimeout: 300 * time.Millisecond, MaxConnsPerVisitor: 20}), "http://")
 	closedWithin := func(c net.Conn, d time.Duration) bool {
 		c.SetReadDeadline(time.Now().Add(d))
@@ -200,7 +203,7 @@ func newServerFor(t testing.TB, srv *web.Server) *httptest.Server {
 // TestRateLimitCountsEveryFrame: binary frames use the message budget too,
 // and rate_limited names the refused command's id.
 func TestRateLimitCountsEveryFrame(t *testing.T) {
-	ts := newWSServer(t, web.Limits{MsgsPerSecond: 1, Burst: 5})
+	ts := newWSServer(t, ws.Limits{MsgsPerSecond: 1, Burst: 5})
 	w := dial(t, ts)
 	for i := 0; i < 40; i++ {
 		w.c.WriteMessage(websocket.BinaryMessage, []byte{1, 2, 3})
@@ -208,7 +211,7 @@ func TestRateLimitCountsEveryFrame(t *testing.T) {
 	badFrames, limited := 0, 0
 	for i := 0; i < 40; i++ {
 		m := w.read()
-		var e web.ErrorPayload
+		var e wire.ErrorPayload
 		json.Unmarshal(m.Payload, &e)
 		switch e.Code {
 		case "bad_frame":
@@ -222,7 +225,7 @@ func TestRateLimitCountsEveryFrame(t *testing.T) {
 	}
 	w.c.WriteMessage(websocket.TextMessage, []byte(`{"type":"ping","id":4242}`))
 	m := w.read()
-	if m.Type != web.MsgError || m.ID != 4242 || !strings.Contains(string(m.Payload), "rate_limited") {
+	if m.Type != wire.MsgError || m.ID != 4242 || !strings.Contains(string(m.Payload), "rate_limited") {
 		t.Errorf("rate_limited reply: %s id %d %s, want id 4242", m.Type, m.ID, m.Payload)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/inferscope/inferscope/web/catalog"
 	"github.com/labstack/echo/v4"
 )
 
@@ -27,7 +28,7 @@ const (
 
 // apiVocab answers GET /api/vocab?model=M&q=Q with {"tokens": [...]}.
 func (s *Server) apiVocab(c echo.Context) error {
-	vs, ok := s.opts.Catalog.(VocabSearcher)
+	vs, ok := s.opts.Catalog.(catalog.VocabSearcher)
 	if !ok {
 		return echo.NewHTTPError(http.StatusNotFound, "this server cannot search vocabularies")
 	}
@@ -39,7 +40,7 @@ func (s *Server) apiVocab(c echo.Context) error {
 	// takes a slot of the fair queue like a stage does (sched.go), after a
 	// per-visitor rate, so a flood of searches cannot slow others' steps
 	visitor := s.visitorOf(c.Request())
-	if !s.vocabRate.allow(visitor) {
+	if !s.vocabRate.Allow(visitor) {
 		// the refusal waits a moment first: a client looping on refusals
 		// then makes one request a second per connection instead of
 		// thousands, which would take the cores from everyone's steps
@@ -49,7 +50,7 @@ func (s *Server) apiVocab(c echo.Context) error {
 		}
 		return echo.NewHTTPError(http.StatusTooManyRequests, fmt.Sprintf("too many vocabulary searches: the limit is %g per second per visitor (a burst of %d); try again in a moment", vocabPerSecond, vocabBurst))
 	}
-	var toks []VocabEntry
+	var toks []catalog.VocabEntry
 	var err error
 	if qerr := s.sched.Run(c.Request().Context(), visitor, func() { toks, err = vs.SearchVocab(c.QueryParam("model"), q, maxVocabResults) }); qerr != nil {
 		return echo.NewHTTPError(http.StatusServiceUnavailable, "the search was cancelled before the server had time for it: try again")

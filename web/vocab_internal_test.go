@@ -63,7 +63,7 @@ func TestVocabWaitsForTheFairQueue(t *testing.T) {
 func TestVocabRatePerVisitor(t *testing.T) {
 	s := vocabServer(t)
 	now := time.Now()
-	s.vocabRate.now = func() time.Time { return now }
+	s.vocabRate.Now = func() time.Time { return now }
 	s.vocabDelay = time.Millisecond // (a second in serve: a looping client then asks once a second)
 	ok := 0
 	var last *httptest.ResponseRecorder

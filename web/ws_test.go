@@ -17,6 +17,9 @@ import (
 	"github.com/inferscope/inferscope/internal/serve"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 type wsClient struct {
@@ -36,20 +39,20 @@ type inMsg struct {
 	size    int
 }
 
-func newWSServer(t testing.TB, lim web.Limits) *httptest.Server {
+func newWSServer(t testing.TB, lim ws.Limits) *httptest.Server {
 	t.Helper()
 	cat, _ := defaultCatalog(t)
 	return serveCatalog(t, web.Options{Catalog: cat, Limits: lim})
 }
 
 // defaultCatalog is a catalog holding the embedded default model.
-func defaultCatalog(t testing.TB) (*web.EngineCatalog, *engine.Model) {
+func defaultCatalog(t testing.TB) (*catalog.EngineCatalog, *engine.Model) {
 	t.Helper()
 	m, err := models.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := web.NewEngineCatalog()
+	cat := catalog.NewEngineCatalog()
 	if err := cat.Add(m, "", true); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +60,7 @@ func defaultCatalog(t testing.TB) (*web.EngineCatalog, *engine.Model) {
 }
 
 // batchingCatalog is defaultCatalog with the scheduler on (closed at cleanup).
-func batchingCatalog(t testing.TB, on bool, o serve.Options) (*web.EngineCatalog, *engine.Model) {
+func batchingCatalog(t testing.TB, on bool, o serve.Options) (*catalog.EngineCatalog, *engine.Model) {
 	t.Helper()
 	cat, m := defaultCatalog(t)
 	cat.SetBatching(on, o)
@@ -85,7 +88,7 @@ func dial(t testing.TB, ts *httptest.Server) *wsClient {
 	}
 	t.Cleanup(func() { c.Close() })
 	w := &wsClient{t: t, c: c}
-	if m := w.read(); m.Type != web.MsgWelcome {
+	if m := w.read(); m.Type != wire.MsgWelcome {
 		t.Fatalf("first message %s, want welcome", m.Type)
 	}
 	return w
@@ -116,7 +119,7 @@ func (w *wsClient) read() inMsg {
 		w.t.Fatal(err)
 	}
 	m.size = len(b)
-	if m.V != web.ProtocolVersion {
+	if m.V != wire.ProtocolVersion {
 		w.t.Fatalf("message version %d", m.V)
 	}
 	if m.Seq != w.seq+1 && !(w.gaps && m.Seq > w.seq) {
@@ -142,7 +145,7 @@ type evPayload struct {
 func (w *wsClient) event() evPayload {
 	w.t.Helper()
 	m := w.read()
-	if m.Type != web.MsgEvent {
+	if m.Type != wire.MsgEvent {
 		w.t.Fatalf("got %s %s, want event", m.Type, m.Payload)
 	}
 	var e evPayload
@@ -153,15 +156,15 @@ func (w *wsClient) event() evPayload {
 func (w *wsClient) expectError(code string) {
 	w.t.Helper()
 	m := w.read()
-	var e web.ErrorPayload
+	var e wire.ErrorPayload
 	json.Unmarshal(m.Payload, &e)
-	if m.Type != web.MsgError || e.Code != code {
+	if m.Type != wire.MsgError || e.Code != code {
 		w.t.Fatalf("got %s %s, want error %s", m.Type, m.Payload, code)
 	}
 }
 
 func TestWebsocketProtocol(t *testing.T) {
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	w := dial(t, ts)
 
 	// commands out of order: an error, the connection stays usable
@@ -175,7 +178,7 @@ func TestWebsocketProtocol(t *testing.T) {
 	w.expectError("bad_request")
 
 	w.send("start", map[string]any{"prompt": "The President said", "max_new_tokens": 4, "sampling": map[string]any{"temperature": 0}})
-	if m := w.read(); m.Type != web.MsgStarted {
+	if m := w.read(); m.Type != wire.MsgStarted {
 		t.Fatalf("got %s", m.Type)
 	}
 	for _, want := range []string{"tokenize", "embed", "prefill", "logits", "sample", "append"} {
@@ -191,12 +194,12 @@ func TestWebsocketProtocol(t *testing.T) {
 		Values []float32 `json:"values"`
 	}
 	json.Unmarshal(m.Payload, &lg)
-	if m.Type != web.MsgLogits || len(lg.Values) != 4096 {
+	if m.Type != wire.MsgLogits || len(lg.Values) != 4096 {
 		t.Fatalf("get_logits: %s with %d values", m.Type, len(lg.Values))
 	}
 	w.send("sample_n", map[string]any{"n": 100})
 	m = w.read()
-	if m.Type != web.MsgSamples {
+	if m.Type != wire.MsgSamples {
 		t.Fatalf("sample_n: %s %s", m.Type, m.Payload)
 	}
 	// next token: logits, sample, append
@@ -232,17 +235,17 @@ func TestWebsocketProtocol(t *testing.T) {
 	}
 	// reset restarts the same run
 	w.send("reset", nil)
-	if m := w.read(); m.Type != web.MsgStarted {
+	if m := w.read(); m.Type != wire.MsgStarted {
 		t.Fatalf("reset: %s", m.Type)
 	}
 	w.send("ping", nil)
-	if m := w.read(); m.Type != web.MsgPong {
+	if m := w.read(); m.Type != wire.MsgPong {
 		t.Fatalf("ping: %s", m.Type)
 	}
 }
 
 func TestWebsocketCancelRun(t *testing.T) {
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	w := dial(t, ts)
 	w.send("start", map[string]any{"prompt": "The", "max_new_tokens": 250, "stop_at_eos": false, "sampling": map[string]any{"temperature": 0.8}})
 	w.read()
@@ -261,7 +264,7 @@ func TestWebsocketCancelRun(t *testing.T) {
 }
 
 func TestWebsocketServerFull(t *testing.T) {
-	ts := newWSServer(t, web.Limits{MaxSessions: 2})
+	ts := newWSServer(t, ws.Limits{MaxSessions: 2})
 	dial(t, ts)
 	dial(t, ts)
 	c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.URL, "http")+"/ws", nil)
@@ -276,7 +279,7 @@ func TestWebsocketServerFull(t *testing.T) {
 }
 
 func TestWebsocketOriginCheck(t *testing.T) {
-	ts := newWSServer(t, web.Limits{})
+	ts := newWSServer(t, ws.Limits{})
 	h := http.Header{"Origin": {"https://evil.example"}}
 	_, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.URL, "http")+"/ws", h)
 	if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
@@ -293,7 +296,7 @@ func TestWebsocketOriginCheck(t *testing.T) {
 // BenchmarkWebsocketStep measures a decode step's round trip over the
 // protocol (command sent → event received) and the bytes per event.
 func BenchmarkWebsocketStep(b *testing.B) {
-	ts := newWSServer(b, web.Limits{MsgsPerSecond: 1e6, Burst: 1e6})
+	ts := newWSServer(b, ws.Limits{MsgsPerSecond: 1e6, Burst: 1e6})
 	w := dial(b, ts)
 	var lat []float64
 	var bytes, events int
@@ -310,7 +313,7 @@ func BenchmarkWebsocketStep(b *testing.B) {
 		w.send("step_token", nil)
 		for {
 			m := w.read()
-			if m.Type == web.MsgError {
+			if m.Type == wire.MsgError {
 				b.Fatalf("error: %s", m.Payload)
 			}
 			bytes += m.size

@@ -7,11 +7,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/inferscope/inferscope/internal/human"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/inferscope/inferscope/internal/human"
 
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/models/hub"

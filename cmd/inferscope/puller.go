@@ -19,6 +19,7 @@ import (
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/models/hub"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
 )
 
 // pullMode is what --allow-pull lets visitors download.
@@ -53,7 +54,7 @@ func (f *pullFlag) Set(v string) error {
 // model to the catalog when it is ready.
 type serverPuller struct {
 	ctx  context.Context
-	cat  *web.EngineCatalog
+	cat  *catalog.EngineCatalog
 	c    *hub.Client
 	log  *slog.Logger
 	mode pullMode
@@ -65,7 +66,7 @@ type serverPuller struct {
 	cancel context.CancelFunc
 }
 
-func newServerPuller(ctx context.Context, cat *web.EngineCatalog, lg *slog.Logger, mode pullMode, maxBytes int64) *serverPuller {
+func newServerPuller(ctx context.Context, cat *catalog.EngineCatalog, lg *slog.Logger, mode pullMode, maxBytes int64) *serverPuller {
 	c := hub.FromEnv()
 	c.MaxBytes = maxBytes
 	p := &serverPuller{ctx: ctx, cat: cat, c: c, log: lg, mode: mode, st: web.PullStatus{State: "idle"}}

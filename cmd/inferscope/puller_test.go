@@ -18,6 +18,7 @@ import (
 	"github.com/inferscope/inferscope/models/hub"
 	"github.com/inferscope/inferscope/models/hub/hubtest"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
 )
 
 // fakeHubFrom serves the files of an engine reference model directory,
@@ -46,7 +47,7 @@ func fakeHubFrom(t *testing.T, src string, extra map[string]string) *httptest.Se
 
 func testPuller(t *testing.T, endpoint string) *serverPuller {
 	t.Helper()
-	cat := web.NewEngineCatalog()
+	cat := catalog.NewEngineCatalog()
 	p := newServerPuller(context.Background(), cat, slog.New(slog.NewTextHandler(io.Discard, nil)), pullAny, 1<<30)
 	p.c = &hub.Client{Endpoint: endpoint, CacheDir: t.TempDir(), MaxBytes: 1 << 30}
 	return p
@@ -95,7 +96,7 @@ func TestPulledRepoCannotEndTheServer(t *testing.T) {
 // paths; Cached lists curated models only.
 func TestPullerIsAnOperatorChoice(t *testing.T) {
 	lg := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if p := puller(context.Background(), web.NewEngineCatalog(), lg, pullOff, 1<<30); p != nil {
+	if p := puller(context.Background(), catalog.NewEngineCatalog(), lg, pullOff, 1<<30); p != nil {
 		t.Fatal("a puller exists without --allow-pull")
 	}
 	for arg, want := range map[string]pullMode{"--allow-pull": pullPresets, "--allow-pull=any": pullAny, "--allow-pull=false": pullOff} {

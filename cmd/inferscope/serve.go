@@ -7,12 +7,18 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/inferscope/inferscope/internal/human"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"time"
+
+	"github.com/inferscope/inferscope/internal/human"
+	"github.com/inferscope/inferscope/web/catalog"
+	"github.com/inferscope/inferscope/web/room"
+	"github.com/inferscope/inferscope/web/sched"
+	"github.com/inferscope/inferscope/web/wire"
+	"github.com/inferscope/inferscope/web/ws"
 
 	"github.com/inferscope/inferscope/internal/serve"
 	"github.com/inferscope/inferscope/models"
@@ -34,7 +40,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Var(&origins, "allow-origin", "extra websocket origin to accept, e.g. https://class.example.org (repeatable)")
 	var hosts multiFlag
 	fs.Var(&hosts, "allow-host", "extra Host name to serve, e.g. class.example.org (repeatable); localhost, IP addresses and the --addr host are always served")
-	dl := web.DefaultLimits()
+	dl := ws.DefaultLimits()
 	maxSessions := fs.Int("max-sessions", dl.MaxSessions, "concurrent lab sessions (websocket connections); one more gets \"server full, try again\"")
 	readLimit := fs.Int64("read-limit", dl.ReadLimit, "largest websocket message a client may send, bytes")
 	rate := fs.Float64("rate", dl.MsgsPerSecond, "websocket messages per second per connection")
@@ -48,7 +54,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ipHeader := fs.String("client-ip-header", "", "header a trusted reverse proxy sets to the client address (e.g. X-Forwarded-For); per-visitor and per-address limits count by it. Only set it behind such a proxy")
 	var allowPull pullFlag
 	fs.Var(&allowPull, "allow-pull", "let visitors download models from the lab: the curated models (--allow-pull) or any hub repo (--allow-pull=any); off by default")
-	dr := web.DefaultRoomOptions()
+	dr := room.DefaultRoomOptions()
 	maxRooms := fs.Int("max-rooms", dr.MaxRooms, "classroom rooms this server owns at once")
 	maxFollowers := fs.Int("max-followers", dr.MaxFollowers, "students following one classroom room")
 	roomDetail := fs.Int("room-detail-ms", dr.DetailMs, "a run the presenter of a classroom room streams is thinned: the heavy detail (layer traces, lens, top list, CDF) of at most one token per this many milliseconds, the rest thin, the last in full")
@@ -67,8 +73,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *batchWait < 0 || *batchWait > time.Second {
 		return fmt.Errorf("--batch-wait %v out of range: allowed 0 to 1s", *batchWait)
 	}
-	if *roomDetail < 1 || *roomDetail > web.MaxDetailMs {
-		return fmt.Errorf("--room-detail-ms %d out of range: allowed 1 to %d", *roomDetail, web.MaxDetailMs)
+	if *roomDetail < 1 || *roomDetail > wire.MaxDetailMs {
+		return fmt.Errorf("--room-detail-ms %d out of range: allowed 1 to %d", *roomDetail, wire.MaxDetailMs)
 	}
 	lg := slog.New(slog.NewTextHandler(stderr, nil))
 	cat, err := buildCatalog(extra, *tokPath, *defaultName, lg)
@@ -78,9 +84,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cat.SetBatching(*batch, serve.Options{MaxBatch: *maxBatch, MaxWait: *batchWait})
 	defer cat.CloseSchedulers()
 	card := cat.Models()[0]
-	rooms := web.RoomOptions{MaxRooms: *maxRooms, MaxFollowers: *maxFollowers, DetailMs: *roomDetail}
+	rooms := room.RoomOptions{MaxRooms: *maxRooms, MaxFollowers: *maxFollowers, DetailMs: *roomDetail}
 	if *natsURL != "" {
-		f, err := web.NewNATSFanout(*natsURL)
+		f, err := room.NewNATSFanout(*natsURL)
 		if err != nil {
 			return err
 		}
@@ -90,9 +96,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// a P for the goroutines carrying requests beside the engine's workers
 	// (web/sched.go)
-	defer web.ReserveRequestProc()()
+	defer sched.ReserveRequestProc()()
 	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, AllowedHosts: servedHosts(*addr, hosts), Puller: puller(ctx, cat, lg, allowPull.mode, *maxPull), ClientIPHeader: *ipHeader,
-		Limits: web.Limits{MaxSessions: *maxSessions, ReadLimit: *readLimit, MsgsPerSecond: *rate, Burst: *burst, MaxKVBytes: *maxKV,
+		Limits: ws.Limits{MaxSessions: *maxSessions, ReadLimit: *readLimit, MsgsPerSecond: *rate, Burst: *burst, MaxKVBytes: *maxKV,
 			MaxSessionsPerVisitor: *perVisitor, MaxSessionsPerAddress: *perAddress, IdleTimeout: *idle, VisitorBytesPerSecond: *visitorRate, VisitorByteBurst: *visitorBurst}, Rooms: rooms,
 		ModelName: card.Name, ModelCard: fmt.Sprintf("(%s, %d layers, %s parameters)", card.Arch, card.Layers, human.Count(card.Params)),
 	})
@@ -126,8 +132,8 @@ func (m *multiFlag) String() string     { return fmt.Sprint(*m) }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // buildCatalog loads the embedded default model and any --model paths.
-func buildCatalog(paths []string, tokenizer, deflt string, lg *slog.Logger) (*web.EngineCatalog, error) {
-	cat := web.NewEngineCatalog()
+func buildCatalog(paths []string, tokenizer, deflt string, lg *slog.Logger) (*catalog.EngineCatalog, error) {
+	cat := catalog.NewEngineCatalog()
 	m, err := models.Default()
 	if err != nil {
 		return nil, fmt.Errorf("load the embedded default model: %w", err)
@@ -139,7 +145,7 @@ func buildCatalog(paths []string, tokenizer, deflt string, lg *slog.Logger) (*we
 	if err != nil {
 		return nil, err
 	}
-	if err := cat.AddDocs(m.Name, models.Docs(), &web.Training{Corpus: tr.Corpus, Tokens: tr.Tokens, Minutes: tr.Minutes,
+	if err := cat.AddDocs(m.Name, models.Docs(), &catalog.Training{Corpus: tr.Corpus, Tokens: tr.Tokens, Minutes: tr.Minutes,
 		Hardware: tr.Hardware, ValLoss: tr.ValLoss, CapitalsRight: tr.CapitalsRight, CapitalsTotal: tr.CapitalsTotal}); err != nil {
 		return nil, err
 	}
@@ -180,7 +186,7 @@ func servedHosts(addr string, extra []string) []string {
 
 // puller is the lab's downloader, or nil (downloads off) unless the
 // operator passed --allow-pull.
-func puller(ctx context.Context, cat *web.EngineCatalog, lg *slog.Logger, mode pullMode, maxBytes int64) web.Puller {
+func puller(ctx context.Context, cat *catalog.EngineCatalog, lg *slog.Logger, mode pullMode, maxBytes int64) web.Puller {
 	if mode == pullOff {
 		return nil
 	}
