@@ -1,8 +1,10 @@
-// protocol.js: the one client of inferscope's websocket protocol v1 that
-// every page's sessions use ({type, id, payload} out, {type, v, seq, id,
-// payload} in): replies matched to their command by id, the server's limits
-// from its welcome, the one reconnect backoff, and how the server's errors
-// read. core.js re-exports all of it; pages import core.js.
+// protocol.js: the one client of inferscope's websockets that every page
+// uses — the engine sessions of protocol v1 on /ws ({type, id, payload}
+// out, {type, v, seq, id, payload} in) and a class follower's link on
+// /ws/room: replies matched to their command by id, the server's limits
+// from its welcome, the one reconnect backoff, sockets closed while the
+// page is hidden, and how the server's codes read (errors, stop reasons).
+// core.js re-exports all of it; pages import core.js.
 
 // serverLimits are the server's limits from the last welcome (null before
 // the first): max_sessions_per_visitor, messages_per_second and the rest,
@@ -54,6 +56,13 @@ function failure(message, code) {
 // every other message is (the welcome always), so a page that drives its
 // run message by message (the lab) sends with send() and reads onMessage.
 //
+// new Client(onMessage, onClose, {path}) opens path instead of /ws: a
+// follower's link to a class ("/ws/room?code=…", room.js), which is no
+// engine session: it is not listed in window.ISClients nor counted by
+// openSessions(), and its connect() settles with its first message (there
+// is no welcome). A session's socket may carry a query (client.query: a
+// presenter coming back names its room and key).
+//
 // A page holds only the sessions it uses: every client's socket is closed
 // when the page is hidden (pagehide: navigating away, including into the
 // back/forward cache, where a page kept its sockets open and its sessions
@@ -65,16 +74,18 @@ function failure(message, code) {
 // with the server's plain-English message and its code, not "connection
 // closed".
 export class Client {
-  constructor(onMessage, onClose) {
+  constructor(onMessage, onClose, opts = {}) {
     this.onMessage = onMessage || (() => {});
     this.onClose = onClose;
     this.onResume = null;
+    this.path = opts.path || null; // null: an engine session on /ws
     this.nextID = 1;
     this.ws = null;
     this.ready = null;
     this.suspended = false;
     this.pending = new Map(); // command id → its request
-    (window.ISClients = window.ISClients || []).push(this); // for tests and debugging; also what pagehide closes
+    clients.push(this); // what pagehide closes
+    if (!this.path) (window.ISClients = window.ISClients || []).push(this); // the sessions, for tests, debugging and openSessions
   }
   connect() {
     if (this.ws && this.ws.readyState <= 1) return this.ready;
@@ -82,7 +93,7 @@ export class Client {
     this.ready = new Promise((resolve, reject) => {
       // query: a presenter coming back names its room and key (room.js), so
       // it may take the session the server keeps free for it
-      const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws" + (this.query || ""));
+      const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + (this.path || "/ws" + (this.query || "")));
       let refusal = null, welcomed = false;
       this.ws = ws;
       ws.onmessage = (e) => {
@@ -92,7 +103,7 @@ export class Client {
           welcomed = true;
           if (msg.payload && msg.payload.limits) serverLimits = msg.payload.limits;
           resolve(msg);
-        }
+        } else if (this.path && msg.type !== "error") resolve(msg); // a link's first message
         if (msg.type === "error" && !welcomed) refusal = msg.payload;
         if (this.answer(msg)) return;
         this.onMessage(msg);
@@ -165,15 +176,18 @@ export class Client {
   }
 }
 
+// clients are every Client of the page, sessions and links.
+const clients = [];
+
 // openSessions counts this page's websocket sessions that are open or
-// connecting.
+// connecting (a follower's link is none).
 export function openSessions() { return (window.ISClients || []).filter((c) => c.open()).length; }
 
 if (typeof window !== "undefined") {
-  window.addEventListener("pagehide", () => { (window.ISClients || []).forEach((c) => c.suspend()); });
+  window.addEventListener("pagehide", () => { clients.forEach((c) => c.suspend()); });
   window.addEventListener("pageshow", (e) => {
     if (!e.persisted) return;
-    (window.ISClients || []).forEach((c) => {
+    clients.forEach((c) => {
       if (!c.suspended) return;
       c.suspended = false;
       if (c.onResume) c.onResume();
@@ -181,7 +195,7 @@ if (typeof window !== "undefined") {
   });
 }
 
-// ---------- how the server's errors read ----------
+// ---------- how the server's codes read: errors and stop reasons ----------
 
 // connectText is what a page says when connect() fails: the server's own
 // refusal (with what to do), or that the server cannot be reached.
@@ -197,4 +211,18 @@ export function errorText(p) {
   let m = String((p && p.message) || "something went wrong");
   m = m.replace(/\b(max_new_tokens|top_k|top_p|min_p|stop_strings|sample_n)\b/g, (f) => fieldNames[f]);
   return m.charAt(0).toUpperCase() + m.slice(1) + (/[.!?]$/.test(m) ? "" : ".");
+}
+
+// stopReason says in plain English why a run stopped (the codes stay in
+// data-reason attributes and the protocol).
+export function stopReason(reason, generated) {
+  const n = generated === undefined ? "" : " after " + generated + (generated === 1 ? " token" : " tokens");
+  switch (reason) {
+    case "eos": return "the model chose its end-of-text token" + n;
+    case "stop_string": return "a stop string appeared in the text" + n;
+    case "max_new_tokens": return "it reached the max new tokens setting" + n;
+    case "context_full": return "the context is full: the model cannot attend to more positions" + n;
+    case "cancelled": return "you stopped the run" + n;
+  }
+  return "the run ended" + n;
 }

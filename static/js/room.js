@@ -474,7 +474,7 @@ function drawOpenPoll(box, poll, presenter, mine, onAnswer) {
 
 // ---------- follower ----------
 function follower(lab, bar, code) {
-  let ws = null, branched = false, ended = false, lastLog = null, poll = null, mine = -1, nextID = 1;
+  let branched = false, ended = false, lastLog = null, poll = null, mine = -1;
   const backoff = new C.Backoff(); // between tries to reach the class again
   const isLab = lab.kind === "lab";
   let lastPage = null; // the presenter's page and state (room_page)
@@ -492,40 +492,24 @@ function follower(lab, bar, code) {
   document.body.dataset.room = "following";
   lab.setFollowing(true);
 
-  const send = (type, payload) => {
-    if (!ws || ws.readyState !== 1) return;
-    const m = { type, id: nextID++ };
-    if (payload !== undefined) m.payload = payload;
-    ws.send(JSON.stringify(m));
-  };
-  let away = false; // away: the page is hidden in the back/forward cache
+  // the follower's link to the class (/ws/room, protocol.js's Client: no
+  // engine session). A page in the back/forward cache is nobody's screen:
+  // the client closes its socket (the class no longer counts it) and it
+  // opens again when the page is shown (onResume).
+  const link = new C.Client(onMessage, () => {
+    if (ended) return;
+    status.textContent = "Connection to the class lost; reconnecting…";
+    backoff.retry(connect);
+  }, { path: "/ws/room?code=" + encodeURIComponent(code) });
+  link.onResume = () => { backoff.reset(); connect(); };
+  const send = (type, payload) => { link.send(type, payload); };
+  // connect opens the link (one socket per page: the client keeps an open
+  // one, which would otherwise count this student twice)
   function connect() {
     backoff.cancel();
-    if (ended || away) return;
-    // one socket per page: an old one still open would count this student twice
-    if (ws) { const old = ws; ws = null; old.onclose = null; old.close(); }
-    ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/room?code=" + encodeURIComponent(code));
-    const me = ws;
-    ws.onmessage = (e) => { let m; try { m = JSON.parse(e.data); } catch (err) { return; } onMessage(m); };
-    ws.onclose = () => {
-      if (me !== ws || ended || away) return;
-      status.textContent = "Connection to the class lost; reconnecting…";
-      backoff.retry(connect);
-    };
+    if (ended) return;
+    link.connect();
   }
-  // a page in the back/forward cache is nobody's screen: its socket closes
-  // (the class no longer counts it) and opens again when it is shown
-  window.addEventListener("pagehide", () => {
-    away = true;
-    backoff.cancel();
-    if (ws) { const old = ws; ws = null; old.onclose = null; old.close(1000, "page hidden"); }
-  });
-  window.addEventListener("pageshow", (e) => {
-    if (!e.persisted || !away) return;
-    away = false;
-    backoff.reset();
-    connect();
-  });
   // the page's "Link to this setup" (lab, compare) links to the settings
   // the form shows (the presenter's while following, the student's own
   // after "Try it myself"), never to this class; the address keeps
