@@ -65,10 +65,10 @@ var layouts = map[Type]layout{
 	F32:  {1, 4},
 	F16:  {1, 2},
 	BF16: {1, 2},
-	Q8_0: {32, 2 + 32},                      // block_q8_0: fp16 d; int8 qs[32]
-	Q4_0: {32, 2 + 16},                      // block_q4_0: fp16 d; uint8 qs[16] (two 4-bit values each)
-	Q4_K: {QK_K, 2 + 2 + 12 + QK_K/2},       // block_q4_K: fp16 d, dmin; scales[12] (6-bit); qs[128]
-	Q5_K: {QK_K, 2 + 2 + 12 + QK_K/8 + QK_K/2}, // block_q5_K: d, dmin; scales[12]; qh[32]; qs[128]
+	Q8_0: {32, 2 + 32},                          // block_q8_0: fp16 d; int8 qs[32]
+	Q4_0: {32, 2 + 16},                          // block_q4_0: fp16 d; uint8 qs[16] (two 4-bit values each)
+	Q4_K: {QK_K, 2 + 2 + 12 + QK_K/2},           // block_q4_K: fp16 d, dmin; scales[12] (6-bit); qs[128]
+	Q5_K: {QK_K, 2 + 2 + 12 + QK_K/8 + QK_K/2},  // block_q5_K: d, dmin; scales[12]; qh[32]; qs[128]
 	Q6_K: {QK_K, QK_K/2 + QK_K/4 + QK_K/16 + 2}, // block_q6_K: ql[128]; qh[64]; int8 scales[16]; fp16 d
 }
 
