@@ -12,10 +12,7 @@ import (
 // simd is the assembly kernel set where this build and CPU have one
 // (kernels_amd64.go), nil otherwise; useSIMD says whether it is in use
 // (INFERSCOPE_KERNELS=go turns it off, as it does the engine's).
-var (
-	simd    *simdKernels
-	useSIMD bool
-)
+var useSIMD = simd != nil && os.Getenv("INFERSCOPE_KERNELS") != "go"
 
 // simdKernels are the assembly entry points for one instruction set.
 type simdKernels struct {
@@ -27,10 +24,6 @@ type simdKernels struct {
 	matvec func(t Type, out []float32, w []byte, rowBytes int, x []float32, rows, cols int) bool
 	// dotAcc adds w[i]·x[i] to lane i mod 32 of acc (fused), len(w) a multiple of 32.
 	dotAcc func(acc *[32]float32, w, x []float32)
-}
-
-func init() {
-	useSIMD = simd != nil && os.Getenv("INFERSCOPE_KERNELS") != "go"
 }
 
 // KernelPath names the kernels in use: "go" or the instruction set ("avx2").

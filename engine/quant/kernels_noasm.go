@@ -3,3 +3,5 @@
 package quant
 
 // kernels_noasm.go: no assembly in this build; the pure-Go kernels run.
+
+var simd *simdKernels

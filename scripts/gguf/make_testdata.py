@@ -23,7 +23,8 @@ engine/gguf/testdata/
                         llama hyper-parameters, a tensor of each supported type
   tiny.json, tiny-align64.json   what the writer was given: every key with its
                         type and value, every tensor's name, ggml dims, type,
-                        offset, size and sha256
+                        offset, size, sha256 of its bytes and of gguf-py's
+                        dequantization of them (float32)
   fuzz/FuzzRead/*       seed inputs for the fuzz target (Go corpus format)
 """
 
@@ -288,9 +289,11 @@ def make_gguf(path, alignment, seed):
     tinfo = []
     for t in rd.tensors:
         data = bytes(np.asarray(t.data).view(np.uint8).tobytes())
+        deq = quants.dequantize(np.frombuffer(data, dtype=np.uint8).copy(), QT(t.tensor_type))
         tinfo.append({"name": t.name, "dims": [int(d) for d in t.shape], "type": QT(t.tensor_type).name,
                       "offset": int(t.data_offset) - int(rd.data_offset), "nbytes": int(t.n_bytes),
-                      "sha256": hashlib.sha256(data).hexdigest()})
+                      "sha256": hashlib.sha256(data).hexdigest(),
+                      "deq_sha256": hashlib.sha256(np.asarray(deq, dtype=np.float32).tobytes()).hexdigest()})
     assert [t["name"] for t in tinfo] == [n for n, _, _ in tensors]
     meta = {"version": 3, "alignment": alignment, "data_offset": int(rd.data_offset),
             "keys": [dict(key=k, **kv_json(*v)) for k, v in kvs.items()], "tensors": tinfo}

@@ -1,0 +1,560 @@
+//go:build amd64 && !purego
+
+// kernels_amd64.s: AVX2+FMA+F16C kernels for the block formats. The Go
+// declarations and bound checks are in kernels_amd64.go.
+//
+// Every kernel turns 32 consecutive values of a row into Y4..Y7 (values
+// 0–7, 8–15, 16–23, 24–31 of the group) with the same float32 operations
+// as the scalar code in dequant.go, never fused (VMULPS then VSUBPS), so
+// the values are bit-exact; the dequantization kernels store them, the
+// matrix-vector kernels multiply-add them into the accumulators Y0..Y3
+// (lanes 0–31, element e of the row into lane e mod 32) and combine the
+// lanes as reduce32 does.
+//
+// Registers: DI out/dst, SI row/src, R8 row bytes, DX x, CX rows, BX
+// blocks per row; R9 block pointer, R10 x pointer, R11 block count; AX,
+// R12–R14 scratch. Y8/Y9 scales, Y10–Y12 scratch, Y13–Y15 constants.
+
+#include "textflag.h"
+
+// FMA4(xp, off): Y0..Y3 += Y4..Y7 · x[off/4 : off/4+32].
+#define FMA4(xp, off) \
+	VFMADD231PS (off)(xp), Y4, Y0; \
+	VFMADD231PS (off+32)(xp), Y5, Y1; \
+	VFMADD231PS (off+64)(xp), Y6, Y2; \
+	VFMADD231PS (off+96)(xp), Y7, Y3
+
+// STORE4(dp, off): dst[off/4 : off/4+32] = Y4..Y7.
+#define STORE4(dp, off) \
+	VMOVUPS Y4, (off)(dp); \
+	VMOVUPS Y5, (off+32)(dp); \
+	VMOVUPS Y6, (off+64)(dp); \
+	VMOVUPS Y7, (off+96)(dp)
+
+// REDUCE32 leaves reduce32(Y0..Y3) in X0: t = a_l + a_{l+16}, u = t_l + t_{l+8},
+// ((u0+u1)+(u2+u3)) + ((u4+u5)+(u6+u7)).
+#define REDUCE32 \
+	VADDPS Y2, Y0, Y0; \
+	VADDPS Y3, Y1, Y1; \
+	VADDPS Y1, Y0, Y0; \
+	VHADDPS Y0, Y0, Y0; \
+	VHADDPS Y0, Y0, Y0; \
+	VEXTRACTF128 $1, Y0, X1; \
+	VADDPS X1, X0, X0
+
+#define ZERO4 \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3
+
+// BCAST8(imm, Y): every byte of Y is imm8 (imm given as a 32-bit pattern).
+#define BCAST32(imm, X, Y) \
+	MOVL imm, AX; \
+	VMOVD AX, X; \
+	VPBROADCASTD X, Y
+
+// HALF(p, off, X, Y): Y = the fp16 at off(p) as float32, in every lane.
+#define HALF(p, off, X, Y) \
+	VPBROADCASTW (off)(p), X; \
+	VCVTPH2PS X, Y
+
+// ---- F32, F16, BF16: 32 values ----
+
+#define DQ_F32(p) \
+	VMOVUPS (p), Y4; \
+	VMOVUPS 32(p), Y5; \
+	VMOVUPS 64(p), Y6; \
+	VMOVUPS 96(p), Y7
+
+#define DQ_F16(p) \
+	VCVTPH2PS (p), Y4; \
+	VCVTPH2PS 16(p), Y5; \
+	VCVTPH2PS 32(p), Y6; \
+	VCVTPH2PS 48(p), Y7
+
+#define DQ_BF16(p) \
+	VPMOVZXWD (p), Y4; \
+	VPMOVZXWD 16(p), Y5; \
+	VPMOVZXWD 32(p), Y6; \
+	VPMOVZXWD 48(p), Y7; \
+	VPSLLD $16, Y4, Y4; \
+	VPSLLD $16, Y5, Y5; \
+	VPSLLD $16, Y6, Y6; \
+	VPSLLD $16, Y7, Y7
+
+// ---- Q8_0: block of 34 bytes, fp16 d then int8 qs[32]; value d·q ----
+
+#define Q80_G(p, off, Yd) \
+	VPMOVSXBD (off)(p), Yd; \
+	VCVTDQ2PS Yd, Yd; \
+	VMULPS Y8, Yd, Yd
+
+#define DQ_Q8_0(p) \
+	HALF(p, 0, X8, Y8); \
+	Q80_G(p, 2, Y4); \
+	Q80_G(p, 10, Y5); \
+	Q80_G(p, 18, Y6); \
+	Q80_G(p, 26, Y7)
+
+// ---- Q4_0: block of 18 bytes, fp16 d then qs[16]; values 0–15 the low
+// nibbles, 16–31 the high ones; value d·(q−8). Y15 = bytes 0x0f, Y14 = bytes 8. ----
+
+#define DQ_Q4_0(p) \
+	HALF(p, 0, X8, Y8); \
+	VMOVDQU 2(p), X9; \
+	VPAND X15, X9, X10; \
+	VPSRLW $4, X9, X11; \
+	VPAND X15, X11, X11; \
+	VPSUBB X14, X10, X10; \
+	VPSUBB X14, X11, X11; \
+	VPMOVSXBD X10, Y4; \
+	VPSRLDQ $8, X10, X10; \
+	VPMOVSXBD X10, Y5; \
+	VPMOVSXBD X11, Y6; \
+	VPSRLDQ $8, X11, X11; \
+	VPMOVSXBD X11, Y7; \
+	VCVTDQ2PS Y4, Y4; \
+	VCVTDQ2PS Y5, Y5; \
+	VCVTDQ2PS Y6, Y6; \
+	VCVTDQ2PS Y7, Y7; \
+	VMULPS Y8, Y4, Y4; \
+	VMULPS Y8, Y5, Y5; \
+	VMULPS Y8, Y6, Y6; \
+	VMULPS Y8, Y7, Y7
+
+// ---- Q4_K and Q5_K: d, dmin, 12 bytes of 6-bit scales and mins at 4(p) ----
+
+// KSCALES(p) stores d·sc_j at 4j(SP) and dmin·m_j at 32+4j(SP) for the
+// eight sub-blocks (get_scale_min_k4, four at a time in 32-bit words).
+#define KSCALES(p) \
+	MOVL 4(p), AX; \
+	MOVL 8(p), R12; \
+	MOVL 12(p), R13; \
+	MOVL AX, R14; \
+	ANDL $0x3f3f3f3f, R14; \
+	MOVL R14, 64(SP); \
+	SHRL $2, AX; \
+	ANDL $0x30303030, AX; \
+	MOVL R13, R14; \
+	ANDL $0x0f0f0f0f, R14; \
+	ORL R14, AX; \
+	MOVL AX, 68(SP); \
+	MOVL R12, R14; \
+	ANDL $0x3f3f3f3f, R14; \
+	MOVL R14, 72(SP); \
+	SHRL $2, R12; \
+	ANDL $0x30303030, R12; \
+	SHRL $4, R13; \
+	ANDL $0x0f0f0f0f, R13; \
+	ORL R13, R12; \
+	MOVL R12, 76(SP); \
+	HALF(p, 0, X8, Y8); \
+	HALF(p, 2, X9, Y9); \
+	VPMOVZXBD 64(SP), Y10; \
+	VCVTDQ2PS Y10, Y10; \
+	VMULPS Y8, Y10, Y10; \
+	VMOVUPS Y10, 0(SP); \
+	VPMOVZXBD 72(SP), Y11; \
+	VCVTDQ2PS Y11, Y11; \
+	VMULPS Y9, Y11, Y11; \
+	VMOVUPS Y11, 32(SP)
+
+// KSUB(j): Y8 = d·sc_j, Y9 = dmin·m_j in every lane.
+#define KSUB(j) \
+	VBROADCASTSS (4*(j))(SP), Y8; \
+	VBROADCASTSS (32+4*(j))(SP), Y9
+
+// KVAL(Yd): Yd = d1·q − m1 from the integers in Yd.
+#define KVAL(Yd) \
+	VCVTDQ2PS Yd, Yd; \
+	VMULPS Y8, Yd, Yd; \
+	VSUBPS Y9, Yd, Yd
+
+// Q4K_G: 8 values of sub-block 2c (NOP, A = VPAND, Y15: low nibbles) or
+// 2c+1 (VPSRLD, $4: high nibbles) from qs bytes 32c+8k.. at 16(p).
+#define Q4K_G(p, c, k, NOP, A, Yd) \
+	VPMOVZXBD (16+32*c+8*k)(p), Yd; \
+	NOP A, Yd, Yd; \
+	KVAL(Yd)
+
+#define Q4K_SUB(p, c, h, NOP, A) \
+	KSUB(2*c+h); \
+	Q4K_G(p, c, 0, NOP, A, Y4); \
+	Q4K_G(p, c, 1, NOP, A, Y5); \
+	Q4K_G(p, c, 2, NOP, A, Y6); \
+	Q4K_G(p, c, 3, NOP, A, Y7)
+
+// Q5_K: qh[32] at 16(p), qs[128] at 48(p); the fifth bit of value 64c+32h+l
+// is bit 2c+h of qh[l], moved to bit 4 by (SOP, s) and masked with Y14 = bytes 0x10.
+#define Q5K_G(p, c, k, NOP, A, SOP, s, Yd) \
+	VPMOVZXBD (48+32*c+8*k)(p), Yd; \
+	NOP A, Yd, Yd; \
+	VPMOVZXBD (16+8*k)(p), Y10; \
+	SOP $s, Y10, Y10; \
+	VPAND Y14, Y10, Y10; \
+	VPOR Y10, Yd, Yd; \
+	KVAL(Yd)
+
+#define Q5K_SUB(p, c, h, NOP, A, SOP, s) \
+	KSUB(2*c+h); \
+	Q5K_G(p, c, 0, NOP, A, SOP, s, Y4); \
+	Q5K_G(p, c, 1, NOP, A, SOP, s, Y5); \
+	Q5K_G(p, c, 2, NOP, A, SOP, s, Y6); \
+	Q5K_G(p, c, 3, NOP, A, SOP, s, Y7)
+
+// ---- Q6_K: ql[128] at 0, qh[64] at 128, int8 scales[16] at 192, fp16 d at 208 ----
+
+// Q6SCALES(p) stores d·scales[s] at 4s(SP), s < 16.
+#define Q6SCALES(p) \
+	HALF(p, 208, X8, Y8); \
+	VPMOVSXBD 192(p), Y10; \
+	VCVTDQ2PS Y10, Y10; \
+	VMULPS Y8, Y10, Y10; \
+	VMOVUPS Y10, 0(SP); \
+	VPMOVSXBD 200(p), Y11; \
+	VCVTDQ2PS Y11, Y11; \
+	VMULPS Y8, Y11, Y11; \
+	VMOVUPS Y11, 32(SP)
+
+// Q6K_G: values 128n+32qi+8k.. (qi: quarter of the half n): low bits from
+// ql bytes 64n+32(qi&1)+8k (NOP, A picks the nibble), two high bits from qh
+// bytes 128+32n+8k moved to bits 4–5 by (SOP, s) and masked with Y14 =
+// bytes 0x30; minus 32 (Y13); times Ys = d·scale.
+#define Q6K_G(p, qloff, NOP, A, SOP, s, qhoff, Ys, Yd) \
+	VPMOVZXBD (qloff)(p), Yd; \
+	NOP A, Yd, Yd; \
+	VPMOVZXBD (qhoff)(p), Y10; \
+	SOP $s, Y10, Y10; \
+	VPAND Y14, Y10, Y10; \
+	VPOR Y10, Yd, Yd; \
+	VPSUBD Y13, Yd, Yd; \
+	VCVTDQ2PS Yd, Yd; \
+	VMULPS Ys, Yd, Yd
+
+// Q6K_Q(p, n, qi, ...): the 32 values of quarter qi of half n into Y4..Y7;
+// values 8k.. of the quarter use scale 8n+2qi+k/2.
+#define Q6K_Q(p, n, qi, lo, NOP, A, SOP, s) \
+	VBROADCASTSS (4*(8*n+2*qi))(SP), Y8; \
+	VBROADCASTSS (4*(8*n+2*qi+1))(SP), Y9; \
+	Q6K_G(p, 64*n+lo, NOP, A, SOP, s, 128+32*n, Y8, Y4); \
+	Q6K_G(p, 64*n+lo+8, NOP, A, SOP, s, 128+32*n+8, Y8, Y5); \
+	Q6K_G(p, 64*n+lo+16, NOP, A, SOP, s, 128+32*n+16, Y9, Y6); \
+	Q6K_G(p, 64*n+lo+24, NOP, A, SOP, s, 128+32*n+24, Y9, Y7)
+
+// The sub-block sequences of a K-quant block, each followed by SINK(off):
+// off is the byte offset of the sub-block's values in the row (x) or dst.
+#define Q4K_BLOCK(p, SINK, r) \
+	KSCALES(p); \
+	Q4K_SUB(p, 0, 0, VPAND, Y15); SINK(r, 0); \
+	Q4K_SUB(p, 0, 1, VPSRLD, $4); SINK(r, 128); \
+	Q4K_SUB(p, 1, 0, VPAND, Y15); SINK(r, 256); \
+	Q4K_SUB(p, 1, 1, VPSRLD, $4); SINK(r, 384); \
+	Q4K_SUB(p, 2, 0, VPAND, Y15); SINK(r, 512); \
+	Q4K_SUB(p, 2, 1, VPSRLD, $4); SINK(r, 640); \
+	Q4K_SUB(p, 3, 0, VPAND, Y15); SINK(r, 768); \
+	Q4K_SUB(p, 3, 1, VPSRLD, $4); SINK(r, 896)
+
+#define Q5K_BLOCK(p, SINK, r) \
+	KSCALES(p); \
+	Q5K_SUB(p, 0, 0, VPAND, Y15, VPSLLD, 4); SINK(r, 0); \
+	Q5K_SUB(p, 0, 1, VPSRLD, $4, VPSLLD, 3); SINK(r, 128); \
+	Q5K_SUB(p, 1, 0, VPAND, Y15, VPSLLD, 2); SINK(r, 256); \
+	Q5K_SUB(p, 1, 1, VPSRLD, $4, VPSLLD, 1); SINK(r, 384); \
+	Q5K_SUB(p, 2, 0, VPAND, Y15, VPSLLD, 0); SINK(r, 512); \
+	Q5K_SUB(p, 2, 1, VPSRLD, $4, VPSRLD, 1); SINK(r, 640); \
+	Q5K_SUB(p, 3, 0, VPAND, Y15, VPSRLD, 2); SINK(r, 768); \
+	Q5K_SUB(p, 3, 1, VPSRLD, $4, VPSRLD, 3); SINK(r, 896)
+
+#define Q6K_BLOCK(p, SINK, r) \
+	Q6SCALES(p); \
+	Q6K_Q(p, 0, 0, 0, VPAND, Y15, VPSLLD, 4); SINK(r, 0); \
+	Q6K_Q(p, 0, 1, 32, VPAND, Y15, VPSLLD, 2); SINK(r, 128); \
+	Q6K_Q(p, 0, 2, 0, VPSRLD, $4, VPSLLD, 0); SINK(r, 256); \
+	Q6K_Q(p, 0, 3, 32, VPSRLD, $4, VPSRLD, 2); SINK(r, 384); \
+	Q6K_Q(p, 1, 0, 0, VPAND, Y15, VPSLLD, 4); SINK(r, 512); \
+	Q6K_Q(p, 1, 1, 32, VPAND, Y15, VPSLLD, 2); SINK(r, 640); \
+	Q6K_Q(p, 1, 2, 0, VPSRLD, $4, VPSLLD, 0); SINK(r, 768); \
+	Q6K_Q(p, 1, 3, 32, VPSRLD, $4, VPSRLD, 2); SINK(r, 896)
+
+// ---- matrix-vector kernels ----
+// func matvecXAVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+// out[r] = reduce32 of row r·x, for rows ≥ 1 rows of n ≥ 1 blocks (F32/F16/BF16:
+// n groups of 32 values).
+
+#define MATVEC_PROLOGUE \
+	MOVQ out+0(FP), DI; \
+	MOVQ w+8(FP), SI; \
+	MOVQ rowBytes+16(FP), R8; \
+	MOVQ x+24(FP), DX; \
+	MOVQ rows+32(FP), CX; \
+	MOVQ n+40(FP), BX
+
+#define ROW_START \
+	ZERO4; \
+	MOVQ SI, R9; \
+	MOVQ DX, R10; \
+	MOVQ BX, R11
+
+#define ROW_END \
+	REDUCE32; \
+	VMOVSS X0, (DI); \
+	ADDQ $4, DI; \
+	ADDQ R8, SI; \
+	DECQ CX
+
+// func dequantXAVX2(dst *float32, src *byte, n int): n ≥ 1 blocks (F16/BF16:
+// groups of 32 values).
+#define DEQ_PROLOGUE \
+	MOVQ dst+0(FP), DI; \
+	MOVQ src+8(FP), SI; \
+	MOVQ n+16(FP), CX
+
+TEXT ·matvecF32AVX2(SB), NOSPLIT, $0-48
+	MATVEC_PROLOGUE
+f32row:
+	ROW_START
+f32blk:
+	DQ_F32(R9)
+	FMA4(R10, 0)
+	ADDQ $128, R9
+	ADDQ $128, R10
+	DECQ R11
+	JNZ  f32blk
+	ROW_END
+	JNZ  f32row
+	VZEROUPPER
+	RET
+
+TEXT ·matvecF16AVX2(SB), NOSPLIT, $0-48
+	MATVEC_PROLOGUE
+f16row:
+	ROW_START
+f16blk:
+	DQ_F16(R9)
+	FMA4(R10, 0)
+	ADDQ $64, R9
+	ADDQ $128, R10
+	DECQ R11
+	JNZ  f16blk
+	ROW_END
+	JNZ  f16row
+	VZEROUPPER
+	RET
+
+TEXT ·matvecBF16AVX2(SB), NOSPLIT, $0-48
+	MATVEC_PROLOGUE
+bf16row:
+	ROW_START
+bf16blk:
+	DQ_BF16(R9)
+	FMA4(R10, 0)
+	ADDQ $64, R9
+	ADDQ $128, R10
+	DECQ R11
+	JNZ  bf16blk
+	ROW_END
+	JNZ  bf16row
+	VZEROUPPER
+	RET
+
+TEXT ·matvecQ8_0AVX2(SB), NOSPLIT, $0-48
+	MATVEC_PROLOGUE
+q80row:
+	ROW_START
+q80blk:
+	DQ_Q8_0(R9)
+	FMA4(R10, 0)
+	ADDQ $34, R9
+	ADDQ $128, R10
+	DECQ R11
+	JNZ  q80blk
+	ROW_END
+	JNZ  q80row
+	VZEROUPPER
+	RET
+
+TEXT ·matvecQ4_0AVX2(SB), NOSPLIT, $0-48
+	MATVEC_PROLOGUE
+	BCAST32($0x0f0f0f0f, X15, Y15)
+	BCAST32($0x08080808, X14, Y14)
+q40row:
+	ROW_START
+q40blk:
+	DQ_Q4_0(R9)
+	FMA4(R10, 0)
+	ADDQ $18, R9
+	ADDQ $128, R10
+	DECQ R11
+	JNZ  q40blk
+	ROW_END
+	JNZ  q40row
+	VZEROUPPER
+	RET
+
+TEXT ·matvecQ4_KAVX2(SB), NOSPLIT, $96-48
+	MATVEC_PROLOGUE
+	BCAST32($0x0f0f0f0f, X15, Y15)
+q4krow:
+	ROW_START
+q4kblk:
+	Q4K_BLOCK(R9, FMA4, R10)
+	ADDQ $144, R9
+	ADDQ $1024, R10
+	DECQ R11
+	JNZ  q4kblk
+	ROW_END
+	JNZ  q4krow
+	VZEROUPPER
+	RET
+
+TEXT ·matvecQ5_KAVX2(SB), NOSPLIT, $96-48
+	MATVEC_PROLOGUE
+	BCAST32($0x0f0f0f0f, X15, Y15)
+	BCAST32($0x10101010, X14, Y14)
+q5krow:
+	ROW_START
+q5kblk:
+	Q5K_BLOCK(R9, FMA4, R10)
+	ADDQ $176, R9
+	ADDQ $1024, R10
+	DECQ R11
+	JNZ  q5kblk
+	ROW_END
+	JNZ  q5krow
+	VZEROUPPER
+	RET
+
+TEXT ·matvecQ6_KAVX2(SB), NOSPLIT, $96-48
+	MATVEC_PROLOGUE
+	BCAST32($0x0f0f0f0f, X15, Y15)
+	BCAST32($0x30303030, X14, Y14)
+	BCAST32($32, X13, Y13)
+q6krow:
+	ROW_START
+q6kblk:
+	Q6K_BLOCK(R9, FMA4, R10)
+	ADDQ $210, R9
+	ADDQ $1024, R10
+	DECQ R11
+	JNZ  q6kblk
+	ROW_END
+	JNZ  q6krow
+	VZEROUPPER
+	RET
+
+// ---- dequantization kernels (DEQ_PROLOGUE above) ----
+
+TEXT ·dequantF16AVX2(SB), NOSPLIT, $0-24
+	DEQ_PROLOGUE
+df16:
+	DQ_F16(SI)
+	STORE4(DI, 0)
+	ADDQ $64, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  df16
+	VZEROUPPER
+	RET
+
+TEXT ·dequantBF16AVX2(SB), NOSPLIT, $0-24
+	DEQ_PROLOGUE
+dbf16:
+	DQ_BF16(SI)
+	STORE4(DI, 0)
+	ADDQ $64, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  dbf16
+	VZEROUPPER
+	RET
+
+TEXT ·dequantQ8_0AVX2(SB), NOSPLIT, $0-24
+	DEQ_PROLOGUE
+dq80:
+	DQ_Q8_0(SI)
+	STORE4(DI, 0)
+	ADDQ $34, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  dq80
+	VZEROUPPER
+	RET
+
+TEXT ·dequantQ4_0AVX2(SB), NOSPLIT, $0-24
+	DEQ_PROLOGUE
+	BCAST32($0x0f0f0f0f, X15, Y15)
+	BCAST32($0x08080808, X14, Y14)
+dq40:
+	DQ_Q4_0(SI)
+	STORE4(DI, 0)
+	ADDQ $18, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  dq40
+	VZEROUPPER
+	RET
+
+TEXT ·dequantQ4_KAVX2(SB), NOSPLIT, $96-24
+	DEQ_PROLOGUE
+	BCAST32($0x0f0f0f0f, X15, Y15)
+dq4k:
+	Q4K_BLOCK(SI, STORE4, DI)
+	ADDQ $144, SI
+	ADDQ $1024, DI
+	DECQ CX
+	JNZ  dq4k
+	VZEROUPPER
+	RET
+
+TEXT ·dequantQ5_KAVX2(SB), NOSPLIT, $96-24
+	DEQ_PROLOGUE
+	BCAST32($0x0f0f0f0f, X15, Y15)
+	BCAST32($0x10101010, X14, Y14)
+dq5k:
+	Q5K_BLOCK(SI, STORE4, DI)
+	ADDQ $176, SI
+	ADDQ $1024, DI
+	DECQ CX
+	JNZ  dq5k
+	VZEROUPPER
+	RET
+
+TEXT ·dequantQ6_KAVX2(SB), NOSPLIT, $96-24
+	DEQ_PROLOGUE
+	BCAST32($0x0f0f0f0f, X15, Y15)
+	BCAST32($0x30303030, X14, Y14)
+	BCAST32($32, X13, Y13)
+dq6k:
+	Q6K_BLOCK(SI, STORE4, DI)
+	ADDQ $210, SI
+	ADDQ $1024, DI
+	DECQ CX
+	JNZ  dq6k
+	VZEROUPPER
+	RET
+
+// func dotAccAVX2(acc *[32]float32, w *float32, x *float32, n int)
+// acc[l] += w[i]·x[i] (fused) for i ≡ l mod 32, i < 32n, n ≥ 1.
+TEXT ·dotAccAVX2(SB), NOSPLIT, $0-32
+	MOVQ acc+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DX
+	MOVQ n+24(FP), CX
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+dacc:
+	DQ_F32(SI)
+	FMA4(DX, 0)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	DECQ CX
+	JNZ  dacc
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
