@@ -185,23 +185,36 @@
 	Q4K_G(p, c, 2, NOP, A, Y6); \
 	Q4K_G(p, c, 3, NOP, A, Y7)
 
-// Q5_K: qh[32] at 16(p), qs[128] at 48(p); the fifth bit of value 64c+32h+l
-// is bit 2c+h of qh[l], moved to bit 4 by (SOP, s) and masked with Y14 = bytes 0x10.
-#define Q5K_G(p, c, k, NOP, A, SOP, s, Yd) \
-	VPMOVZXBD (48+32*c+8*k)(p), Yd; \
-	NOP A, Yd, Yd; \
-	VPMOVZXBD (16+8*k)(p), Y10; \
-	SOP $s, Y10, Y10; \
-	VPAND Y14, Y10, Y10; \
-	VPOR Y10, Yd, Yd; \
+// Q5_K: qh[32] at 16(p) (in Y12 for the whole block), qs[128] at 48(p).
+// Q5K_PREP stages chunk c's 64 five-bit values as bytes: sub-block 2c's at
+// 96(SP), 2c+1's at 128(SP). The fifth bit of value 64c+32h+l is bit 2c+h
+// of qh[l], moved to bit 4 by the word shifts (SL, sl) and (SH, sh) and
+// masked with Y14 = bytes 0x10 (no bit crosses into the kept one).
+#define Q5K_PREP(p, c, SL, sl, SH, sh) \
+	VMOVDQU (48+32*c)(p), Y10; \
+	VPSRLW $4, Y10, Y11; \
+	VPAND Y15, Y10, Y10; \
+	VPAND Y15, Y11, Y11; \
+	SL $sl, Y12, Y13; \
+	VPAND Y14, Y13, Y13; \
+	VPOR Y13, Y10, Y10; \
+	SH $sh, Y12, Y13; \
+	VPAND Y14, Y13, Y13; \
+	VPOR Y13, Y11, Y11; \
+	VMOVDQU Y10, 96(SP); \
+	VMOVDQU Y11, 128(SP)
+
+// Q5K_SUB(at, j): sub-block j's 32 values from the bytes staged at at(SP).
+#define Q5K_G(at, Yd) \
+	VPMOVZXBD (at)(SP), Yd; \
 	KVAL(Yd)
 
-#define Q5K_SUB(p, c, h, NOP, A, SOP, s) \
-	KSUB(2*c+h); \
-	Q5K_G(p, c, 0, NOP, A, SOP, s, Y4); \
-	Q5K_G(p, c, 1, NOP, A, SOP, s, Y5); \
-	Q5K_G(p, c, 2, NOP, A, SOP, s, Y6); \
-	Q5K_G(p, c, 3, NOP, A, SOP, s, Y7)
+#define Q5K_SUB(at, j) \
+	KSUB(j); \
+	Q5K_G(at, Y4); \
+	Q5K_G(at+8, Y5); \
+	Q5K_G(at+16, Y6); \
+	Q5K_G(at+24, Y7)
 
 // ---- Q6_K: ql[128] at 0, qh[64] at 128, int8 scales[16] at 192, fp16 d at 208 ----
 
@@ -217,30 +230,45 @@
 	VMULPS Y8, Y11, Y11; \
 	VMOVUPS Y11, 32(SP)
 
-// Q6K_G: values 128n+32qi+8k.. (qi: quarter of the half n): low bits from
-// ql bytes 64n+32(qi&1)+8k (NOP, A picks the nibble), two high bits from qh
-// bytes 128+32n+8k moved to bits 4–5 by (SOP, s) and masked with Y14 =
-// bytes 0x30; minus 32 (Y13); times Ys = d·scale.
-#define Q6K_G(p, qloff, NOP, A, SOP, s, qhoff, Ys, Yd) \
-	VPMOVZXBD (qloff)(p), Yd; \
-	NOP A, Yd, Yd; \
-	VPMOVZXBD (qhoff)(p), Y10; \
-	SOP $s, Y10, Y10; \
-	VPAND Y14, Y10, Y10; \
-	VPOR Y10, Yd, Yd; \
-	VPSUBD Y13, Yd, Yd; \
+// Q6K_PREP stages the 128 values of half n as signed bytes q−32 at
+// 96(SP), quarter qi (values 128n+32qi..) at 96+32qi: the low four bits
+// from ql bytes 64n.. (quarters 0, 1: low nibbles of ql[0:32], ql[32:64];
+// 2, 3: their high nibbles), the top two from qh bytes 128+32n.. (bits
+// 2qi, 2qi+1), moved to bits 4–5 by a word shift and masked with Y14 =
+// bytes 0x30; Y13 = bytes 32.
+#define Q6K_QUARTER(LO, HS, hs, at) \
+	VPAND Y15, LO, Y4; \
+	HS $hs, Y12, Y5; \
+	VPAND Y14, Y5, Y5; \
+	VPOR Y5, Y4, Y4; \
+	VPSUBB Y13, Y4, Y4; \
+	VMOVDQU Y4, (at)(SP)
+
+#define Q6K_PREP(p, n) \
+	VMOVDQU (64*n)(p), Y10; \
+	VMOVDQU (64*n+32)(p), Y11; \
+	VMOVDQU (128+32*n)(p), Y12; \
+	Q6K_QUARTER(Y10, VPSLLW, 4, 96); \
+	Q6K_QUARTER(Y11, VPSLLW, 2, 128); \
+	VPSRLW $4, Y10, Y10; \
+	VPSRLW $4, Y11, Y11; \
+	Q6K_QUARTER(Y10, VPSLLW, 0, 160); \
+	Q6K_QUARTER(Y11, VPSRLW, 2, 192)
+
+// Q6K_Q(n, qi): the 32 values of quarter qi of half n into Y4..Y7; values
+// 8k.. of the quarter use scale 8n+2qi+k/2.
+#define Q6K_G(at, Ys, Yd) \
+	VPMOVSXBD (at)(SP), Yd; \
 	VCVTDQ2PS Yd, Yd; \
 	VMULPS Ys, Yd, Yd
 
-// Q6K_Q(p, n, qi, ...): the 32 values of quarter qi of half n into Y4..Y7;
-// values 8k.. of the quarter use scale 8n+2qi+k/2.
-#define Q6K_Q(p, n, qi, lo, NOP, A, SOP, s) \
+#define Q6K_Q(n, qi) \
 	VBROADCASTSS (4*(8*n+2*qi))(SP), Y8; \
 	VBROADCASTSS (4*(8*n+2*qi+1))(SP), Y9; \
-	Q6K_G(p, 64*n+lo, NOP, A, SOP, s, 128+32*n, Y8, Y4); \
-	Q6K_G(p, 64*n+lo+8, NOP, A, SOP, s, 128+32*n+8, Y8, Y5); \
-	Q6K_G(p, 64*n+lo+16, NOP, A, SOP, s, 128+32*n+16, Y9, Y6); \
-	Q6K_G(p, 64*n+lo+24, NOP, A, SOP, s, 128+32*n+24, Y9, Y7)
+	Q6K_G(96+32*qi, Y8, Y4); \
+	Q6K_G(96+32*qi+8, Y8, Y5); \
+	Q6K_G(96+32*qi+16, Y9, Y6); \
+	Q6K_G(96+32*qi+24, Y9, Y7)
 
 // The sub-block sequences of a K-quant block, each followed by SINK(off):
 // off is the byte offset of the sub-block's values in the row (x) or dst.
@@ -257,25 +285,32 @@
 
 #define Q5K_BLOCK(p, SINK, r) \
 	KSCALES(p); \
-	Q5K_SUB(p, 0, 0, VPAND, Y15, VPSLLD, 4); SINK(r, 0); \
-	Q5K_SUB(p, 0, 1, VPSRLD, $4, VPSLLD, 3); SINK(r, 128); \
-	Q5K_SUB(p, 1, 0, VPAND, Y15, VPSLLD, 2); SINK(r, 256); \
-	Q5K_SUB(p, 1, 1, VPSRLD, $4, VPSLLD, 1); SINK(r, 384); \
-	Q5K_SUB(p, 2, 0, VPAND, Y15, VPSLLD, 0); SINK(r, 512); \
-	Q5K_SUB(p, 2, 1, VPSRLD, $4, VPSRLD, 1); SINK(r, 640); \
-	Q5K_SUB(p, 3, 0, VPAND, Y15, VPSRLD, 2); SINK(r, 768); \
-	Q5K_SUB(p, 3, 1, VPSRLD, $4, VPSRLD, 3); SINK(r, 896)
+	VMOVDQU 16(p), Y12; \
+	Q5K_PREP(p, 0, VPSLLW, 4, VPSLLW, 3); \
+	Q5K_SUB(96, 0); SINK(r, 0); \
+	Q5K_SUB(128, 1); SINK(r, 128); \
+	Q5K_PREP(p, 1, VPSLLW, 2, VPSLLW, 1); \
+	Q5K_SUB(96, 2); SINK(r, 256); \
+	Q5K_SUB(128, 3); SINK(r, 384); \
+	Q5K_PREP(p, 2, VPSLLW, 0, VPSRLW, 1); \
+	Q5K_SUB(96, 4); SINK(r, 512); \
+	Q5K_SUB(128, 5); SINK(r, 640); \
+	Q5K_PREP(p, 3, VPSRLW, 2, VPSRLW, 3); \
+	Q5K_SUB(96, 6); SINK(r, 768); \
+	Q5K_SUB(128, 7); SINK(r, 896)
 
 #define Q6K_BLOCK(p, SINK, r) \
 	Q6SCALES(p); \
-	Q6K_Q(p, 0, 0, 0, VPAND, Y15, VPSLLD, 4); SINK(r, 0); \
-	Q6K_Q(p, 0, 1, 32, VPAND, Y15, VPSLLD, 2); SINK(r, 128); \
-	Q6K_Q(p, 0, 2, 0, VPSRLD, $4, VPSLLD, 0); SINK(r, 256); \
-	Q6K_Q(p, 0, 3, 32, VPSRLD, $4, VPSRLD, 2); SINK(r, 384); \
-	Q6K_Q(p, 1, 0, 0, VPAND, Y15, VPSLLD, 4); SINK(r, 512); \
-	Q6K_Q(p, 1, 1, 32, VPAND, Y15, VPSLLD, 2); SINK(r, 640); \
-	Q6K_Q(p, 1, 2, 0, VPSRLD, $4, VPSLLD, 0); SINK(r, 768); \
-	Q6K_Q(p, 1, 3, 32, VPSRLD, $4, VPSRLD, 2); SINK(r, 896)
+	Q6K_PREP(p, 0); \
+	Q6K_Q(0, 0); SINK(r, 0); \
+	Q6K_Q(0, 1); SINK(r, 128); \
+	Q6K_Q(0, 2); SINK(r, 256); \
+	Q6K_Q(0, 3); SINK(r, 384); \
+	Q6K_PREP(p, 1); \
+	Q6K_Q(1, 0); SINK(r, 512); \
+	Q6K_Q(1, 1); SINK(r, 640); \
+	Q6K_Q(1, 2); SINK(r, 768); \
+	Q6K_Q(1, 3); SINK(r, 896)
 
 // ---- matrix-vector kernels ----
 // func matvecXAVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
@@ -408,7 +443,7 @@ q4kblk:
 	VZEROUPPER
 	RET
 
-TEXT ·matvecQ5_KAVX2(SB), NOSPLIT, $96-48
+TEXT ·matvecQ5_KAVX2(SB), NOSPLIT, $224-48
 	MATVEC_PROLOGUE
 	BCAST32($0x0f0f0f0f, X15, Y15)
 	BCAST32($0x10101010, X14, Y14)
@@ -425,11 +460,11 @@ q5kblk:
 	VZEROUPPER
 	RET
 
-TEXT ·matvecQ6_KAVX2(SB), NOSPLIT, $96-48
+TEXT ·matvecQ6_KAVX2(SB), NOSPLIT, $224-48
 	MATVEC_PROLOGUE
 	BCAST32($0x0f0f0f0f, X15, Y15)
 	BCAST32($0x30303030, X14, Y14)
-	BCAST32($32, X13, Y13)
+	BCAST32($0x20202020, X13, Y13)
 q6krow:
 	ROW_START
 q6kblk:
@@ -507,7 +542,7 @@ dq4k:
 	VZEROUPPER
 	RET
 
-TEXT ·dequantQ5_KAVX2(SB), NOSPLIT, $96-24
+TEXT ·dequantQ5_KAVX2(SB), NOSPLIT, $224-24
 	DEQ_PROLOGUE
 	BCAST32($0x0f0f0f0f, X15, Y15)
 	BCAST32($0x10101010, X14, Y14)
@@ -520,11 +555,11 @@ dq5k:
 	VZEROUPPER
 	RET
 
-TEXT ·dequantQ6_KAVX2(SB), NOSPLIT, $96-24
+TEXT ·dequantQ6_KAVX2(SB), NOSPLIT, $224-24
 	DEQ_PROLOGUE
 	BCAST32($0x0f0f0f0f, X15, Y15)
 	BCAST32($0x30303030, X14, Y14)
-	BCAST32($32, X13, Y13)
+	BCAST32($0x20202020, X13, Y13)
 dq6k:
 	Q6K_BLOCK(SI, STORE4, DI)
 	ADDQ $210, SI
