@@ -24,6 +24,9 @@ type simdKernels struct {
 	matvec func(t Type, out []float32, w []byte, rowBytes int, x []float32, rows, cols int) bool
 	// dotAcc adds w[i]·x[i] to lane i mod 32 of acc (fused), len(w) a multiple of 32.
 	dotAcc func(acc *[32]float32, w, x []float32)
+	// dotAcc3 is dotAcc for three inputs at once (nil: none), each result
+	// the same as dotAcc's.
+	dotAcc3 func(acc *[3][32]float32, w []float32, xs [3][]float32)
 }
 
 // KernelPath names the kernels in use: "go" or the instruction set ("avx2").
@@ -186,11 +189,21 @@ func matVecGo(t Type, out []float32, w []byte, rb int, x []float32, rows, cols i
 	}
 }
 
-// mmChunk is how many values of a row MatMat dequantizes at a time: a
-// multiple of every block size, small enough to stay in L1.
-const mmChunk = 1024
+// MatMat works on mmRows rows at a time, mmChunk values of each: it
+// dequantizes those (into L1), then runs every input's slice of values
+// over all of them, so each input slice is read from memory once per
+// mmRows rows and each weight block once in all.
+const (
+	mmChunk = 512 // a multiple of every block size
+	mmRows  = 4
+)
 
-var accPool = sync.Pool{New: func() any { return new([][32]float32) }}
+type mmScratch struct {
+	accs [][32]float32 // accs[j·n+i]: row j of the group, input i
+	buf  [mmRows * mmChunk]float32
+}
+
+var mmPool = sync.Pool{New: func() any { return new(mmScratch) }}
 
 // MatMat is MatVec for len(xs) input vectors at once: outs[i][r] = Σ_c
 // W[r][c]·xs[i][c]. It reads and dequantizes each weight block once for
@@ -211,12 +224,12 @@ func MatMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int) 
 		return
 	}
 	n := len(xs)
-	ap := accPool.Get().(*[][32]float32)
-	if cap(*ap) < n {
-		*ap = make([][32]float32, n)
+	sc := mmPool.Get().(*mmScratch)
+	defer mmPool.Put(sc)
+	if cap(sc.accs) < n*mmRows {
+		sc.accs = make([][32]float32, n*mmRows)
 	}
-	accs := (*ap)[:n]
-	defer accPool.Put(ap)
+	accs := sc.accs[:n*mmRows]
 
 	l := layouts[t]
 	main := cols
@@ -224,33 +237,50 @@ func MatMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int) 
 		main = cols &^ 31
 	}
 	dotAcc, dequant := acc32Slice, dequantGo
+	var dotAcc3 func(acc *[3][32]float32, w []float32, xs [3][]float32)
 	if useSIMD {
-		dotAcc = simd.dotAcc
+		dotAcc, dotAcc3 = simd.dotAcc, simd.dotAcc3
 		dequant = func(t Type, dst []float32, src []byte) {
 			if !simd.dequant(t, dst, src) {
 				dequantGo(t, dst, src)
 			}
 		}
 	}
-	var buf [mmChunk]float32
-	for r := range rows {
-		row := w[r*rb : (r+1)*rb]
+	for r0 := 0; r0 < rows; r0 += mmRows {
+		nr := min(mmRows, rows-r0)
 		clear(accs)
 		for c0 := 0; c0 < main; c0 += mmChunk {
 			nc := min(mmChunk, main-c0)
-			dequant(t, buf[:nc], row[c0/l.n*l.bytes:(c0+nc)/l.n*l.bytes])
-			for i := range xs {
-				dotAcc(&accs[i], buf[:nc], xs[i][c0:c0+nc])
+			for j := range nr {
+				row := w[(r0+j)*rb : (r0+j+1)*rb]
+				dequant(t, sc.buf[j*mmChunk:j*mmChunk+nc], row[c0/l.n*l.bytes:(c0+nc)/l.n*l.bytes])
+			}
+			i := 0
+			if dotAcc3 != nil {
+				for ; i+3 <= n; i += 3 {
+					x3 := [3][]float32{xs[i][c0 : c0+nc], xs[i+1][c0 : c0+nc], xs[i+2][c0 : c0+nc]}
+					for j := range nr {
+						dotAcc3((*[3][32]float32)(accs[j*n+i:j*n+i+3]), sc.buf[j*mmChunk:j*mmChunk+nc], x3)
+					}
+				}
+			}
+			for ; i < n; i++ {
+				for j := range nr {
+					dotAcc(&accs[j*n+i], sc.buf[j*mmChunk:j*mmChunk+nc], xs[i][c0:c0+nc])
+				}
 			}
 		}
-		tl := buf[:cols-main]
-		if len(tl) > 0 {
-			dequantGo(t, tl, row[main*l.bytes:])
-		}
-		for i := range xs {
-			outs[i][r] = reduce32(&accs[i])
+		for j := range nr {
+			r := r0 + j
+			tl := sc.buf[:cols-main]
 			if len(tl) > 0 {
-				outs[i][r] += tailDot(tl, xs[i][main:cols])
+				dequantGo(t, tl, w[r*rb+main*l.bytes:(r+1)*rb])
+			}
+			for i := range xs {
+				outs[i][r] = reduce32(&accs[j*n+i])
+				if len(tl) > 0 {
+					outs[i][r] += tailDot(tl, xs[i][main:cols])
+				}
 			}
 		}
 	}

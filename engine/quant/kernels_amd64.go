@@ -61,13 +61,16 @@ func dequantQ6_KAVX2(dst *float32, src *byte, n int)
 //go:noescape
 func dotAccAVX2(acc *[32]float32, w *float32, x *float32, n int)
 
+//go:noescape
+func dotAcc3AVX2(acc *[3][32]float32, w *float32, xs *[3]*float32, n int)
+
 var simd = newAVX2()
 
 func newAVX2() *simdKernels {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasF16C {
 		return nil
 	}
-	return &simdKernels{name: "avx2", dequant: dequantAVX2, matvec: matvecAVX2, dotAcc: dotAccAVX2w}
+	return &simdKernels{name: "avx2", dequant: dequantAVX2, matvec: matvecAVX2, dotAcc: dotAccAVX2w, dotAcc3: dotAcc3AVX2w}
 }
 
 type matvecFunc func(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
@@ -141,5 +144,16 @@ func dotAccAVX2w(acc *[32]float32, w, x []float32) {
 	}
 	if n > 0 {
 		dotAccAVX2(acc, &w[0], &x[0], n)
+	}
+}
+
+func dotAcc3AVX2w(acc *[3][32]float32, w []float32, xs [3][]float32) {
+	n := len(w) / 32
+	if len(w)%32 != 0 || len(xs[0]) < len(w) || len(xs[1]) < len(w) || len(xs[2]) < len(w) {
+		panic(fmt.Sprintf("quant: dotAcc3 over %d weights and %d, %d, %d inputs", len(w), len(xs[0]), len(xs[1]), len(xs[2])))
+	}
+	if n > 0 {
+		xp := [3]*float32{&xs[0][0], &xs[1][0], &xs[2][0]}
+		dotAcc3AVX2(acc, &w[0], &xp, n)
 	}
 }
