@@ -1,0 +1,12 @@
+//go:build !unix
+
+package gguf
+
+// mmap_other.go: where mmap is not available, the file is read into memory once.
+
+import "os"
+
+func mapFile(path string) ([]byte, func() error, error) {
+	b, err := os.ReadFile(path)
+	return b, nil, err
+}

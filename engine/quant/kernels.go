@@ -1,0 +1,294 @@
+package quant
+
+// kernels.go: the public kernels (Dequantize, Dot, MatVec, MatMat), their
+// bound checks, and the pure-Go paths they fall back on.
+
+import (
+	"fmt"
+	"os"
+	"sync"
+)
+
+// simd is the assembly kernel set where this build and CPU have one
+// (kernels_amd64.go), nil otherwise; useSIMD says whether it is in use
+// (INFERSCOPE_KERNELS=go turns it off, as it does the engine's).
+var useSIMD = simd != nil && os.Getenv("INFERSCOPE_KERNELS") != "go"
+
+// simdKernels are the assembly entry points for one instruction set.
+type simdKernels struct {
+	name string
+	// dequant converts n whole blocks of src into dst, exactly as dequantGo does.
+	dequant func(t Type, dst []float32, src []byte) bool
+	// matvec is MatVec over the first n32·32 values of each row (F32/F16/BF16)
+	// or over whole rows (block types); it reports false for a type it lacks.
+	matvec func(t Type, out []float32, w []byte, rowBytes int, x []float32, rows, cols int) bool
+	// dotAcc adds w[i]·x[i] to lane i mod 32 of acc (fused), len(w) a multiple of 32.
+	dotAcc func(acc *[32]float32, w, x []float32)
+	// dotAcc3 is dotAcc for three inputs at once (nil: none), each result
+	// the same as dotAcc's.
+	dotAcc3 func(acc *[3][32]float32, w []float32, xs [3][]float32)
+}
+
+// KernelPath names the kernels in use: "go" or the instruction set ("avx2").
+func KernelPath() string {
+	if useSIMD {
+		return simd.name
+	}
+	return "go"
+}
+
+// Dequantize converts the blocks in src to len(dst) float32 values (a
+// multiple of t's block size; src exactly their bytes), exactly as ggml's
+// dequantize_row_* does.
+func Dequantize(t Type, dst []float32, src []byte) error {
+	if len(dst) == 0 {
+		if !t.IsSupported() {
+			return fmt.Errorf("quant: type %s is not supported (supported: %s)", t, SupportedNames())
+		}
+		if len(src) != 0 {
+			return fmt.Errorf("quant: Dequantize: %d bytes for 0 values", len(src))
+		}
+		return nil
+	}
+	n, err := t.RowBytes(len(dst))
+	if err != nil {
+		return err
+	}
+	if len(src) != n {
+		return fmt.Errorf("quant: Dequantize: %d %s values take %d bytes, not %d", len(dst), t, n, len(src))
+	}
+	if useSIMD && simd.dequant(t, dst, src) {
+		return nil
+	}
+	dequantGo(t, dst, src)
+	return nil
+}
+
+// checkMat panics unless w holds rows rows of cols values of type t, x at
+// least cols values and out at least rows; it returns the row size.
+func checkMat(t Type, nout, nw int, nx, rows, cols int) int {
+	rb, err := t.RowBytes(cols)
+	if err != nil {
+		panic(err.Error())
+	}
+	if rows < 0 || nout < rows || nx < cols || rows > 0 && nw/rb < rows {
+		panic(fmt.Sprintf("quant: bad shape: %d×%d %s needs %d bytes (have %d), %d inputs (have %d), %d outputs (have %d)",
+			rows, cols, t, rows*rb, nw, cols, nx, rows, nout))
+	}
+	return rb
+}
+
+// Dot is Σ_i w_i·x_i over the len(x) values stored in w (len(x) a
+// multiple of t's block size, w exactly their bytes), in the summation
+// order the package comment describes.
+func Dot(t Type, w []byte, x []float32) float32 {
+	var out [1]float32
+	rb := checkMat(t, 1, len(w), len(x), 1, len(x))
+	if len(w) != rb {
+		panic(fmt.Sprintf("quant: Dot: %d %s values take %d bytes, not %d", len(x), t, rb, len(w)))
+	}
+	matVec(t, out[:], w, rb, x, 1, len(x))
+	return out[0]
+}
+
+// MatVec is out[r] = Σ_c W[r][c]·x[c] for r < rows, W the rows×cols
+// matrix of type t stored row after row in w. It panics on a shape that
+// does not fit the slices.
+func MatVec(t Type, out []float32, w []byte, x []float32, rows, cols int) {
+	rb := checkMat(t, len(out), len(w), len(x), rows, cols)
+	if rows == 0 {
+		return
+	}
+	matVec(t, out, w, rb, x, rows, cols)
+}
+
+func matVec(t Type, out []float32, w []byte, rb int, x []float32, rows, cols int) {
+	if useSIMD && simd.matvec(t, out, w, rb, x, rows, cols) {
+		if t.BlockSize() == 1 && cols%32 != 0 {
+			addTails(t, out, w, rb, x, rows, cols)
+		}
+		return
+	}
+	matVecGo(t, out, w, rb, x, rows, cols)
+}
+
+// addTails adds the last cols mod 32 products of each F32/F16/BF16 row to
+// out[r], one after another.
+func addTails(t Type, out []float32, w []byte, rb int, x []float32, rows, cols int) {
+	main := cols &^ 31
+	var tmp [32]float32
+	tl := tmp[:cols-main]
+	for r := range rows {
+		row := w[r*rb : (r+1)*rb]
+		dequantGo(t, tl, row[main*t.BlockBytes():])
+		out[r] += tailDot(tl, x[main:cols])
+	}
+}
+
+func tailDot(w, x []float32) float32 {
+	var s float32
+	x = x[:len(w)]
+	for i := range w {
+		s += float32(w[i] * x[i])
+	}
+	return s
+}
+
+// acc32 adds w[l]·x[l] to a[l], rounding the product before the sum (the
+// explicit conversion keeps the compiler from fusing them).
+func acc32(a *[32]float32, w, x []float32) {
+	w, x = w[:32], x[:32]
+	for l := range 32 {
+		a[l] += float32(w[l] * x[l])
+	}
+}
+
+// reduce32 combines the 32 lanes in the package's fixed order.
+func reduce32(a *[32]float32) float32 {
+	var t [16]float32
+	for l := range 16 {
+		t[l] = a[l] + a[l+16]
+	}
+	var u [8]float32
+	for l := range 8 {
+		u[l] = t[l] + t[l+8]
+	}
+	return ((u[0] + u[1]) + (u[2] + u[3])) + ((u[4] + u[5]) + (u[6] + u[7]))
+}
+
+// matVecGo is the pure-Go MatVec: each block dequantized with the scalar
+// code, then multiplied lane by lane.
+func matVecGo(t Type, out []float32, w []byte, rb int, x []float32, rows, cols int) {
+	l := layouts[t]
+	var tmp [QK_K]float32
+	for r := range rows {
+		row := w[r*rb : (r+1)*rb]
+		var a [32]float32
+		if l.n == 1 {
+			main := cols &^ 31
+			for c := 0; c < main; c += 32 {
+				dequantGo(t, tmp[:32], row[c*l.bytes:])
+				acc32(&a, tmp[:32], x[c:])
+			}
+			out[r] = reduce32(&a)
+			if main < cols {
+				dequantGo(t, tmp[:cols-main], row[main*l.bytes:])
+				out[r] += tailDot(tmp[:cols-main], x[main:cols])
+			}
+			continue
+		}
+		blk := tmp[:l.n]
+		for b := 0; b < cols/l.n; b++ {
+			dequantGo(t, blk, row[b*l.bytes:])
+			xb := x[b*l.n:]
+			for i := 0; i < l.n; i += 32 {
+				acc32(&a, blk[i:], xb[i:])
+			}
+		}
+		out[r] = reduce32(&a)
+	}
+}
+
+// MatMat works on mmRows rows at a time, mmChunk values of each: it
+// dequantizes those (into L1), then runs every input's slice of values
+// over all of them, so each input slice is read from memory once per
+// mmRows rows and each weight block once in all.
+const (
+	mmChunk = 512 // a multiple of every block size
+	mmRows  = 4
+)
+
+type mmScratch struct {
+	accs [][32]float32 // accs[j·n+i]: row j of the group, input i
+	buf  [mmRows * mmChunk]float32
+}
+
+var mmPool = sync.Pool{New: func() any { return new(mmScratch) }}
+
+// MatMat is MatVec for len(xs) input vectors at once: outs[i][r] = Σ_c
+// W[r][c]·xs[i][c]. It reads and dequantizes each weight block once for
+// all the inputs; every outs[i][r] equals MatVec's for xs[i], bit for bit.
+func MatMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int) {
+	if len(outs) != len(xs) {
+		panic(fmt.Sprintf("quant: MatMat: %d outputs for %d inputs", len(outs), len(xs)))
+	}
+	var rb int
+	for i := range xs {
+		rb = checkMat(t, len(outs[i]), len(w), len(xs[i]), rows, cols)
+	}
+	if rows == 0 || len(xs) == 0 {
+		return
+	}
+	if len(xs) == 1 {
+		matVec(t, outs[0], w, rb, xs[0], rows, cols)
+		return
+	}
+	n := len(xs)
+	sc := mmPool.Get().(*mmScratch)
+	defer mmPool.Put(sc)
+	if cap(sc.accs) < n*mmRows {
+		sc.accs = make([][32]float32, n*mmRows)
+	}
+	accs := sc.accs[:n*mmRows]
+
+	l := layouts[t]
+	main := cols
+	if l.n == 1 {
+		main = cols &^ 31
+	}
+	dotAcc, dequant := acc32Slice, dequantGo
+	var dotAcc3 func(acc *[3][32]float32, w []float32, xs [3][]float32)
+	if useSIMD {
+		dotAcc, dotAcc3 = simd.dotAcc, simd.dotAcc3
+		dequant = func(t Type, dst []float32, src []byte) {
+			if !simd.dequant(t, dst, src) {
+				dequantGo(t, dst, src)
+			}
+		}
+	}
+	for r0 := 0; r0 < rows; r0 += mmRows {
+		nr := min(mmRows, rows-r0)
+		clear(accs)
+		for c0 := 0; c0 < main; c0 += mmChunk {
+			nc := min(mmChunk, main-c0)
+			for j := range nr {
+				row := w[(r0+j)*rb : (r0+j+1)*rb]
+				dequant(t, sc.buf[j*mmChunk:j*mmChunk+nc], row[c0/l.n*l.bytes:(c0+nc)/l.n*l.bytes])
+			}
+			i := 0
+			if dotAcc3 != nil {
+				for ; i+3 <= n; i += 3 {
+					x3 := [3][]float32{xs[i][c0 : c0+nc], xs[i+1][c0 : c0+nc], xs[i+2][c0 : c0+nc]}
+					for j := range nr {
+						dotAcc3((*[3][32]float32)(accs[j*n+i:j*n+i+3]), sc.buf[j*mmChunk:j*mmChunk+nc], x3)
+					}
+				}
+			}
+			for ; i < n; i++ {
+				for j := range nr {
+					dotAcc(&accs[j*n+i], sc.buf[j*mmChunk:j*mmChunk+nc], xs[i][c0:c0+nc])
+				}
+			}
+		}
+		for j := range nr {
+			r := r0 + j
+			tl := sc.buf[:cols-main]
+			if len(tl) > 0 {
+				dequantGo(t, tl, w[r*rb+main*l.bytes:(r+1)*rb])
+			}
+			for i := range xs {
+				outs[i][r] = reduce32(&accs[j*n+i])
+				if len(tl) > 0 {
+					outs[i][r] += tailDot(tl, xs[i][main:cols])
+				}
+			}
+		}
+	}
+}
+
+// acc32Slice is dotAcc in Go: acc32 over each 32 values.
+func acc32Slice(a *[32]float32, w, x []float32) {
+	for i := 0; i+32 <= len(w); i += 32 {
+		acc32(a, w[i:], x[i:])
+	}
+}

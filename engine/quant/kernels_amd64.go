@@ -1,0 +1,159 @@
+//go:build amd64 && !purego
+
+package quant
+
+// kernels_amd64.go: the AVX2+FMA+F16C kernel set (kernels_amd64.s), used
+// where the CPU has all three. The wrappers check every bound the
+// assembly relies on, so a wrong call panics in Go instead of reading
+// stray memory.
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/cpu"
+)
+
+//go:noescape
+func matvecF32AVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+
+//go:noescape
+func matvecF16AVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+
+//go:noescape
+func matvecBF16AVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+
+//go:noescape
+func matvecQ8_0AVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+
+//go:noescape
+func matvecQ4_0AVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+
+//go:noescape
+func matvecQ4_KAVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+
+//go:noescape
+func matvecQ5_KAVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+
+//go:noescape
+func matvecQ6_KAVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+
+//go:noescape
+func dequantF16AVX2(dst *float32, src *byte, n int)
+
+//go:noescape
+func dequantBF16AVX2(dst *float32, src *byte, n int)
+
+//go:noescape
+func dequantQ8_0AVX2(dst *float32, src *byte, n int)
+
+//go:noescape
+func dequantQ4_0AVX2(dst *float32, src *byte, n int)
+
+//go:noescape
+func dequantQ4_KAVX2(dst *float32, src *byte, n int)
+
+//go:noescape
+func dequantQ5_KAVX2(dst *float32, src *byte, n int)
+
+//go:noescape
+func dequantQ6_KAVX2(dst *float32, src *byte, n int)
+
+//go:noescape
+func dotAccAVX2(acc *[32]float32, w *float32, x *float32, n int)
+
+//go:noescape
+func dotAcc3AVX2(acc *[3][32]float32, w *float32, xs *[3]*float32, n int)
+
+var simd = newAVX2()
+
+func newAVX2() *simdKernels {
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasF16C {
+		return nil
+	}
+	return &simdKernels{name: "avx2", dequant: dequantAVX2, matvec: matvecAVX2, dotAcc: dotAccAVX2w, dotAcc3: dotAcc3AVX2w}
+}
+
+type matvecFunc func(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+
+var matvecAsm = map[Type]matvecFunc{
+	F32: matvecF32AVX2, F16: matvecF16AVX2, BF16: matvecBF16AVX2, Q8_0: matvecQ8_0AVX2,
+	Q4_0: matvecQ4_0AVX2, Q4_K: matvecQ4_KAVX2, Q5_K: matvecQ5_KAVX2, Q6_K: matvecQ6_KAVX2,
+}
+
+// matvecAVX2 runs the assembly over whole blocks (F32/F16/BF16: over the
+// first cols&^31 values; matVec adds the rest).
+func matvecAVX2(t Type, out []float32, w []byte, rb int, x []float32, rows, cols int) bool {
+	f, ok := matvecAsm[t]
+	if !ok {
+		return false
+	}
+	l := layouts[t]
+	n := cols / l.n
+	if l.n == 1 {
+		n = cols / 32
+	}
+	if rows <= 0 || len(out) < rows || len(x) < cols || rb < cols/l.n*l.bytes || len(w) < (rows-1)*rb+n*max(l.n, 32)/l.n*l.bytes {
+		panic(fmt.Sprintf("quant: matvec %s: bad shape %d×%d (row %d bytes; %d bytes, %d inputs, %d outputs)", t, rows, cols, rb, len(w), len(x), len(out)))
+	}
+	if n == 0 {
+		clear(out[:rows])
+		return true
+	}
+	f(&out[0], &w[0], rb, &x[0], rows, n)
+	return true
+}
+
+type dequantFunc func(dst *float32, src *byte, n int)
+
+var dequantAsm = map[Type]dequantFunc{
+	F16: dequantF16AVX2, BF16: dequantBF16AVX2, Q8_0: dequantQ8_0AVX2,
+	Q4_0: dequantQ4_0AVX2, Q4_K: dequantQ4_KAVX2, Q5_K: dequantQ5_KAVX2, Q6_K: dequantQ6_KAVX2,
+}
+
+// dequantAVX2 converts len(dst) values (a multiple of the block size);
+// F16/BF16 in groups of 32 with the rest in Go. F32 is left to Go.
+func dequantAVX2(t Type, dst []float32, src []byte) bool {
+	f, ok := dequantAsm[t]
+	if !ok {
+		return false
+	}
+	l := layouts[t]
+	if len(dst)%l.n != 0 || len(src) < len(dst)/l.n*l.bytes {
+		panic(fmt.Sprintf("quant: dequantize %s: %d values from %d bytes", t, len(dst), len(src)))
+	}
+	if l.n == 1 {
+		main := len(dst) &^ 31
+		if main > 0 {
+			f(&dst[0], &src[0], main/32)
+		}
+		if main < len(dst) {
+			dequantGo(t, dst[main:], src[main*l.bytes:])
+		}
+		return true
+	}
+	if len(dst) > 0 {
+		f(&dst[0], &src[0], len(dst)/l.n)
+	}
+	return true
+}
+
+func dotAccAVX2w(acc *[32]float32, w, x []float32) {
+	n := len(w) / 32
+	if len(w)%32 != 0 || len(x) < len(w) {
+		panic(fmt.Sprintf("quant: dotAcc over %d weights and %d inputs", len(w), len(x)))
+	}
+	if n > 0 {
+		dotAccAVX2(acc, &w[0], &x[0], n)
+	}
+}
+
+func dotAcc3AVX2w(acc *[3][32]float32, w []float32, xs [3][]float32) {
+	n := len(w) / 32
+	if len(w)%32 != 0 || len(xs[0]) < len(w) || len(xs[1]) < len(w) || len(xs[2]) < len(w) {
+		panic(fmt.Sprintf("quant: dotAcc3 over %d weights and %d, %d, %d inputs", len(w), len(xs[0]), len(xs[1]), len(xs[2])))
+	}
+	if n > 0 {
+		xp := [3]*float32{&xs[0][0], &xs[1][0], &xs[2][0]}
+		dotAcc3AVX2(acc, &w[0], &xp, n)
+	}
+}

@@ -1,0 +1,657 @@
+//go:build amd64 && !purego
+
+// kernels_amd64.s: AVX2+FMA+F16C kernels for the block formats. The Go
+// declarations and bound checks are in kernels_amd64.go.
+//
+// Every kernel turns 32 consecutive values of a row into Y4..Y7 (values
+// 0–7, 8–15, 16–23, 24–31 of the group) with the same float32 operations
+// as the scalar code in dequant.go, never fused (VMULPS then VSUBPS), so
+// the values are bit-exact; the dequantization kernels store them, the
+// matrix-vector kernels multiply-add them into the accumulators Y0..Y3
+// (lanes 0–31, element e of the row into lane e mod 32) and combine the
+// lanes as reduce32 does.
+//
+// Registers: DI out/dst, SI row/src, R8 row bytes, DX x, CX rows, BX
+// blocks per row; R9 block pointer, R10 x pointer, R11 block count; AX,
+// R12–R14 scratch. Y8/Y9 scales, Y10–Y12 scratch, Y13–Y15 constants.
+
+#include "textflag.h"
+
+// FMA4(xp, off): Y0..Y3 += Y4..Y7 · x[off/4 : off/4+32].
+#define FMA4(xp, off) \
+	VFMADD231PS (off)(xp), Y4, Y0; \
+	VFMADD231PS (off+32)(xp), Y5, Y1; \
+	VFMADD231PS (off+64)(xp), Y6, Y2; \
+	VFMADD231PS (off+96)(xp), Y7, Y3
+
+// STORE4(dp, off): dst[off/4 : off/4+32] = Y4..Y7.
+#define STORE4(dp, off) \
+	VMOVUPS Y4, (off)(dp); \
+	VMOVUPS Y5, (off+32)(dp); \
+	VMOVUPS Y6, (off+64)(dp); \
+	VMOVUPS Y7, (off+96)(dp)
+
+// REDUCE32 leaves reduce32(Y0..Y3) in X0: t = a_l + a_{l+16}, u = t_l + t_{l+8},
+// ((u0+u1)+(u2+u3)) + ((u4+u5)+(u6+u7)).
+#define REDUCE32 \
+	VADDPS Y2, Y0, Y0; \
+	VADDPS Y3, Y1, Y1; \
+	VADDPS Y1, Y0, Y0; \
+	VHADDPS Y0, Y0, Y0; \
+	VHADDPS Y0, Y0, Y0; \
+	VEXTRACTF128 $1, Y0, X1; \
+	VADDPS X1, X0, X0
+
+#define ZERO4 \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3
+
+// BCAST8(imm, Y): every byte of Y is imm8 (imm given as a 32-bit pattern).
+#define BCAST32(imm, X, Y) \
+	MOVL imm, AX; \
+	VMOVD AX, X; \
+	VPBROADCASTD X, Y
+
+// HALF(p, off, X, Y): Y = the fp16 at off(p) as float32, in every lane.
+#define HALF(p, off, X, Y) \
+	VPBROADCASTW (off)(p), X; \
+	VCVTPH2PS X, Y
+
+// ---- F32, F16, BF16: 32 values ----
+
+#define DQ_F32(p) \
+	VMOVUPS (p), Y4; \
+	VMOVUPS 32(p), Y5; \
+	VMOVUPS 64(p), Y6; \
+	VMOVUPS 96(p), Y7
+
+#define DQ_F16(p) \
+	VCVTPH2PS (p), Y4; \
+	VCVTPH2PS 16(p), Y5; \
+	VCVTPH2PS 32(p), Y6; \
+	VCVTPH2PS 48(p), Y7
+
+#define DQ_BF16(p) \
+	VPMOVZXWD (p), Y4; \
+	VPMOVZXWD 16(p), Y5; \
+	VPMOVZXWD 32(p), Y6; \
+	VPMOVZXWD 48(p), Y7; \
+	VPSLLD $16, Y4, Y4; \
+	VPSLLD $16, Y5, Y5; \
+	VPSLLD $16, Y6, Y6; \
+	VPSLLD $16, Y7, Y7
+
+// ---- Q8_0: block of 34 bytes, fp16 d then int8 qs[32]; value d·q ----
+
+#define Q80_G(p, off, Yd) \
+	VPMOVSXBD (off)(p), Yd; \
+	VCVTDQ2PS Yd, Yd; \
+	VMULPS Y8, Yd, Yd
+
+#define DQ_Q8_0(p) \
+	HALF(p, 0, X8, Y8); \
+	Q80_G(p, 2, Y4); \
+	Q80_G(p, 10, Y5); \
+	Q80_G(p, 18, Y6); \
+	Q80_G(p, 26, Y7)
+
+// ---- Q4_0: block of 18 bytes, fp16 d then qs[16]; values 0–15 the low
+// nibbles, 16–31 the high ones; value d·(q−8). Y15 = bytes 0x0f, Y14 = bytes 8. ----
+
+#define DQ_Q4_0(p) \
+	HALF(p, 0, X8, Y8); \
+	VMOVDQU 2(p), X9; \
+	VPAND X15, X9, X10; \
+	VPSRLW $4, X9, X11; \
+	VPAND X15, X11, X11; \
+	VPSUBB X14, X10, X10; \
+	VPSUBB X14, X11, X11; \
+	VPMOVSXBD X10, Y4; \
+	VPSRLDQ $8, X10, X10; \
+	VPMOVSXBD X10, Y5; \
+	VPMOVSXBD X11, Y6; \
+	VPSRLDQ $8, X11, X11; \
+	VPMOVSXBD X11, Y7; \
+	VCVTDQ2PS Y4, Y4; \
+	VCVTDQ2PS Y5, Y5; \
+	VCVTDQ2PS Y6, Y6; \
+	VCVTDQ2PS Y7, Y7; \
+	VMULPS Y8, Y4, Y4; \
+	VMULPS Y8, Y5, Y5; \
+	VMULPS Y8, Y6, Y6; \
+	VMULPS Y8, Y7, Y7
+
+// ---- Q4_K and Q5_K: d, dmin, 12 bytes of 6-bit scales and mins at 4(p) ----
+
+// KSCALES(p) stores d·sc_j at 4j(SP) and dmin·m_j at 32+4j(SP) for the
+// eight sub-blocks (get_scale_min_k4, four at a time in 32-bit words).
+#define KSCALES(p) \
+	MOVL 4(p), AX; \
+	MOVL 8(p), R12; \
+	MOVL 12(p), R13; \
+	MOVL AX, R14; \
+	ANDL $0x3f3f3f3f, R14; \
+	MOVL R14, 64(SP); \
+	SHRL $2, AX; \
+	ANDL $0x30303030, AX; \
+	MOVL R13, R14; \
+	ANDL $0x0f0f0f0f, R14; \
+	ORL R14, AX; \
+	MOVL AX, 68(SP); \
+	MOVL R12, R14; \
+	ANDL $0x3f3f3f3f, R14; \
+	MOVL R14, 72(SP); \
+	SHRL $2, R12; \
+	ANDL $0x30303030, R12; \
+	SHRL $4, R13; \
+	ANDL $0x0f0f0f0f, R13; \
+	ORL R13, R12; \
+	MOVL R12, 76(SP); \
+	HALF(p, 0, X8, Y8); \
+	HALF(p, 2, X9, Y9); \
+	VPMOVZXBD 64(SP), Y10; \
+	VCVTDQ2PS Y10, Y10; \
+	VMULPS Y8, Y10, Y10; \
+	VMOVUPS Y10, 0(SP); \
+	VPMOVZXBD 72(SP), Y11; \
+	VCVTDQ2PS Y11, Y11; \
+	VMULPS Y9, Y11, Y11; \
+	VMOVUPS Y11, 32(SP)
+
+// KSUB(j): Y8 = d·sc_j, Y9 = dmin·m_j in every lane.
+#define KSUB(j) \
+	VBROADCASTSS (4*(j))(SP), Y8; \
+	VBROADCASTSS (32+4*(j))(SP), Y9
+
+// KVAL(Yd): Yd = d1·q − m1 from the integers in Yd.
+#define KVAL(Yd) \
+	VCVTDQ2PS Yd, Yd; \
+	VMULPS Y8, Yd, Yd; \
+	VSUBPS Y9, Yd, Yd
+
+// Q4K_G: 8 values of sub-block 2c (NOP, A = VPAND, Y15: low nibbles) or
+// 2c+1 (VPSRLD, $4: high nibbles) from qs bytes 32c+8k.. at 16(p).
+#define Q4K_G(p, c, k, NOP, A, Yd) \
+	VPMOVZXBD (16+32*c+8*k)(p), Yd; \
+	NOP A, Yd, Yd; \
+	KVAL(Yd)
+
+#define Q4K_SUB(p, c, h, NOP, A) \
+	KSUB(2*c+h); \
+	Q4K_G(p, c, 0, NOP, A, Y4); \
+	Q4K_G(p, c, 1, NOP, A, Y5); \
+	Q4K_G(p, c, 2, NOP, A, Y6); \
+	Q4K_G(p, c, 3, NOP, A, Y7)
+
+// Q5_K: qh[32] at 16(p) (in Y12 for the whole block), qs[128] at 48(p).
+// Q5K_PREP stages chunk c's 64 five-bit values as bytes: sub-block 2c's at
+// 96(SP), 2c+1's at 128(SP). The fifth bit of value 64c+32h+l is bit 2c+h
+// of qh[l], moved to bit 4 by the word shifts (SL, sl) and (SH, sh) and
+// masked with Y14 = bytes 0x10 (no bit crosses into the kept one).
+#define Q5K_PREP(p, c, SL, sl, SH, sh) \
+	VMOVDQU (48+32*c)(p), Y10; \
+	VPSRLW $4, Y10, Y11; \
+	VPAND Y15, Y10, Y10; \
+	VPAND Y15, Y11, Y11; \
+	SL $sl, Y12, Y13; \
+	VPAND Y14, Y13, Y13; \
+	VPOR Y13, Y10, Y10; \
+	SH $sh, Y12, Y13; \
+	VPAND Y14, Y13, Y13; \
+	VPOR Y13, Y11, Y11; \
+	VMOVDQU Y10, 96(SP); \
+	VMOVDQU Y11, 128(SP)
+
+// Q5K_SUB(at, j): sub-block j's 32 values from the bytes staged at at(SP).
+#define Q5K_G(at, Yd) \
+	VPMOVZXBD (at)(SP), Yd; \
+	KVAL(Yd)
+
+#define Q5K_SUB(at, j) \
+	KSUB(j); \
+	Q5K_G(at, Y4); \
+	Q5K_G(at+8, Y5); \
+	Q5K_G(at+16, Y6); \
+	Q5K_G(at+24, Y7)
+
+// ---- Q6_K: ql[128] at 0, qh[64] at 128, int8 scales[16] at 192, fp16 d at 208 ----
+
+// Q6SCALES(p) stores d·scales[s] at 4s(SP), s < 16.
+#define Q6SCALES(p) \
+	HALF(p, 208, X8, Y8); \
+	VPMOVSXBD 192(p), Y10; \
+	VCVTDQ2PS Y10, Y10; \
+	VMULPS Y8, Y10, Y10; \
+	VMOVUPS Y10, 0(SP); \
+	VPMOVSXBD 200(p), Y11; \
+	VCVTDQ2PS Y11, Y11; \
+	VMULPS Y8, Y11, Y11; \
+	VMOVUPS Y11, 32(SP)
+
+// Q6K_PREP stages the 128 values of half n as signed bytes q−32 at
+// 96(SP), quarter qi (values 128n+32qi..) at 96+32qi: the low four bits
+// from ql bytes 64n.. (quarters 0, 1: low nibbles of ql[0:32], ql[32:64];
+// 2, 3: their high nibbles), the top two from qh bytes 128+32n.. (bits
+// 2qi, 2qi+1), moved to bits 4–5 by a word shift and masked with Y14 =
+// bytes 0x30; Y13 = bytes 32.
+#define Q6K_QUARTER(LO, HS, hs, at) \
+	VPAND Y15, LO, Y4; \
+	HS $hs, Y12, Y5; \
+	VPAND Y14, Y5, Y5; \
+	VPOR Y5, Y4, Y4; \
+	VPSUBB Y13, Y4, Y4; \
+	VMOVDQU Y4, (at)(SP)
+
+#define Q6K_PREP(p, n) \
+	VMOVDQU (64*n)(p), Y10; \
+	VMOVDQU (64*n+32)(p), Y11; \
+	VMOVDQU (128+32*n)(p), Y12; \
+	Q6K_QUARTER(Y10, VPSLLW, 4, 96); \
+	Q6K_QUARTER(Y11, VPSLLW, 2, 128); \
+	VPSRLW $4, Y10, Y10; \
+	VPSRLW $4, Y11, Y11; \
+	Q6K_QUARTER(Y10, VPSLLW, 0, 160); \
+	Q6K_QUARTER(Y11, VPSRLW, 2, 192)
+
+// Q6K_Q(n, qi): the 32 values of quarter qi of half n into Y4..Y7; values
+// 8k.. of the quarter use scale 8n+2qi+k/2.
+#define Q6K_G(at, Ys, Yd) \
+	VPMOVSXBD (at)(SP), Yd; \
+	VCVTDQ2PS Yd, Yd; \
+	VMULPS Ys, Yd, Yd
+
+#define Q6K_Q(n, qi) \
+	VBROADCASTSS (4*(8*n+2*qi))(SP), Y8; \
+	VBROADCASTSS (4*(8*n+2*qi+1))(SP), Y9; \
+	Q6K_G(96+32*qi, Y8, Y4); \
+	Q6K_G(96+32*qi+8, Y8, Y5); \
+	Q6K_G(96+32*qi+16, Y9, Y6); \
+	Q6K_G(96+32*qi+24, Y9, Y7)
+
+// The sub-block sequences of a K-quant block, each followed by SINK(off):
+// off is the byte offset of the sub-block's values in the row (x) or dst.
+#define Q4K_BLOCK(p, SINK, r) \
+	KSCALES(p); \
+	Q4K_SUB(p, 0, 0, VPAND, Y15); SINK(r, 0); \
+	Q4K_SUB(p, 0, 1, VPSRLD, $4); SINK(r, 128); \
+	Q4K_SUB(p, 1, 0, VPAND, Y15); SINK(r, 256); \
+	Q4K_SUB(p, 1, 1, VPSRLD, $4); SINK(r, 384); \
+	Q4K_SUB(p, 2, 0, VPAND, Y15); SINK(r, 512); \
+	Q4K_SUB(p, 2, 1, VPSRLD, $4); SINK(r, 640); \
+	Q4K_SUB(p, 3, 0, VPAND, Y15); SINK(r, 768); \
+	Q4K_SUB(p, 3, 1, VPSRLD, $4); SINK(r, 896)
+
+#define Q5K_BLOCK(p, SINK, r) \
+	KSCALES(p); \
+	VMOVDQU 16(p), Y12; \
+	Q5K_PREP(p, 0, VPSLLW, 4, VPSLLW, 3); \
+	Q5K_SUB(96, 0); SINK(r, 0); \
+	Q5K_SUB(128, 1); SINK(r, 128); \
+	Q5K_PREP(p, 1, VPSLLW, 2, VPSLLW, 1); \
+	Q5K_SUB(96, 2); SINK(r, 256); \
+	Q5K_SUB(128, 3); SINK(r, 384); \
+	Q5K_PREP(p, 2, VPSLLW, 0, VPSRLW, 1); \
+	Q5K_SUB(96, 4); SINK(r, 512); \
+	Q5K_SUB(128, 5); SINK(r, 640); \
+	Q5K_PREP(p, 3, VPSRLW, 2, VPSRLW, 3); \
+	Q5K_SUB(96, 6); SINK(r, 768); \
+	Q5K_SUB(128, 7); SINK(r, 896)
+
+#define Q6K_BLOCK(p, SINK, r) \
+	Q6SCALES(p); \
+	Q6K_PREP(p, 0); \
+	Q6K_Q(0, 0); SINK(r, 0); \
+	Q6K_Q(0, 1); SINK(r, 128); \
+	Q6K_Q(0, 2); SINK(r, 256); \
+	Q6K_Q(0, 3); SINK(r, 384); \
+	Q6K_PREP(p, 1); \
+	Q6K_Q(1, 0); SINK(r, 512); \
+	Q6K_Q(1, 1); SINK(r, 640); \
+	Q6K_Q(1, 2); SINK(r, 768); \
+	Q6K_Q(1, 3); SINK(r, 896)
+
+// ---- matrix-vector kernels ----
+// func matvecXAVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+// out[r] = reduce32 of row r·x, for rows ≥ 1 rows of n ≥ 1 blocks (F32/F16/BF16:
+// n groups of 32 values).
+
+#define MATVEC_PROLOGUE \
+	MOVQ out+0(FP), DI; \
+	MOVQ w+8(FP), SI; \
+	MOVQ rowBytes+16(FP), R8; \
+	MOVQ x+24(FP), DX; \
+	MOVQ rows+32(FP), CX; \
+	MOVQ n+40(FP), BX
+
+#define ROW_START \
+	ZERO4; \
+	MOVQ SI, R9; \
+	MOVQ DX, R10; \
+	MOVQ BX, R11
+
+#define ROW_END \
+	REDUCE32; \
+	VMOVSS X0, (DI); \
+	ADDQ $4, DI; \
+	ADDQ R8, SI; \
+	DECQ CX
+
+// func dequantXAVX2(dst *float32, src *byte, n int): n ≥ 1 blocks (F16/BF16:
+// groups of 32 values).
+#define DEQ_PROLOGUE \
+	MOVQ dst+0(FP), DI; \
+	MOVQ src+8(FP), SI; \
+	MOVQ n+16(FP), CX
+
+TEXT ·matvecF32AVX2(SB), NOSPLIT, $0-48
+	MATVEC_PROLOGUE
+f32row:
+	ROW_START
+f32blk:
+	DQ_F32(R9)
+	FMA4(R10, 0)
+	ADDQ $128, R9
+	ADDQ $128, R10
+	DECQ R11
+	JNZ  f32blk
+	ROW_END
+	JNZ  f32row
+	VZEROUPPER
+	RET
+
+TEXT ·matvecF16AVX2(SB), NOSPLIT, $0-48
+	MATVEC_PROLOGUE
+f16row:
+	ROW_START
+f16blk:
+	DQ_F16(R9)
+	FMA4(R10, 0)
+	ADDQ $64, R9
+	ADDQ $128, R10
+	DECQ R11
+	JNZ  f16blk
+	ROW_END
+	JNZ  f16row
+	VZEROUPPER
+	RET
+
+TEXT ·matvecBF16AVX2(SB), NOSPLIT, $0-48
+	MATVEC_PROLOGUE
+bf16row:
+	ROW_START
+bf16blk:
+	DQ_BF16(R9)
+	FMA4(R10, 0)
+	ADDQ $64, R9
+	ADDQ $128, R10
+	DECQ R11
+	JNZ  bf16blk
+	ROW_END
+	JNZ  bf16row
+	VZEROUPPER
+	RET
+
+TEXT ·matvecQ8_0AVX2(SB), NOSPLIT, $0-48
+	MATVEC_PROLOGUE
+q80row:
+	ROW_START
+q80blk:
+	DQ_Q8_0(R9)
+	FMA4(R10, 0)
+	ADDQ $34, R9
+	ADDQ $128, R10
+	DECQ R11
+	JNZ  q80blk
+	ROW_END
+	JNZ  q80row
+	VZEROUPPER
+	RET
+
+TEXT ·matvecQ4_0AVX2(SB), NOSPLIT, $0-48
+	MATVEC_PROLOGUE
+	BCAST32($0x0f0f0f0f, X15, Y15)
+	BCAST32($0x08080808, X14, Y14)
+q40row:
+	ROW_START
+q40blk:
+	DQ_Q4_0(R9)
+	FMA4(R10, 0)
+	ADDQ $18, R9
+	ADDQ $128, R10
+	DECQ R11
+	JNZ  q40blk
+	ROW_END
+	JNZ  q40row
+	VZEROUPPER
+	RET
+
+TEXT ·matvecQ4_KAVX2(SB), NOSPLIT, $96-48
+	MATVEC_PROLOGUE
+	BCAST32($0x0f0f0f0f, X15, Y15)
+q4krow:
+	ROW_START
+q4kblk:
+	Q4K_BLOCK(R9, FMA4, R10)
+	ADDQ $144, R9
+	ADDQ $1024, R10
+	DECQ R11
+	JNZ  q4kblk
+	ROW_END
+	JNZ  q4krow
+	VZEROUPPER
+	RET
+
+TEXT ·matvecQ5_KAVX2(SB), NOSPLIT, $224-48
+	MATVEC_PROLOGUE
+	BCAST32($0x0f0f0f0f, X15, Y15)
+	BCAST32($0x10101010, X14, Y14)
+q5krow:
+	ROW_START
+q5kblk:
+	Q5K_BLOCK(R9, FMA4, R10)
+	ADDQ $176, R9
+	ADDQ $1024, R10
+	DECQ R11
+	JNZ  q5kblk
+	ROW_END
+	JNZ  q5krow
+	VZEROUPPER
+	RET
+
+TEXT ·matvecQ6_KAVX2(SB), NOSPLIT, $224-48
+	MATVEC_PROLOGUE
+	BCAST32($0x0f0f0f0f, X15, Y15)
+	BCAST32($0x30303030, X14, Y14)
+	BCAST32($0x20202020, X13, Y13)
+q6krow:
+	ROW_START
+q6kblk:
+	Q6K_BLOCK(R9, FMA4, R10)
+	ADDQ $210, R9
+	ADDQ $1024, R10
+	DECQ R11
+	JNZ  q6kblk
+	ROW_END
+	JNZ  q6krow
+	VZEROUPPER
+	RET
+
+// ---- dequantization kernels (DEQ_PROLOGUE above) ----
+
+TEXT ·dequantF16AVX2(SB), NOSPLIT, $0-24
+	DEQ_PROLOGUE
+df16:
+	DQ_F16(SI)
+	STORE4(DI, 0)
+	ADDQ $64, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  df16
+	VZEROUPPER
+	RET
+
+TEXT ·dequantBF16AVX2(SB), NOSPLIT, $0-24
+	DEQ_PROLOGUE
+dbf16:
+	DQ_BF16(SI)
+	STORE4(DI, 0)
+	ADDQ $64, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  dbf16
+	VZEROUPPER
+	RET
+
+TEXT ·dequantQ8_0AVX2(SB), NOSPLIT, $0-24
+	DEQ_PROLOGUE
+dq80:
+	DQ_Q8_0(SI)
+	STORE4(DI, 0)
+	ADDQ $34, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  dq80
+	VZEROUPPER
+	RET
+
+TEXT ·dequantQ4_0AVX2(SB), NOSPLIT, $0-24
+	DEQ_PROLOGUE
+	BCAST32($0x0f0f0f0f, X15, Y15)
+	BCAST32($0x08080808, X14, Y14)
+dq40:
+	DQ_Q4_0(SI)
+	STORE4(DI, 0)
+	ADDQ $18, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  dq40
+	VZEROUPPER
+	RET
+
+TEXT ·dequantQ4_KAVX2(SB), NOSPLIT, $96-24
+	DEQ_PROLOGUE
+	BCAST32($0x0f0f0f0f, X15, Y15)
+dq4k:
+	Q4K_BLOCK(SI, STORE4, DI)
+	ADDQ $144, SI
+	ADDQ $1024, DI
+	DECQ CX
+	JNZ  dq4k
+	VZEROUPPER
+	RET
+
+TEXT ·dequantQ5_KAVX2(SB), NOSPLIT, $224-24
+	DEQ_PROLOGUE
+	BCAST32($0x0f0f0f0f, X15, Y15)
+	BCAST32($0x10101010, X14, Y14)
+dq5k:
+	Q5K_BLOCK(SI, STORE4, DI)
+	ADDQ $176, SI
+	ADDQ $1024, DI
+	DECQ CX
+	JNZ  dq5k
+	VZEROUPPER
+	RET
+
+TEXT ·dequantQ6_KAVX2(SB), NOSPLIT, $224-24
+	DEQ_PROLOGUE
+	BCAST32($0x0f0f0f0f, X15, Y15)
+	BCAST32($0x30303030, X14, Y14)
+	BCAST32($0x20202020, X13, Y13)
+dq6k:
+	Q6K_BLOCK(SI, STORE4, DI)
+	ADDQ $210, SI
+	ADDQ $1024, DI
+	DECQ CX
+	JNZ  dq6k
+	VZEROUPPER
+	RET
+
+// func dotAccAVX2(acc *[32]float32, w *float32, x *float32, n int)
+// acc[l] += w[i]·x[i] (fused) for i ≡ l mod 32, i < 32n, n ≥ 1.
+TEXT ·dotAccAVX2(SB), NOSPLIT, $0-32
+	MOVQ acc+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DX
+	MOVQ n+24(FP), CX
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+dacc:
+	DQ_F32(SI)
+	FMA4(DX, 0)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	DECQ CX
+	JNZ  dacc
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+// func dotAcc3AVX2(acc *[3][32]float32, w *float32, xs *[3]*float32, n int)
+// dotAccAVX2 for three inputs over the same weights (each weight loaded
+// once): acc[i][l] += w[j]·xs[i][j] (fused), j ≡ l mod 32, j < 32n, n ≥ 1.
+// Each acc[i] ends as dotAccAVX2 would leave it, bit for bit.
+TEXT ·dotAcc3AVX2(SB), NOSPLIT, $0-32
+	MOVQ acc+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ xs+16(FP), AX
+	MOVQ 0(AX), R8
+	MOVQ 8(AX), R9
+	MOVQ 16(AX), R10
+	MOVQ n+24(FP), CX
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	VMOVUPS 256(DI), Y8
+	VMOVUPS 288(DI), Y9
+	VMOVUPS 320(DI), Y10
+	VMOVUPS 352(DI), Y11
+dacc3:
+	VMOVUPS (SI), Y12
+	VMOVUPS 32(SI), Y13
+	VMOVUPS 64(SI), Y14
+	VMOVUPS 96(SI), Y15
+	VFMADD231PS (R8), Y12, Y0
+	VFMADD231PS 32(R8), Y13, Y1
+	VFMADD231PS 64(R8), Y14, Y2
+	VFMADD231PS 96(R8), Y15, Y3
+	VFMADD231PS (R9), Y12, Y4
+	VFMADD231PS 32(R9), Y13, Y5
+	VFMADD231PS 64(R9), Y14, Y6
+	VFMADD231PS 96(R9), Y15, Y7
+	VFMADD231PS (R10), Y12, Y8
+	VFMADD231PS 32(R10), Y13, Y9
+	VFMADD231PS 64(R10), Y14, Y10
+	VFMADD231PS 96(R10), Y15, Y11
+	ADDQ $128, SI
+	ADDQ $128, R8
+	ADDQ $128, R9
+	ADDQ $128, R10
+	DECQ CX
+	JNZ  dacc3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	VMOVUPS Y8, 256(DI)
+	VMOVUPS Y9, 288(DI)
+	VMOVUPS Y10, 320(DI)
+	VMOVUPS Y11, 352(DI)
+	VZEROUPPER
+	RET
