@@ -27,6 +27,11 @@
 // top_k, top_p, seed, max_new_tokens, until (a stage), tokens (decode this
 // many), compare (a second prompt or setting, view-specific), no_cache,
 // runs (timed repetitions after a warm-up), requests (busy server, memory budget).
+// A panel may offer alternatives drawn once per visit (so neighbours'
+// answers differ): prompts, compares and notes, each a list separated by
+// " | "; the page picks the same index of every list (?draw=N picks it, a
+// class follows its presenter's draw), and a question's ask may say
+// {{prompt}}: the prompt drawn for the section's first panel.
 //
 // A question block asks the student to predict what the section's panel
 // will show; the page checks the answer against the live value the panel
@@ -69,7 +74,13 @@ var files embed.FS
 var PanelKinds = []string{"tokens", "chat", "logits", "checksum",
 	// static/js/lessonpanels/ (aftersend.js, kvcache.js)
 	"context-limit", "bytes", "same-row", "prefill-steps", "modelview", "loop", "stops", "busy", "stage-timing", "knows",
-	"kvgrid", "kvgrow", "memory-budget", "cache-compare"}
+	"kvgrid", "kvgrow", "memory-budget", "cache-compare",
+	// static/js/lessonpanels/ (appcontext.js, position.js, attncache.js)
+	"app-context", "position", "attention-cache"}
+
+// DrawnOptions are the panel options that list alternatives, one drawn per
+// visit, and the option each one sets.
+var DrawnOptions = map[string]string{"prompts": "prompt", "compares": "compare", "notes": "note"}
 
 // Stages a section may name.
 var Stages = []string{"tokenize", "embed", "prefill", "logits", "sample", "append", "stop"}
@@ -315,8 +326,63 @@ func Parse(name string, b []byte, vals Values) (*Lesson, error) {
 		if sec.Stage == "" {
 			return nil, fmt.Errorf("%s: section %q names no engine stage (add a line stage: …)", name, sec.Heading)
 		}
+		if err := checkDraws(sec); err != nil {
+			return nil, fmt.Errorf("%s: section %q: %w", name, sec.Heading, err)
+		}
 	}
 	return l, nil
+}
+
+// Alternatives splits a drawn option's list ("a | b | c").
+func Alternatives(v string) []string {
+	var out []string
+	for _, a := range strings.Split(v, "|") {
+		out = append(out, strings.TrimSpace(a))
+	}
+	return out
+}
+
+// checkDraws: a panel's drawn lists have no empty alternative and the same
+// length; an ask that says {{prompt}} belongs to a section whose first
+// panel has a prompt.
+func checkDraws(sec Section) error {
+	for i, p := range sec.Panels {
+		n, first := 0, ""
+		for _, k := range sortedKeys(DrawnOptions) {
+			v, ok := p.Options[k]
+			if !ok {
+				continue
+			}
+			alts := Alternatives(v)
+			for _, a := range alts {
+				if a == "" {
+					return fmt.Errorf("panel %d (%s): %s %q has an empty alternative", i+1, p.Kind, k, v)
+				}
+			}
+			if n > 0 && len(alts) != n {
+				return fmt.Errorf("panel %d (%s): %s has %d alternatives and %s %d: the page draws the same index of each", i+1, p.Kind, k, len(alts), first, n)
+			}
+			n, first = len(alts), k
+			if one := p.Options[DrawnOptions[k]]; one != "" && !contains(alts, one) {
+				return fmt.Errorf("panel %d (%s): %s %q is not one of its %s", i+1, p.Kind, DrawnOptions[k], one, k)
+			}
+		}
+	}
+	for _, q := range sec.Questions {
+		if strings.Contains(q.Ask, AskPrompt) && (len(sec.Panels) == 0 || (sec.Panels[0].Options["prompt"] == "" && sec.Panels[0].Options["prompts"] == "")) {
+			return fmt.Errorf("question %q says %s, but the section's first panel has no prompt", q.ID, AskPrompt)
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func contains(list []string, s string) bool {

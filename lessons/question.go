@@ -163,12 +163,20 @@ func (q *qblock) finish(vals Values) (Question, error) {
 	return out, errors.Join(errs...)
 }
 
+// AskPrompt in a question's ask is the prompt the page drew for the
+// section's first panel (its prompts: list), filled in by the page.
+const AskPrompt = "{{prompt}}"
+
 // resolve fills {{model.*}} placeholders in a question's text; a live value
-// cannot appear there (the question is read before the panel runs).
+// cannot appear there (the question is read before the panel runs), and
+// {{prompt}} stays for the page to fill with the prompt it drew.
 func resolve(s string, vals Values) (string, error) {
 	var err error
 	s = placeholder.ReplaceAllStringFunc(s, func(m string) string {
 		key := placeholder.FindStringSubmatch(m)[1]
+		if key == "prompt" {
+			return AskPrompt
+		}
 		if strings.HasPrefix(key, "live:") {
 			err = fmt.Errorf("ask %q shows a live value, which would give the answer away before the panel runs", m)
 			return m

@@ -135,14 +135,14 @@ func TestBrowserLessonPanelScrolledAway(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lessons/after-send?s=10")))
-	must(waitJS(ctx, `!!document.querySelector('#section-10 [data-testid=loop-cycle]') && document.querySelector('#section-10 .lp-root').dataset.ready === '1'`))
+	must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lessons/after-send?s=12")))
+	must(waitJS(ctx, `!!document.querySelector('#section-12 [data-testid=loop-cycle]') && document.querySelector('#section-12 .lp-root').dataset.ready === '1'`))
 	waitSessions(t, ts.URL, 1)
 	// the page grows far below the panel (as a long section would) and the student scrolls down
 	must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.body.append(Object.assign(document.createElement('div'), { id: 'spacer', style: 'height: 6000px' })); window.scrollTo(0, document.documentElement.scrollHeight)`)))
 	waitSessions(t, ts.URL, 0)
-	must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('#section-10 .lesson-panel').scrollIntoView()`)))
-	must(waitJS(ctx, `document.querySelector('#section-10 .lp-root') && document.querySelector('#section-10 .lp-root').dataset.ready === '1' && !document.querySelector('#section-10 .lp-root').dataset.paused`))
+	must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('#section-12 .lesson-panel').scrollIntoView()`)))
+	must(waitJS(ctx, `document.querySelector('#section-12 .lp-root') && document.querySelector('#section-12 .lp-root').dataset.ready === '1' && !document.querySelector('#section-12 .lp-root').dataset.paused`))
 	waitSessions(t, ts.URL, 1)
 	b.AssertNoJSErrors(t)
 }

@@ -162,19 +162,19 @@ func TestBrowserClassLesson(t *testing.T) {
 
 	// another lesson: the class follows; the presenter's steps on the decode
 	// loop reach the students as they happen
-	c.must(pres, "the decode loop", chromedp.Navigate(ts.URL+"/lessons/after-send?s=10"))
-	c.wait(pres, `document.querySelector('#section-10 .lp-root') && document.querySelector('#section-10 .lp-root').dataset.ready === '1'`)
-	if evalJS[bool](t, pres, `document.getElementById('section-10').classList.contains('predicting')`) {
-		c.must(pres, "show the panel", c.click("#section-10 [data-testid=q-skip]"))
+	c.must(pres, "the decode loop", chromedp.Navigate(ts.URL+"/lessons/after-send?s=12"))
+	c.wait(pres, `document.querySelector('#section-12 .lp-root') && document.querySelector('#section-12 .lp-root').dataset.ready === '1'`)
+	if evalJS[bool](t, pres, `document.getElementById('section-12').classList.contains('predicting')`) {
+		c.must(pres, "show the panel", c.click("#section-12 [data-testid=q-skip]"))
 	}
 	for i := range 3 {
-		c.must(pres, "step", c.click("#section-10 [data-testid=loop-step]"))
-		c.wait(pres, fmt.Sprintf(`document.querySelectorAll('#section-10 [data-testid=loop-log] li').length >= %d`, i+2))
+		c.must(pres, "step", c.click("#section-12 [data-testid=loop-step]"))
+		c.wait(pres, fmt.Sprintf(`document.querySelectorAll('#section-12 [data-testid=loop-log] li').length >= %d`, i+2))
 	}
-	want := evalJS[int](t, pres, `document.querySelectorAll('#section-10 [data-testid=loop-log] li').length`)
+	want := evalJS[int](t, pres, `document.querySelectorAll('#section-12 [data-testid=loop-log] li').length`)
 	for i, s := range students {
-		c.wait(s, fmt.Sprintf(`location.pathname === '/lessons/after-send' && document.querySelectorAll('#section-10 .panel-out [data-testid=loop-log] li').length === %d`, want))
-		if on := evalJS[string](t, s, `(document.querySelector('#section-10 .panel-out [data-testid=loop-cycle] li.on') || {}).textContent || ''`); on == "" {
+		c.wait(s, fmt.Sprintf(`location.pathname === '/lessons/after-send' && document.querySelectorAll('#section-12 .panel-out [data-testid=loop-log] li').length === %d`, want))
+		if on := evalJS[string](t, s, `(document.querySelector('#section-12 .panel-out [data-testid=loop-cycle] li.on') || {}).textContent || ''`); on == "" {
 			t.Errorf("student %d: the mirrored loop lights no stage", i+1)
 		}
 	}

@@ -126,26 +126,26 @@ func TestBrowserClassRequest(t *testing.T) {
 	// come from the class's run
 	sb.SetDark(t, false)
 	c.must(pres, "1366×900 again", chromedp.EmulateViewport(1366, 900))
-	c.must(pres, "the busy-server section", chromedp.Navigate(ts.URL+"/lessons/after-send?s=14"))
-	if err := waitJS(pres, `!!document.querySelector('#section-14 [data-testid=busy-class-note]') && !!document.querySelector('#section-14 [data-testid=class-request]')`); err != nil {
-		t.Fatalf("%v: %v", err, evalJS[any](t, pres, `({cls: typeof window.ISClass, p: window.ISClass && window.ISClass.presenting(), sec: document.getElementById('section-14') && document.getElementById('section-14').innerText.slice(0, 400), errs: 0})`))
+	c.must(pres, "the busy-server section", chromedp.Navigate(ts.URL+"/lessons/after-send?s=16"))
+	if err := waitJS(pres, `!!document.querySelector('#section-16 [data-testid=busy-class-note]') && !!document.querySelector('#section-16 [data-testid=class-request]')`); err != nil {
+		t.Fatalf("%v: %v", err, evalJS[any](t, pres, `({cls: typeof window.ISClass, p: window.ISClass && window.ISClass.presenting(), sec: document.getElementById('section-16') && document.getElementById('section-16').innerText.slice(0, 400), errs: 0})`))
 	}
 	for _, s := range students {
-		c.wait(s, `location.pathname === '/lessons/after-send' && !document.getElementById('section-14').hidden`)
+		c.wait(s, `location.pathname === '/lessons/after-send' && !document.getElementById('section-16').hidden`)
 	}
-	c.must(pres, "send it from the lesson", c.click("#section-14 [data-testid=btn-class-send]"))
-	c.wait(pres, `document.querySelector('#section-14 [data-testid=class-request]').dataset.state === 'done' && document.querySelector('#section-14 [data-live="busy.n"]').textContent === '2'`)
+	c.must(pres, "send it from the lesson", c.click("#section-16 [data-testid=btn-class-send]"))
+	c.wait(pres, `document.querySelector('#section-16 [data-testid=class-request]').dataset.state === 'done' && document.querySelector('#section-16 [data-live="busy.n"]').textContent === '2'`)
 	for i, s := range students {
 		c.wait(s, `document.getElementById('class-mine').dataset.state === 'done'`)
 		// the presenter's chart reaches the students with the section
-		c.wait(s, `!!document.querySelector('#section-14 [data-testid=class-run]') || !!document.querySelector('#section-14 .class-run')`)
+		c.wait(s, `!!document.querySelector('#section-16 [data-testid=class-run]') || !!document.querySelector('#section-16 .class-run')`)
 		(&browsertest.Browser{Ctx: s}).AssertAccessible(t, fmt.Sprintf("student %d on the presented busy-server section", i+1))
 	}
 	b.AssertAccessible(t, "the presented busy-server section")
-	c.must(pres, "scroll to the section's class run", chromedp.Evaluate[chromedp.Void](`document.querySelector('#section-14 [data-testid=class-runs]').scrollIntoView()`))
+	c.must(pres, "scroll to the section's class run", chromedp.Evaluate[chromedp.Void](`document.querySelector('#section-16 [data-testid=class-runs]').scrollIntoView()`))
 	b.ViewportScreenshot(t, "class-request-lesson-presenter")
 	// the charts fill their boxes (drawn again when the panel moved into the section)
-	if got := evalJS[[]float64](t, pres, `[...document.querySelectorAll('#section-14 [data-testid=class-run] .chart')].map((b) => b.firstChild.getBoundingClientRect().width / b.clientWidth)`); len(got) != 3 || got[0] < 0.95 || got[0] > 1.01 || got[1] < 0.95 || got[2] > 1.01 {
+	if got := evalJS[[]float64](t, pres, `[...document.querySelectorAll('#section-16 [data-testid=class-run] .chart')].map((b) => b.firstChild.getBoundingClientRect().width / b.clientWidth)`); len(got) != 3 || got[0] < 0.95 || got[0] > 1.01 || got[1] < 0.95 || got[2] > 1.01 {
 		t.Errorf("the class charts' widths over their boxes: %v, want 1", got)
 	}
 	c.b.AssertNoJSErrors(t)

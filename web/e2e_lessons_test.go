@@ -50,11 +50,13 @@ func TestBrowserLessons(t *testing.T) {
 			if empty := evalJS[int](t, ctx, fmt.Sprintf(`[...document.querySelectorAll('%s .live')].filter(e => e.textContent === "…").length`, sel)); empty > 0 {
 				t.Errorf("%s section %d: %d live values not filled", slug, s, empty)
 			}
-			// the first tokens panel tokenizes the lesson's running example
+			// the first tokens panel shows the engine's tokens of its prompt
 			if slug == "after-send" && !checkedTokens && evalJS[bool](t, ctx, fmt.Sprintf(`!!document.querySelector('%s [data-kind="tokens"], %s [data-kind="bytes"]')`, sel, sel)) {
 				checkedTokens = true
 				ids := evalJS[[]int](t, ctx, fmt.Sprintf(`[...document.querySelectorAll('%s .chip')].map(c => +c.dataset.id)`, sel))
-				toks, _ := m.Tokenizer.Encode("The capital of France is", tokenizer.EncodeOptions{AddBOS: true})
+				// the prompt the page drew for this visit (a panel's prompts: list)
+				prompt := evalJS[string](t, ctx, fmt.Sprintf(`document.querySelector('%s .panel-prompt').value`, sel))
+				toks, _ := m.Tokenizer.Encode(prompt, tokenizer.EncodeOptions{AddBOS: true})
 				var want []int
 				for _, tk := range toks {
 					want = append(want, tk.ID)

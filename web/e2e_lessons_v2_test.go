@@ -333,7 +333,7 @@ func TestBrowserLessonsV2Layout(t *testing.T) {
 	ts, _ := batchedLessonServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
-	shots := map[string][]int{"after-send": {3, 7, 8, 10, 11, 14, 15}, "kv-cache": {1, 2, 3, 4, 5}}
+	shots := map[string][]int{"after-send": {3, 6, 8, 9, 10, 12, 13, 16, 17}, "kv-cache": {1, 2, 3, 4, 5, 6}}
 	// each section is loaded once per size (its panels run once); the
 	// color scheme changes on the loaded page, as a student's system does
 	shoot := func(slug string, s int, w, h int64, mobile bool) {

@@ -70,14 +70,26 @@ export function checkAnswer(q, given, real) {
 }
 if (typeof window !== "undefined") window.ISCheckAnswer = checkAnswer; // for tests
 
+// ASK_PROMPT in an ask is the prompt the page drew for the section's first
+// panel (lessons.js fills it in: a question names the prompt the student sees).
+const ASK_PROMPT = "{{prompt}}";
+function askText(raw, prompt) { return raw.split(ASK_PROMPT).join("“" + (prompt || "") + "”"); }
+
+// fillAsks writes the prompt into the section's asks again (a class's
+// presenter drew another prompt than this page).
+export function fillAsks(sec, prompt) { if (sec.fillAsks) sec.fillAsks(prompt); }
+
 // questions draws the section's question and exercise blocks (once) and
 // checks them as the section's panels publish live values. While a question
-// waits for its answer, the section's panels run but stay covered.
-export function questions(sec, spec) {
+// waits for its answer, the section's panels run but stay covered. prompt
+// is the section's drawn prompt, for asks that name it.
+export function questions(sec, spec, prompt) {
   if (sec.dataset.qbuilt) return;
   sec.dataset.qbuilt = "1";
   const live = {}, forms = [];
-  const qs = spec.questions || [];
+  // each form keeps its own copy of the question, its ask filled in
+  const qs = (spec.questions || []).map((q) => Object.assign({}, q, { raw: q.ask, ask: askText(q.ask, prompt) }));
+  sec.fillAsks = (p) => forms.forEach((f) => f.fill(p));
   const pending = () => forms.filter((f) => !f.q.exercise && !f.revealed).length;
   const cover = () => sec.classList.toggle("predicting", pending() > 0);
   sec.querySelectorAll(".lesson-question").forEach((div) => {
@@ -106,7 +118,15 @@ export function questions(sec, spec) {
     const form = IS.el("form", { class: "question" + (q.exercise ? " exercise" : ""), "data-testid": "question", "data-id": q.id, "data-kind": q.kind, "data-ask": q.ask, "data-options-live": q.options_live || null,
       "data-exercise": q.exercise ? "1" : "0", "data-state": "open", "aria-labelledby": id + "-ask" });
     const tag = IS.el("span", { class: "q-tag", text: q.exercise ? "Exercise" : "Predict first" });
-    const ask = IS.el("p", { class: "q-ask", id: id + "-ask" }, [tag, " ", q.ask]);
+    const askSpan = IS.el("span", { class: "q-ask-text", text: q.ask });
+    const ask = IS.el("p", { class: "q-ask", id: id + "-ask" }, [tag, " ", askSpan]);
+    f.fill = (p) => {
+      q.ask = askText(q.raw, p);
+      askSpan.textContent = q.ask;
+      form.dataset.ask = q.ask;
+      const lg = form.querySelector("legend");
+      if (lg) lg.textContent = q.ask;
+    };
     const field = IS.el("div", { class: "q-field" });
     const check = IS.el("button", { type: "submit", class: "primary", "data-testid": "q-check", text: q.exercise ? "Check" : "Check my prediction" });
     const skip = IS.el("button", { type: "button", "data-testid": "q-skip", text: "Show me" });

@@ -8,6 +8,9 @@ import { panelViews } from "./lessonpanels/registry.js";
 import { Run } from "./lessonpanels/util.js";
 import "./lessonpanels/aftersend.js";
 import "./lessonpanels/kvcache.js";
+import "./lessonpanels/appcontext.js";
+import "./lessonpanels/position.js";
+import "./lessonpanels/attncache.js";
 import * as SamplingPanels from "./lessonpanels/sampling.js";
 import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
 
@@ -28,6 +31,34 @@ import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
     r.section = current;
     openRuns.push(r);
     return r;
+  }
+
+  // a visit's draw: a panel with alternatives (prompts:, compares:, notes:
+  // lists) uses one of them, the same index of each list, so neighbours'
+  // answers differ; ?draw=N picks it (a link, a test), and a class follows
+  // its presenter's draw (the room's state carries it)
+  const DRAWN = { prompts: "prompt", compares: "compare", notes: "note" };
+  let draw = (() => { const d = parseInt(new URLSearchParams(location.search).get("draw"), 10); return d >= 0 ? d : Math.floor(Math.random() * 1e6); })();
+  function drawnOptions(p) {
+    const o = Object.assign({}, p.options);
+    for (const [list, one] of Object.entries(DRAWN)) {
+      if (!o[list]) continue;
+      const alts = o[list].split("|").map((x) => x.trim());
+      o[one] = alts[draw % alts.length];
+    }
+    return o;
+  }
+  // the prompt a section's questions may name ({{prompt}}): its first panel's
+  function askPrompt(i) {
+    const sp = data.sections[i], p = sp && sp.panels && sp.panels[0];
+    if (!p) return "";
+    const saved = L.savedPanel(i, 0);
+    return saved.prompt !== undefined ? saved.prompt : drawnOptions(p).prompt || "";
+  }
+  function setDraw(d) {
+    if (d === undefined || d === draw) return;
+    draw = d;
+    sections.forEach((sec, i) => L.fillAsks(sec, askPrompt(i)));
   }
 
   // payload: a panel's options over the shared sampling defaults
@@ -137,15 +168,15 @@ import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
   function runPanels(i) {
     // a student following a class gets the section's question forms (they
     // answer on their own device); the panels are the presenter's
-    if (following) { L.questions(sections[i], data.sections[i]); return; }
+    if (following) { L.questions(sections[i], data.sections[i], askPrompt(i)); return; }
     const sec = sections[i], body = sec.querySelector(".lesson-body");
     const spec = data.sections[i];
-    L.questions(sec, spec);
+    L.questions(sec, spec, askPrompt(i));
     body.querySelectorAll(".lesson-panel").forEach((div) => {
       const k = parseInt(div.dataset.panel, 10), p = spec.panels[k];
       if (div.dataset.built) { if (div.leftWhileOpen) { div.leftWhileOpen = false; div.rerun(); } return; }
       div.dataset.built = "1";
-      const o = Object.assign({}, p.options), saved = L.savedPanel(i, k);
+      const o = drawnOptions(p), saved = L.savedPanel(i, k);
       const input = IS.el("input", { type: "text", value: saved.prompt !== undefined ? saved.prompt : o.prompt || "", "aria-label": "Prompt for this panel", class: "panel-prompt", "data-testid": "panel-prompt" });
       const btn = IS.el("button", { type: "button", class: "primary", text: "Run", "data-testid": "panel-run" });
       const out = IS.el("div", { class: "panel-out", "data-testid": "panel-out", "data-kind": p.kind });
@@ -161,7 +192,7 @@ import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
         out.dataset.state = "running";
         out.dataset.runs = String(++runs);
         o.prompt = input.value;
-        L.noteSettings(i, k, div, o.prompt !== (p.options.prompt || ""));
+        L.noteSettings(i, k, div, o.prompt !== (drawnOptions(p).prompt || ""));
         // api.Run: a view's `new api.Run()` is a session of this run of the panel
         function PanelRun() {
           const r = newRun();
@@ -255,13 +286,13 @@ import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
     // live numbers stay on the presenter's screen: nothing covered is sent
     state: () => {
       const sec = sections[current];
-      if (sec.classList.contains("predicting")) return { section: current, covered: true, panels: [], live: {} };
+      if (sec.classList.contains("predicting")) return { section: current, covered: true, panels: [], live: {}, draw };
       const live = liveValues(sec), all = window.ISLive || {};
       // the questions' answers too (no prose shows them): a student's form checks against them
       (data.sections[current].questions || []).forEach((q) => { if (all[q.answer] !== undefined && live[q.answer] === undefined) live[q.answer] = all[q.answer]; });
-      return { section: current, panels: panelTrees(sec), live };
+      return { section: current, panels: panelTrees(sec), live, draw };
     },
-    show: (st) => { show(st.section || 0); mirrorPanels(sections[current], st.panels, st.live, !!st.covered); },
+    show: (st) => { setDraw(st.draw); show(st.section || 0); mirrorPanels(sections[current], st.panels, st.live, !!st.covered); },
     setFollowing: (on) => {
       following = on;
       if (!on) { document.querySelectorAll("[data-mirror]").forEach((e) => e.remove()); runPanels(current); }
