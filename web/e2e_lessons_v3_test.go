@@ -34,12 +34,13 @@ import (
 	"github.com/inferscope/inferscope/internal/testenv"
 	"github.com/inferscope/inferscope/lessons"
 	"github.com/inferscope/inferscope/web"
+	"github.com/inferscope/inferscope/web/catalog"
 )
 
 // v3Panel is a lesson panel's options and its section's heading.
 func v3Panel(t *testing.T, m *engine.Model, slug, kind string) (map[string]string, string) {
 	t.Helper()
-	ls, err := lessons.Load(web.LessonValues(web.ModelCardFor(m)))
+	ls, err := lessons.Load(web.LessonValues(catalog.ModelCardFor(m)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +340,7 @@ func TestBrowserLessonPosition(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cat := web.NewEngineCatalog()
+		cat := catalog.NewEngineCatalog()
 		if err := cat.Add(gm, "", true); err != nil {
 			t.Fatal(err)
 		}
@@ -476,7 +477,7 @@ var answerShownAllowed = map[string]string{}
 // lesson's first prompts (?draw=1).
 func TestBrowserLessonAnswersHidden(t *testing.T) {
 	ts, m := labServer(t)
-	ls, err := lessons.Load(web.LessonValues(web.ModelCardFor(m)))
+	ls, err := lessons.Load(web.LessonValues(catalog.ModelCardFor(m)))
 	if err != nil {
 		t.Fatal(err)
 	}
