@@ -53,24 +53,18 @@ func New(t testing.TB) *Browser {
 	if err != nil {
 		testenv.Unavailable(t, "%v", err)
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin),
-		chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.WindowSize(1366, 900),
-	)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx)
+	browser, err := acquireBrowser(bin)
+	if err != nil {
+		t.Fatalf("start chromium (%s): %v", bin, err)
+	}
+	// a tab of its own in a browser context of its own (cookies, storage
+	// and cache apart from every other test's), in the shared browser
+	ctx, cancelC := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
 	// generous: a loaded machine (CI, other jobs) slows Chromium a lot
 	ctx, cancelT := context.WithTimeout(ctx, 5*time.Minute)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium (%s): %v", bin, err)
+	t.Cleanup(func() { cancelT(); cancelC(); releaseBrowser() })
+	if _, err := chromedp.Run(ctx, chromedp.EmulateViewport(1366, 900)); err != nil {
+		t.Fatalf("open a tab in chromium (%s): %v", bin, err)
 	}
 	b := &Browser{Ctx: ctx}
 	go func() {
@@ -86,6 +80,68 @@ func New(t testing.TB) *Browser {
 		}
 	}()
 	return b
+}
+
+// shared is the one Chromium process a test binary's browser tests share:
+// starting one costs about a second, and each test gets a tab in a fresh
+// browser context of it. It closes a few seconds after its last user, and
+// the kernel kills it if the test binary dies (chromedp's Pdeathsig).
+var shared struct {
+	mu      sync.Mutex
+	browser context.Context
+	cancel  func()
+	users   int
+	idle    *time.Timer
+}
+
+// acquireBrowser returns the shared browser's context, starting it if
+// needed; releaseBrowser gives it back.
+func acquireBrowser(bin string) (context.Context, error) {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.idle != nil {
+		shared.idle.Stop()
+		shared.idle = nil
+	}
+	if shared.browser == nil || shared.browser.Err() != nil {
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(bin),
+			chromedp.NoSandbox,
+			chromedp.Flag("disable-gpu", true),
+			chromedp.Flag("disable-quic", true),
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.Flag("no-first-run", true),
+			chromedp.WindowSize(1366, 900),
+		)
+		actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+		bctx, cancelB := chromedp.NewContext(actx)
+		if err := chromedp.Do(bctx); err != nil {
+			cancelB()
+			cancelA()
+			return nil, err
+		}
+		shared.browser, shared.cancel = bctx, func() { cancelB(); cancelA() }
+	}
+	shared.users++
+	return shared.browser, nil
+}
+
+func releaseBrowser() {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.users--; shared.users > 0 {
+		return
+	}
+	shared.idle = time.AfterFunc(5*time.Second, func() {
+		shared.mu.Lock()
+		defer shared.mu.Unlock()
+		if shared.users == 0 && shared.cancel != nil {
+			shared.cancel()
+			shared.browser, shared.cancel = nil, nil
+		}
+	})
 }
 
 // JSErrors returns the console errors and uncaught exceptions seen so far.
