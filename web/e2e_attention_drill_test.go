@@ -25,6 +25,7 @@ import (
 )
 
 func TestBrowserAttentionDrill(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := labServer(t)
 	const prompt = "Once upon a time there was a little girl named Lily. She loved to play outside in the park with her friends. " +
 		"One day she saw a big red ball under a tall tree, and she ran to get it before the wind took it away."

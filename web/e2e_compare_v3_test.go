@@ -151,6 +151,7 @@ func compareRun(t *testing.T, b *browsertest.Browser, url, name string) {
 }
 
 func TestBrowserCompareV3(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := labServer(t)
 	const prompt = "The President said"
 	p := session.DefaultSampling()
@@ -323,6 +324,7 @@ func TestBrowserCompareV3Follower(t *testing.T) {
 // and dark; on a phone every cell of the sessions table is inside the page
 // (no clipped columns).
 func TestBrowserServerV3(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts := batchServer(t, true)
 	w := dial(t, ts)
 	dial(t, ts)
@@ -374,6 +376,7 @@ func TestBrowserServerV3(t *testing.T) {
 // TestBrowserModelCardV3: the model card at each size, light and dark: axe
 // finds nothing (its wide tables scroll in focusable, labelled regions).
 func TestBrowserModelCardV3(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := labServer(t)
 	for _, v := range v3Sizes {
 		t.Run(v.name, func(t *testing.T) {

@@ -117,6 +117,7 @@ type walkReport struct {
 }
 
 func TestBrowserLessonFramework(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := labServer(t)
 	ls, err := lessons.Load(web.LessonValues(catalog.ModelCardFor(m)))
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 // each embedded panel ran on the engine (no error), that live values were
 // filled in, and that a tokens panel shows the engine's own token ids.
 func TestBrowserLessons(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx

@@ -252,6 +252,7 @@ func spaced(h string) string {
 }
 
 func TestBrowserLessonKVCacheV2(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := batchedLessonServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -330,6 +331,7 @@ func TestBrowserLessonKVCacheV2(t *testing.T) {
 // section of lessons 01 and 03, screenshots light and dark at 1366×900 and
 // 390×844, and axe-core clean.
 func TestBrowserLessonsV2Layout(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, _ := batchedLessonServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx

@@ -161,6 +161,7 @@ func engineTop(t *testing.T, m *engine.Model, prompt string) *session.LogitsInfo
 const v3Runs = 3 // each claim is checked on this many draws (each a fresh page and run)
 
 func TestBrowserLessonAppContext(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := batchedLessonServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -242,6 +243,7 @@ func ropeAngles(c engine.Config, dp int) []float64 {
 }
 
 func TestBrowserLessonPosition(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := batchedLessonServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -363,6 +365,7 @@ func TestBrowserLessonPosition(t *testing.T) {
 }
 
 func TestBrowserLessonAttentionCache(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := batchedLessonServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -476,6 +479,7 @@ var answerShownAllowed = map[string]string{}
 // other choices. Every section is opened with another draw than the
 // lesson's first prompts (?draw=1).
 func TestBrowserLessonAnswersHidden(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := labServer(t)
 	ls, err := lessons.Load(web.LessonValues(catalog.ModelCardFor(m)))
 	if err != nil {

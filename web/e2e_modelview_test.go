@@ -44,6 +44,7 @@ func wideLlama(t *testing.T, tok *engine.Model) *engine.Model {
 }
 
 func TestBrowserModelView(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	dm, err := models.Default()
 	if err != nil {
 		t.Fatal(err)

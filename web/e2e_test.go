@@ -73,6 +73,7 @@ func TestBrowserAccessibility(t *testing.T) {
 // and a phone's size; screenshots of each (with ARTIFACTS_DIR) are what
 // the README shows.
 func TestBrowserLabScreens(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, _ := labServer(t)
 	for _, v := range []struct {
 		name string
