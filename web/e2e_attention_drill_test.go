@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -156,16 +155,25 @@ func TestBrowserAttentionDrill(t *testing.T) {
 				t.Errorf("%dx%d %s: the page scrolls sideways by %d px", vp.w, vp.h, mode, over)
 			}
 			must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](box+`.scrollIntoView(); scrollBy(0, -130)`)))
-			time.Sleep(200 * time.Millisecond)
+			settled(t, ctx)
 			b.ViewportScreenshot(t, fmt.Sprintf("attention-drill-%d-%s", vp.w, mode))
 			must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="mv-attn-table"]').closest(".mv-attn-scroll").scrollIntoView(); scrollBy(0, -130)`)))
-			time.Sleep(100 * time.Millisecond)
+			settled(t, ctx)
 			b.ViewportScreenshot(t, fmt.Sprintf("attention-drill-table-%d-%s", vp.w, mode))
 			must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("panel-model").scrollIntoView(); scrollBy(0, -130)`)))
-			time.Sleep(100 * time.Millisecond)
+			settled(t, ctx)
 			b.ViewportScreenshot(t, fmt.Sprintf("attention-legend-%d-%s", vp.w, mode))
 			b.AssertAccessible(t, fmt.Sprintf("attention drill-down, %d px, %s", vp.w, mode))
 		}
 	}
 	b.AssertNoJSErrors(t)
+}
+
+// settled waits until the page has drawn twice since now (a scroll's
+// layout and paint are on screen), instead of sleeping.
+func settled(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatal(err)
+	}
 }
