@@ -69,7 +69,9 @@ var files embed.FS
 var PanelKinds = []string{"tokens", "chat", "logits", "checksum",
 	// static/js/lessonpanels/ (aftersend.js, kvcache.js)
 	"context-limit", "bytes", "same-row", "prefill-steps", "modelview", "loop", "stops", "busy", "stage-timing", "knows",
-	"kvgrid", "kvgrow", "memory-budget", "cache-compare"}
+	"kvgrid", "kvgrow", "memory-budget", "cache-compare",
+	// static/js/lessonpanels/serving.js
+	"kv-lifecycle", "prefix-reuse", "context-overflow", "big-models", "fair-compare"}
 
 // Stages a section may name.
 var Stages = []string{"tokenize", "embed", "prefill", "logits", "sample", "append", "stop"}

@@ -8,6 +8,7 @@ import { panelViews } from "./lessonpanels/registry.js";
 import { Run } from "./lessonpanels/util.js";
 import "./lessonpanels/aftersend.js";
 import "./lessonpanels/kvcache.js";
+import "./lessonpanels/serving.js";
 import * as SamplingPanels from "./lessonpanels/sampling.js";
 import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
 
