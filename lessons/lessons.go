@@ -76,7 +76,9 @@ var PanelKinds = []string{"tokens", "chat", "logits", "checksum",
 	"context-limit", "bytes", "same-row", "prefill-steps", "modelview", "loop", "stops", "busy", "stage-timing", "knows",
 	"kvgrid", "kvgrow", "memory-budget", "cache-compare",
 	// static/js/lessonpanels/ (appcontext.js, position.js, attncache.js)
-	"app-context", "position", "attention-cache"}
+	"app-context", "position", "attention-cache",
+	// static/js/lessonpanels/serving.js
+	"kv-lifecycle", "prefix-reuse", "context-overflow", "big-models", "fair-compare"}
 
 // DrawnOptions are the panel options that list alternatives, one drawn per
 // visit, and the option each one sets.

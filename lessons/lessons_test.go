@@ -28,8 +28,8 @@ func load(t *testing.T) []*lessons.Lesson {
 
 func TestLessonsParse(t *testing.T) {
 	ls := load(t)
-	if len(ls) != 3 {
-		t.Fatalf("%d lessons, want 3", len(ls))
+	if len(ls) != 4 {
+		t.Fatalf("%d lessons, want 4", len(ls))
 	}
 	for _, l := range ls {
 		for _, s := range l.Sections {
@@ -106,6 +106,11 @@ func TestReferenceIdeasCovered(t *testing.T) {
 		{"growth per token, bytes per token from the model's shape", "kv-cache", "What one more token costs"},
 		{"context limit and what happens when it is reached", "kv-cache", "The context limit"},
 		{"cache on vs off: same logits, different time", "kv-cache", "Cache on versus cache off"},
+		{"a request's cache is freed when it ends", "serving", "Where the cache goes when a request ends"},
+		{"a shared prefix's cache is reused", "serving", "A shared prefix is computed once"},
+		{"context overflow: the oldest turns are truncated", "serving", "When the conversation outgrows the context"},
+		{"a large or badly placed model decodes slowly", "serving", "Bigger models, the same arithmetic"},
+		{"compare setups with the same workload", "serving", "Fair comparisons"},
 	}
 	ls := load(t)
 	for _, id := range ideas {

@@ -146,6 +146,7 @@ func New(opts Options) (*Server, error) {
 	e.GET("/models/:name/:file", s.modelCardFile)
 	s.roomRoutes(e)
 	s.initServerView()
+	s.initMachineView() // machineview.go: /api/machine, the serving lesson's measured bandwidth
 	return s, nil
 }
 

@@ -11,6 +11,7 @@ import "./lessonpanels/kvcache.js";
 import "./lessonpanels/appcontext.js";
 import "./lessonpanels/position.js";
 import "./lessonpanels/attncache.js";
+import "./lessonpanels/serving.js";
 import * as SamplingPanels from "./lessonpanels/sampling.js";
 import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
 
