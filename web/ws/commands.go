@@ -287,16 +287,9 @@ func (c *Conn) step(cmd wire.Command) {
 	}()
 	stages := 0 // the stages this command ran (a paused run is logged as that many steps)
 	paused := false
-	pauseNow := func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		p := c.pauseAsked
-		c.pauseAsked = false
-		return p
-	}
 	until := untilFor(cmd.Type)
 	var th *thinner // a run's detail_ms (thin.go)
-	var full bool   // every event in full (a room's baseline: rooms.go)
+	var full bool   // every event in full (a room's baseline)
 	if cmd.Type == wire.CmdRun {
 		th, full = c.runThinner(cmd.DetailMs)
 	}
@@ -309,105 +302,139 @@ func (c *Conn) step(cmd wire.Command) {
 		}
 		c.runner.DeferLens(false) // steps after the run read every pass's lens
 		if c.runner.Done() {
-			c.runDone() // batching.go: no pass waits for a stopped run
+			c.runDone() // runlimits.go: no pass waits for a stopped run
 		}
 	}()
 	// one stage per engine slot, so other visitors' steps interleave
 	for !c.runner.Done() {
-		if stages > 0 && pauseNow() {
+		if stages > 0 && c.takePause() {
 			paused = true
 			return
 		}
-		var ev *session.Event
-		var msg, group, detail OutMsg
-		var hasMsg, hasGroup, hasDetail bool
-		var encErr, err error
-		// a visitor past its byte budget waits for it to refill (bytebudget.go);
-		// a batched decode step is admitted by the batcher, fairly by
-		// visitor, instead of holding an engine slot while it waits for its
-		// pass (batching.go)
-		slotErr := c.awaitBytes(ctx)
-		if slotErr == nil {
-			asked := time.Now()
-			slotErr = c.engineWork(ctx, c.batchedNext(), func() {
-				start := time.Now()
-				c.runner.AddQueue(start.Sub(asked)) // waiting for a slot is queue time
-				var evs []*session.Event
-				c.runner.DeferLens(th.deferLens()) // a token that goes out thin reads no lens (thin.go)
-				evs, err = c.runner.Advance(ctx, session.UntilStage, nil)
-				if len(evs) == 0 {
-					return
-				}
-				ev = evs[0]
-				c.s.Metrics.ObserveStep(ev, time.Since(start))
-				c.live.observe(ev)
-				if c.class != nil {
-					c.class.Observe(ev, c.runner.MemoryBytes())
-				}
-				// a presented run is thinned for its room too (rooms.go)
-				out := th.Pass(ev, full)
-				if out.Thin {
-					// thin events travel in groups (thin.go)
-					if th.hold(out) {
-						msg, hasMsg, encErr = c.groupMsg(cmd.ID, th)
-					}
-					return
-				}
-				if group, hasGroup, encErr = c.groupMsg(cmd.ID, th); encErr != nil {
-					return
-				}
-				if ev.Stage == session.StageStop {
-					// a thinned run's latest full events go just before its stop
-					detail, hasDetail = c.detailMsg(cmd.ID, th)
-				}
-				msg, encErr = c.encodeOut(cmd.ID, wire.MsgEvent, out, []*session.Event{out})
-				hasMsg = encErr == nil
-			})
-		}
-		if slotErr != nil {
-			if c.closed() {
-				return
-			}
-			// cancelled while waiting for a slot: the stop event costs no engine work
-			evs, _ := c.runner.Advance(ctx, session.UntilStage, nil)
-			if len(evs) > 0 && !c.sendDetail(cmd.ID, th) {
-				return
-			}
-			for _, ev := range evs {
-				c.Reply(cmd.ID, wire.MsgEvent, ev)
+		out, slotErr := c.runStage(ctx, cmd.ID, th, full)
+		switch {
+		case slotErr != nil:
+			if !c.closed() {
+				c.stopWithoutSlot(ctx, cmd.ID, th)
 			}
 			return
-		}
-		if err != nil {
-			c.SendError(cmd.ID, wire.CodeEngine, err.Error())
+		case out.err != nil:
+			c.SendError(cmd.ID, wire.CodeEngine, out.err.Error())
+			return
+		case out.encErr != nil:
+			c.cancelNow(cmd.ID, th) // the client was told why; it is not left waiting
 			return
 		}
-		if encErr != nil {
-			// the client was told why; end the run so it is not left waiting
-			if ev, err := c.runner.Cancel(); err == nil {
-				c.sendDetail(cmd.ID, th)
-				c.Reply(cmd.ID, wire.MsgEvent, ev)
-			}
+		if out.hasGroup && !c.enqueue(out.group) || out.hasDetail && !c.enqueue(out.detail) {
 			return
 		}
-		if hasGroup && !c.enqueue(group) || hasDetail && !c.enqueue(detail) {
-			return
-		}
-		if ev == nil || hasMsg && !c.enqueue(msg) || c.closed() {
+		if out.ev == nil || out.hasMsg && !c.enqueue(out.msg) || c.closed() {
 			return
 		}
 		stages++
 		if !c.track(cmd.ID) {
-			if ev, err := c.runner.Cancel(); err == nil {
-				c.sendDetail(cmd.ID, th)
-				c.Reply(cmd.ID, wire.MsgEvent, ev)
-			}
+			c.cancelNow(cmd.ID, th)
 			return
 		}
-		if until == session.UntilStage || until == session.UntilToken && (ev.Stage == session.StageAppend || ev.Stage == session.StageStop) {
+		if reached(until, out.ev.Stage) {
 			return
 		}
 	}
+}
+
+// takePause reports whether a pause was asked since the last call (the
+// streaming command stops after its current stage).
+func (c *Conn) takePause() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.pauseAsked
+	c.pauseAsked = false
+	return p
+}
+
+// stageOut is one stage a stepping command ran: its event and the
+// messages it sends (the event, or the thin group it closed; the group
+// before it; a thinned run's latest full events before its stop).
+type stageOut struct {
+	ev                          *session.Event
+	msg, group, detail          OutMsg
+	hasMsg, hasGroup, hasDetail bool
+	encErr, err                 error
+}
+
+// runStage runs the run's next stage in an engine slot and encodes what
+// it sends. A visitor past its byte budget waits for it to refill
+// (runlimits.go); a batched decode step is admitted by the batcher, fairly
+// by visitor, instead of holding an engine slot while it waits for its
+// pass. A non-nil error: ctx ended or the connection closed before the
+// stage ran.
+func (c *Conn) runStage(ctx context.Context, id int64, th *thinner, full bool) (stageOut, error) {
+	var o stageOut
+	if err := c.awaitBytes(ctx); err != nil {
+		return o, err
+	}
+	asked := time.Now()
+	err := c.engineWork(ctx, c.batchedNext(), func() {
+		start := time.Now()
+		c.runner.AddQueue(start.Sub(asked)) // waiting for a slot is queue time
+		c.runner.DeferLens(th.deferLens())  // a token that goes out thin reads no lens (thin.go)
+		var evs []*session.Event
+		evs, o.err = c.runner.Advance(ctx, session.UntilStage, nil)
+		if len(evs) == 0 {
+			return
+		}
+		ev := evs[0]
+		o.ev = ev
+		c.s.Metrics.ObserveStep(ev, time.Since(start))
+		c.live.observe(ev)
+		if c.class != nil {
+			c.class.Observe(ev, c.runner.MemoryBytes())
+		}
+		out := th.Pass(ev, full) // a presented run is thinned for its room too
+		if out.Thin {
+			if th.hold(out) { // thin events travel in groups (thin.go)
+				o.msg, o.hasMsg, o.encErr = c.groupMsg(id, th)
+			}
+			return
+		}
+		if o.group, o.hasGroup, o.encErr = c.groupMsg(id, th); o.encErr != nil {
+			return
+		}
+		if ev.Stage == session.StageStop {
+			// a thinned run's latest full events go just before its stop
+			o.detail, o.hasDetail = c.detailMsg(id, th)
+		}
+		o.msg, o.encErr = c.encodeOut(id, wire.MsgEvent, out, []*session.Event{out})
+		o.hasMsg = o.encErr == nil
+	})
+	return o, err
+}
+
+// stopWithoutSlot ends a run cancelled while it waited for a slot: its
+// stop event costs no engine work.
+func (c *Conn) stopWithoutSlot(ctx context.Context, id int64, th *thinner) {
+	evs, _ := c.runner.Advance(ctx, session.UntilStage, nil)
+	if len(evs) > 0 && !c.sendDetail(id, th) {
+		return
+	}
+	for _, ev := range evs {
+		c.Reply(id, wire.MsgEvent, ev)
+	}
+}
+
+// cancelNow stops the run at once and sends its stop event (after a
+// thinned run's pending full events).
+func (c *Conn) cancelNow(id int64, th *thinner) {
+	if ev, err := c.runner.Cancel(); err == nil {
+		c.sendDetail(id, th)
+		c.Reply(id, wire.MsgEvent, ev)
+	}
+}
+
+// reached reports whether a command stepping until has run far enough
+// once a stage of kind st has run.
+func reached(until session.Until, st session.Stage) bool {
+	return until == session.UntilStage || until == session.UntilToken && (st == session.StageAppend || st == session.StageStop)
 }
 
 // withSlot runs engine work f holding one of the fair queue's slots for
@@ -634,7 +661,7 @@ func (c *Conn) advanceFair(r catalog.Runner, until session.Until) ([]*session.Ev
 			return out, err
 		}
 		st := evs[len(evs)-1].Stage
-		if until == session.UntilStage || until == session.UntilToken && (st == session.StageAppend || st == session.StageStop) {
+		if reached(until, st) {
 			break
 		}
 	}
