@@ -1,49 +1,50 @@
 package engine
 
-// attention.go: attention: queries against the KV cache, softmax weights, the weighted sum of
-// values.
+// attention.go: self-attention: queries and keys rotated by RoPE, scored
+// against the KV cache, softmax weights, the weighted sum of values.
 
 import "math"
 
-// attention runs one layer's self-attention for T new positions pos0.. and
-// adds its output to the residual stream st.x. Input st.xb is the normed
-// stream. Keys and values of the new positions are written into the cache
-// first, so position t attends to every cached position ≤ pos0+t (causal).
-func (m *Model) attention(st *State, kv *KVCache, lw *LayerWeights, l, T, pos0 int, wantAll bool) {
+// attention runs one layer's self-attention for every row of pass p and
+// leaves its output projection in a.proj (the caller adds it to the
+// residual). Input a.xb is the normed stream. Keys and values of the new
+// rows are written into their sequences' caches first, so a row at
+// position pos attends to every cached position ≤ pos of its own sequence
+// (causal).
+func (m *Model) attention(a *acts, p *pass, lw *LayerWeights, l int) {
 	c := m.Config
-	d, qd, kvd, hd := c.Dim, c.QDim(), c.KVDim(), c.HeadDim
-	// q: [T][q_dim], k and v: [T][kv_dim], in one parallel pass
-	st.linear(st.xb, T, linJob{st.q, &lw.Wq, lw.Bq}, linJob{st.k, &lw.Wk, lw.Bk}, linJob{st.v, &lw.Wv, lw.Bv})
-	for t := 0; t < T; t++ {
-		m.rope(st, st.q[t*qd:(t+1)*qd], t)
-		m.rope(st, st.k[t*kvd:(t+1)*kvd], t)
+	R, H := len(p.tokens), c.NHeads
+	qd, kvd, hd := c.QDim(), c.KVDim(), c.HeadDim
+	// q: [R][q_dim], k and v: [R][kv_dim], in one pass over the weights
+	a.linear(a.xb, R, linJob{a.q, &lw.Wq, lw.Bq}, linJob{a.k, &lw.Wk, lw.Bk}, linJob{a.v, &lw.Wv, lw.Bv})
+	for r := range R {
+		m.rope(a, a.q[r*qd:(r+1)*qd], r)
+		m.rope(a, a.k[r*kvd:(r+1)*kvd], r)
 	}
-	kc, vc := kv.layerKV(l) // [cap][kv_dim]
-	copy(kc[pos0*kvd:(pos0+T)*kvd], st.k[:T*kvd])
-	copy(vc[pos0*kvd:(pos0+T)*kvd], st.v[:T*kvd])
+	for _, s := range p.spans {
+		kc, vc := s.kv.layerKV(l) // [cap][kv_dim]
+		copy(kc[s.pos0*kvd:(s.pos0+s.n)*kvd], a.k[s.r0*kvd:(s.r0+s.n)*kvd])
+		copy(vc[s.pos0*kvd:(s.pos0+s.n)*kvd], a.v[s.r0*kvd:(s.r0+s.n)*kvd])
+	}
+	a.growAtt(p.maxLen(), c.SeqLen)
 
-	group := c.NHeads / c.NKVHeads // query heads per key/value head
+	group := H / c.NKVHeads // query heads per key/value head
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	S := c.SeqLen
-	// One work item per (position, head); items are split statically.
-	parallelFor(T*c.NHeads, 1, func(w, lo, hi int) {
+	// One work item per (row, head); items are split statically.
+	parallelFor(R*H, 1, func(w, lo, hi int) {
 		for it := lo; it < hi; it++ {
-			t, h := it/c.NHeads, it%c.NHeads
-			n := pos0 + t + 1 // positions visible to this query
-			q := st.q[t*qd+h*hd : t*qd+(h+1)*hd]
+			r, h := it/H, it%H
+			s := &p.spans[p.spanOf[r]]
+			t := r - s.r0
+			n := s.pos0 + t + 1 // positions visible to this query
+			kc, vc := s.kv.layerKV(l)
+			q := a.q[r*qd+h*hd : r*qd+(h+1)*hd]
 			kvh := h / group
-			// The attention weights are computed where the hooks read them,
-			// so none is copied afterwards: in this position's row of st.all
-			// when every position's are wanted, in st.last[h] for the last
-			// position (LayerDone's Attn), else in the worker's scratch.
-			// Each item owns its row, and the arithmetic does not depend on
-			// where the row lies, so the results are the same bits.
-			att := st.att[w][:n]
-			switch {
-			case wantAll:
-				att = st.all[(t*c.NHeads+h)*S:][:n]
-			case t == T-1:
-				att = st.last[h][:n]
+			// the weights go where the sequence's record keeps them for
+			// its hooks, else to the worker's scratch
+			att := s.rec.weights(t, h, n)
+			if att == nil {
+				att = a.att[w][:n]
 			}
 			// scores: att[p] = q·k_p (the cache rows of this head, stride kv_dim)
 			gemvF32(att, kc[kvh*hd:], kvd, q, n, hd)
@@ -52,49 +53,47 @@ func (m *Model) attention(st *State, kv *KVCache, lw *LayerWeights, l, T, pos0 i
 			}
 			softmaxInPlace(att)
 			// weighted sum: out = Σ_p att[p]·v_p
-			out := st.ao[t*qd+h*hd : t*qd+(h+1)*hd]
+			out := a.ao[r*qd+h*hd : r*qd+(h+1)*hd]
 			clear(out)
 			gemvTAcc(out, vc[kvh*hd:], kvd, att, n, hd)
 		}
 	})
-	st.linear(st.ao, T, linJob{st.proj, &lw.Wo, lw.Bo}) // [T][dim]
-	for i, v := range st.proj[:T*d] {
-		st.x[i] += v
-	}
+	a.linear(a.ao, R, linJob{a.proj, &lw.Wo, lw.Bo}) // [R][dim]
 }
 
-// ropeTables fills st.rcos/st.rsin [T][head_dim/2] with cos and sin of
-// pos·θ^(−2j/head_dim) for positions pos0..pos0+T-1, once per forward pass
+// ropeTables fills a.rcos/a.rsin [R][head_dim/2] with cos and sin of
+// pos·θ^(−2j/head_dim) for each row's position, once per forward pass
 // (every layer and head uses the same angles).
-func (m *Model) ropeTables(st *State, T, pos0 int) {
+func (m *Model) ropeTables(a *acts, p *pass) {
 	c := m.Config
 	if c.Rope == RopeNone {
 		return
 	}
-	half := c.HeadDim / 2
-	if len(st.rcos) < T*half {
-		st.rcos, st.rsin = make([]float32, T*half), make([]float32, T*half)
+	R, half := len(p.tokens), c.HeadDim/2
+	if len(a.rcos) < R*half {
+		a.rcos, a.rsin = make([]float32, R*half), make([]float32, R*half)
 	}
-	for t := 0; t < T; t++ {
+	for r := range R {
+		pos := p.pos(r)
 		for j := 0; j < half; j++ {
 			freq := 1 / math.Pow(c.RopeTheta, float64(2*j)/float64(c.HeadDim))
-			sin, cos := math.Sincos(float64(pos0+t) * freq)
-			st.rcos[t*half+j], st.rsin[t*half+j] = float32(cos), float32(sin)
+			sin, cos := math.Sincos(float64(pos) * freq)
+			a.rcos[r*half+j], a.rsin[r*half+j] = float32(cos), float32(sin)
 		}
 	}
 }
 
-// rope rotates the pairs of each head of vec (queries or keys of the t-th
-// position of this pass) by the angles in st's tables. Which dimensions form
+// rope rotates the pairs of each head of vec (queries or keys of row r of
+// this pass) by the angles in a's tables. Which dimensions form
 // a pair depends on the checkpoint's convention (see RopeStyle).
-func (m *Model) rope(st *State, vec []float32, t int) {
+func (m *Model) rope(a *acts, vec []float32, r int) {
 	c := m.Config
 	if c.Rope == RopeNone {
 		return
 	}
 	hd := c.HeadDim
 	half := hd / 2
-	fcs, fss := st.rcos[t*half:(t+1)*half], st.rsin[t*half:(t+1)*half]
+	fcs, fss := a.rcos[r*half:(r+1)*half], a.rsin[r*half:(r+1)*half]
 	for h := 0; h+hd <= len(vec); h += hd {
 		head := vec[h : h+hd]
 		for j := 0; j < half; j++ {
@@ -109,5 +108,24 @@ func (m *Model) rope(st *State, vec []float32, t int) {
 			head[a] = x0*fc - x1*fs
 			head[b] = x0*fs + x1*fc
 		}
+	}
+}
+
+// softmaxInPlace turns x into probabilities (max-subtracted for stability).
+func softmaxInPlace(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	mx := x[0]
+	for _, v := range x[1:] {
+		mx = max(mx, v)
+	}
+	expShifted(x, mx) // float32(math.Exp(float64(v − mx))), four at a time
+	var sum float32
+	for _, e := range x {
+		sum += e
+	}
+	for i := range x {
+		x[i] /= sum
 	}
 }

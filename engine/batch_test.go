@@ -392,3 +392,34 @@ func mustKV(t *testing.T, c Config) *KVCache {
 	}
 	return kv
 }
+
+// TestForwardBatchLogitsWithLensBeside: with a logit lens on for some
+// sequences of a batch, the head pass reads their lens rows beside every
+// sequence's logits (one pass over the head): each sequence's logits,
+// with or without a lens, stay bit for bit its lone decode step's.
+func TestForwardBatchLogitsWithLensBeside(t *testing.T) {
+	for name, m := range batchModels(t) {
+		t.Run(name, func(t *testing.T) {
+			seqs := prefilled(t, m, 6, 17)
+			batch := make([]*BatchSeq, len(seqs))
+			for i, s := range seqs {
+				batch[i] = &BatchSeq{State: NewState(m.Config), KV: cloneKV(s.kv), Token: s.tok}
+				if i%2 == 0 {
+					batch[i].Hooks = &Hooks{Lens: &LogitLens{Done: func(LensInfo) {}}}
+				}
+			}
+			if err := m.ForwardBatch(NewBatchState(m.Config, len(seqs)), batch); err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range seqs {
+				alone, err := m.Forward(NewState(m.Config), cloneKV(s.kv), []int{s.tok}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if k, diff := firstDiff(batch[i].Logits, alone); k >= 0 {
+					t.Fatalf("sequence %d (lens %v): logit %d is %s", i, i%2 == 0, k, diff)
+				}
+			}
+		})
+	}
+}

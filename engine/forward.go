@@ -1,6 +1,7 @@
 package engine
 
-// forward.go: the forward pass: embed, every Transformer block, final norm and logits.
+// forward.go: the forward pass: embed, every Transformer block, final norm
+// and logits, for the rows of one pass (as llama2.c's run.c, every row at once).
 
 import "fmt"
 
@@ -10,112 +11,109 @@ import "fmt"
 // single token is one decode step. The returned slice is st's buffer, valid
 // until st is used again.
 func (m *Model) Forward(st *State, kv *KVCache, tokens []int, hooks *Hooks) ([]float32, error) {
-	return m.forward(st, kv, tokens, hooks, false)
+	return m.forwardSeq(st, kv, tokens, hooks, false)
 }
 
 // ForwardAll is Forward returning the logits of every position: [T][vocab].
 func (m *Model) ForwardAll(st *State, kv *KVCache, tokens []int, hooks *Hooks) ([]float32, error) {
-	return m.forward(st, kv, tokens, hooks, true)
+	return m.forwardSeq(st, kv, tokens, hooks, true)
 }
 
-func (m *Model) forward(st *State, kv *KVCache, tokens []int, hooks *Hooks, allLogits bool) ([]float32, error) {
-	c := m.Config
+// forwardSeq checks one sequence's pass, sets it up in st and runs it.
+func (m *Model) forwardSeq(st *State, kv *KVCache, tokens []int, hooks *Hooks, allLogits bool) ([]float32, error) {
 	T := len(tokens)
 	if T == 0 {
 		return nil, fmt.Errorf("forward: no tokens")
 	}
-	pos0 := kv.Len
-	if pos0+T > kv.Cap {
-		return nil, fmt.Errorf("forward: %d positions would exceed the context: %d cached + %d new > capacity %d", pos0+T, pos0, T, kv.Cap)
-	}
-	st.grow(T)
-	d := c.Dim
-	if err := m.embed(st, tokens, pos0, hooks); err != nil {
+	if err := kv.room(T); err != nil {
 		return nil, err
 	}
-	m.ropeTables(st, T, pos0)
-	wantAll := hooks != nil && hooks.AllAttention && hooks.LayerDone != nil
-	if wantAll {
-		if need := T * c.NHeads * c.SeqLen; len(st.all) < need {
-			st.all = make([]float32, need)
+	for t, tok := range tokens {
+		if err := m.checkToken(tok, kv.Len+t); err != nil {
+			return nil, err
 		}
 	}
-	for l := range m.Weights.Layers {
-		lw := &m.Weights.Layers[l]
-		// attention sub-block (pre-norm, residual)
-		m.norm(st.xb, st.x, lw.AttnNorm, lw.AttnNormBias, T)
-		m.attention(st, kv, lw, l, T, pos0, wantAll)
-		// feed-forward sub-block (pre-norm, residual)
-		m.norm(st.xb, st.x, lw.MLPNorm, lw.MLPNormBias, T)
-		m.mlp(st, lw, T)
-		if hooks != nil && hooks.Lens != nil {
-			hooks.Lens.capture(c, l, st.x[(T-1)*d:T*d])
-		}
-		if hooks != nil && hooks.LayerDone != nil {
-			qd := c.QDim()
-			info := LayerInfo{Layer: l, Pos0: pos0, Hidden: rows(st.x, T, d), Attn: make([][]float32, c.NHeads), MLP: rows(st.hb, T, c.HiddenDim),
-				Query: st.q[(T-1)*qd : T*qd]}
-			for h := range info.Attn {
-				if wantAll { // the last position's row (attention keeps it only there)
-					off := ((T-1)*c.NHeads + h) * c.SeqLen
-					info.Attn[h] = st.all[off : off+pos0+T]
-				} else {
-					info.Attn[h] = st.last[h][:pos0+T]
-				}
-			}
-			if wantAll {
-				info.AttnAll = make([][][]float32, T)
-				for t := range info.AttnAll {
-					info.AttnAll[t] = make([][]float32, c.NHeads)
-					for h := range c.NHeads {
-						off := (t*c.NHeads + h) * c.SeqLen
-						info.AttnAll[t][h] = st.all[off : off+pos0+t+1]
-					}
-				}
-			}
-			hooks.LayerDone(info)
-		}
-	}
-	kv.Len = pos0 + T
-
-	// final norm and LM head: only the positions whose logits we return
-	first := T - 1
+	first := T - 1 // the positions whose logits are returned: the last, or all
 	if allLogits {
 		first = 0
 	}
-	n := T - first
-	m.norm(st.xb, st.x[first*d:], m.Weights.FinalNorm, m.Weights.FinalNormBias, n)
-	V := c.VocabSize
+	n, V := T-first, m.Config.VocabSize
+	st.grow(T)
 	if len(st.logits) < n*V {
 		st.logits = make([]float32, n*V)
 	}
-	head := &m.Weights.Head
-	var lens *LogitLens
-	if hooks != nil && hooks.Lens.ready(c) {
-		lens = hooks.Lens
-	}
-	if lens != nil && n == 1 && !head.InOut {
-		// one pass over the head for the logits and the lens's other layers
-		xs, outs := lens.toRead(m)
-		headRows(head, append(xs, st.xb[:d]), append(outs, st.logits[:V]))
-	} else {
-		st.linear(st.xb, n, linJob{st.logits, head, nil})
-		if lens != nil {
-			xs, outs := lens.toRead(m)
-			headRows(head, xs, outs)
-		}
-	}
-	if lens != nil {
-		lens.finish(c, pos0+T-1, st.logits[(n-1)*V:n*V])
-	}
+	st.p.start(tokens)
+	st.p.add(kv, kv.Len, T, st.rec.start(hooks, T))
+	m.forward(&st.acts, &st.p, first)
+	st.p.tokens = nil // the caller's
 	return st.logits[:n*V], nil
 }
 
-// norm applies the family's normalization to T rows.
-func (m *Model) norm(out, x, g, b []float32, T int) {
-	if m.Config.Arch == ArchGPT2 {
-		layernorm(out, x, g, b, T, m.Config.Dim, m.Config.NormEps)
-		return
+// forward runs pass p in a: every row through the embedding and each
+// Transformer block, then rows first.. through the final norm and the head
+// into a.logits. The hooks' record is read at the marked points only
+// (record.go); attention writes the weights a record keeps into it.
+func (m *Model) forward(a *acts, p *pass, first int) {
+	w := &m.Weights
+	R, d := len(p.tokens), m.Config.Dim
+	m.embed(a, p)
+	p.embedded(m, a) // inspection
+	m.ropeTables(a, p)
+	for l := range w.Layers {
+		lw := &w.Layers[l]
+		// attention sub-block: pre-norm, attention, residual
+		m.norm(a.xb, a.x, lw.AttnNorm, lw.AttnNormBias, R)
+		m.attention(a, p, lw, l)
+		residual(a.x, a.proj, R*d)
+		// feed-forward sub-block: pre-norm, MLP, residual
+		m.norm(a.xb, a.x, lw.MLPNorm, lw.MLPNormBias, R)
+		m.mlp(a, lw, R)
+		residual(a.x, a.proj, R*d)
+		p.layerDone(m, a, l) // inspection
 	}
-	rmsnorm(out, x, g, T, m.Config.Dim, m.Config.NormEps)
+	p.advance()
+	n := R - first
+	m.norm(a.xb, a.x[first*d:], w.FinalNorm, w.FinalNormBias, n)
+	m.logits(a, p, first, n)
+}
+
+// logits applies the head (unembedding) to the n normed rows in a.xb, into
+// a.logits [n][vocab], and gives every logit lens reading the pass its
+// readings. With a lens on, its rows join the logits in one pass over the
+// head (headRows) whenever the logits are decode-kernel rows anyway, so the
+// head's weights stream from memory once per step with or without the lens
+// (lens.go); a long pass keeps the GEMM for its logits and reads the lens
+// after it.
+func (m *Model) logits(a *acts, p *pass, first, n int) {
+	head := &m.Weights.Head
+	d, V := m.Config.Dim, m.Config.VocabSize
+	xs, outs := p.lensRows(m)
+	if len(xs) > 0 && !head.InOut && a.rowKernels(n) {
+		for i := range n {
+			xs, outs = append(xs, a.xb[i*d:(i+1)*d]), append(outs, a.logits[i*V:(i+1)*V])
+		}
+		p.xs, p.outs = xs, outs // keep the grown slices
+		headRows(head, xs, outs)
+	} else {
+		a.linear(a.xb, n, linJob{a.logits, head, nil})
+		if len(xs) > 0 {
+			headRows(head, xs, outs)
+		}
+	}
+	p.lensDone(m, a.logits, first)
+}
+
+// residual adds a sub-block's output to the residual stream: x += out.
+func residual(x, out []float32, n int) {
+	for i, v := range out[:n] {
+		x[i] += v
+	}
+}
+
+// checkToken reports a token id outside the vocabulary.
+func (m *Model) checkToken(tok, pos int) error {
+	if tok < 0 || tok >= m.Config.VocabSize {
+		return fmt.Errorf("token id %d at position %d out of range 0..%d", tok, pos, m.Config.VocabSize-1)
+	}
+	return nil
 }

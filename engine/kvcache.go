@@ -31,6 +31,14 @@ func (kv *KVCache) layerKV(l int) (k, v []float32) {
 	return kv.Key[off : off+n], kv.Value[off : off+n]
 }
 
+// room reports whether n more positions fit.
+func (kv *KVCache) room(n int) error {
+	if kv.Len+n > kv.Cap {
+		return fmt.Errorf("forward: %d positions would exceed the context: %d cached + %d new > capacity %d", kv.Len+n, kv.Len, n, kv.Cap)
+	}
+	return nil
+}
+
 // Truncate rewinds the cache to n positions. Entries past n are simply
 // overwritten by later passes.
 func (kv *KVCache) Truncate(n int) error {

@@ -14,7 +14,7 @@ package engine
 //
 // Cost: the last layer's reading is the model's own logits; the other
 // layers' readings are made in the same pass over the head as the logits
-// of a one-position pass (headRows), so the head's weights are streamed
+// of a decode step, lone or batched (headRows), so the head's weights are streamed
 // from memory once per step with or without the lens, and the lens adds
 // only the arithmetic of layers−1 extra rows, done from cache.
 type LogitLens struct {
@@ -32,7 +32,7 @@ type LogitLens struct {
 	logits []float32   // [layers][vocab]
 	lrows  [][]float32 // row views of logits and x, made once
 	xrows  [][]float32
-	xs     [][]float32 // the normed rows headRows reads (layers but the last), cap layers
+	xs     [][]float32 // the normed rows headRows reads (layers but the last)
 	outs   [][]float32 // their logits rows
 }
 
@@ -50,9 +50,8 @@ func (ll *LogitLens) capture(c Config, l int, row []float32) {
 		ll.x, ll.xb = make([]float32, n), make([]float32, n)
 		ll.logits = make([]float32, c.NLayers*c.VocabSize)
 		ll.lrows, ll.xrows = rows(ll.logits, c.NLayers, c.VocabSize), rows(ll.x, c.NLayers, c.Dim)
-		xb := rows(ll.xb, c.NLayers, c.Dim)
-		ll.xs = append(make([][]float32, 0, c.NLayers), xb[:c.NLayers-1]...)
-		ll.outs = append(make([][]float32, 0, c.NLayers), ll.lrows[:c.NLayers-1]...)
+		ll.xs = rows(ll.xb, c.NLayers-1, c.Dim)
+		ll.outs = ll.lrows[:c.NLayers-1]
 	}
 	copy(ll.x[l*c.Dim:(l+1)*c.Dim], row)
 }
@@ -87,8 +86,7 @@ func (ll *LogitLens) Read(m *Model, pos int, logits []float32) bool {
 
 // toRead puts every layer but the last through the final norm and returns
 // those rows with the logits rows headRows must fill (the last layer's
-// reading is the model's logits, never recomputed). Both slices have room
-// for one more row (the model's own, when the head pass is shared).
+// reading is the model's logits, never recomputed).
 func (ll *LogitLens) toRead(m *Model) (xs, outs [][]float32) {
 	m.norm(ll.xb, ll.x, m.Weights.FinalNorm, m.Weights.FinalNormBias, m.Config.NLayers-1)
 	return ll.xs, ll.outs
@@ -115,7 +113,7 @@ const headTile = 64
 // a time where the kernel set has gemv4 (each weight loaded once for the
 // four). Each value is the gemv a lone decode step computes for that row
 // (the kernels reduce a row in the same order whatever the row or vector
-// count), so a row of logits made here equals the one st.linear makes for
+// count), so a row of logits made here equals the one acts.linear makes for
 // an [out][in] head.
 func headRows(h *Mat, xs, outs [][]float32) {
 	k := kern

@@ -1,9 +1,8 @@
 package engine
 
-// mathx.go: the numeric building blocks: linear layers (GEMV for one position, packed GEMM for
-// many), norms, softmax, activations.
-
-import "math"
+// linear.go: linear layers, y = W·x + b, over a pass's rows: GEMV for one
+// position, the same decode kernel row by row for a batch or a short pass,
+// packed GEMM for a long prefill, and split-K for [in][out] matrices.
 
 // linJob is one matrix of a fused linear pass: out[t][o] = Σ_i x[t][i]·W[o][i] + bias[o].
 // out is [T][w.Rows]. Several jobs that read the same x (Q, K and V; gate
@@ -16,16 +15,18 @@ type linJob struct {
 
 // linear runs the jobs on x [T][in] (in = every job's w.Cols). With T = 1
 // (decode) each worker streams its share of the weight rows once through
-// the gemv kernel; with T > 1 (prefill) each worker packs panels of nr
-// output columns and multiplies them with 6-position tiles (gemm).
-func (st *State) linear(x []float32, T int, jobs ...linJob) {
+// the gemv kernel; a short pass, or any pass of a with decodeRows, runs
+// the same kernel for every row (linearRows); otherwise (prefill) each
+// worker packs panels of nr output columns and multiplies them with
+// 6-position tiles (gemm).
+func (a *acts) linear(x []float32, T int, jobs ...linJob) {
 	total := 0
 	for _, j := range jobs {
 		total += j.w.Rows
 	}
 	k := kern
 	if T == 1 && inOutRun(jobs) {
-		st.linearSplitK(x, total, jobs)
+		a.part = splitK(x, 1, total, jobs, a.part)
 		return
 	}
 	if T == 1 {
@@ -34,12 +35,12 @@ func (st *State) linear(x []float32, T int, jobs ...linJob) {
 		})
 		return
 	}
-	if T <= rowsMaxT {
-		// a short prefill: the decode kernels over blocks of rows, four
-		// positions at a time, cost less than packing the weights into
-		// panels for the GEMM (and each position's values are a decode
-		// step's)
-		st.part = linearRows(x, T, st.part, jobs)
+	if a.rowKernels(T) {
+		// a batch's rows, or a short prefill: the decode kernels over
+		// blocks of rows, four positions at a time, cost less than packing
+		// the weights into panels for the GEMM (and each position's values
+		// are a decode step's)
+		a.part = linearRows(x, T, a.part, jobs)
 		return
 	}
 	in := jobs[0].w.Cols
@@ -47,7 +48,7 @@ func (st *State) linear(x []float32, T int, jobs ...linJob) {
 	full := T - T%gemmMR
 	var tail []float32
 	if full < T {
-		tail = st.gemmTail[:gemmMR*in]
+		tail = a.gemmTail[:gemmMR*in]
 		clear(tail)
 		copy(tail, x[full*in:T*in])
 	}
@@ -58,11 +59,11 @@ func (st *State) linear(x []float32, T int, jobs ...linJob) {
 		panels[i+1] = panels[i] + (j.w.Rows+nr-1)/nr
 	}
 	parallelFor(panels[len(jobs)], 1, func(w, lo, hi int) {
-		bp := st.pack[w][:in*nr]
-		tile := st.tile[w][:gemmMR*nr]
+		bp := a.pack[w][:in*nr]
+		tile := a.tile[w][:gemmMR*nr]
 		for ji, j := range jobs {
-			a, b := max(lo, panels[ji]), min(hi, panels[ji+1])
-			for p := a; p < b; p++ {
+			p0, p1 := max(lo, panels[ji]), min(hi, panels[ji+1])
+			for p := p0; p < p1; p++ {
 				o0 := (p - panels[ji]) * nr
 				gemmPanel(k, j, x, tail, T, full, o0, min(nr, j.w.Rows-o0), bp, tile)
 			}
@@ -70,12 +71,16 @@ func (st *State) linear(x []float32, T int, jobs ...linJob) {
 	})
 }
 
-// rowsMaxT is the longest pass that State.linear runs with the decode
+// rowsMaxT is the longest pass that acts.linear runs with the decode
 // kernels (linearRows) instead of the packed GEMM: for short passes packing
 // the weights costs more than the GEMM saves (`bench --prompt-tokens 8`:
 // stories15M 2003 → 3456 tok/s, gpt2-124M 156 → 488 tok/s; 6 tokens 2.0×
 // and 2.3×). Longer prompts keep the GEMM.
 const rowsMaxT = 8
+
+// rowKernels reports whether a's linear passes run T rows with the decode
+// kernels (linearRows), each row's values a lone decode step's.
+func (a *acts) rowKernels(T int) bool { return T <= rowsMaxT || a.decodeRows }
 
 // inOutRun reports whether the jobs are float32 [in][out] matrices that lie
 // side by side in one array (GPT-2's q, k, v views of c_attn, or one Conv1D
@@ -97,17 +102,12 @@ func inOutRun(jobs []linJob) bool {
 	return true
 }
 
-// linearSplitK is the decode step of [in][out] matrices: each worker
-// streams a contiguous block of input rows (whole stored rows, read in
-// order) into its own partial sums of every output, and the partial sums
-// are then added. Splitting the outputs instead would have each worker read
-// a strided band of every row.
-func (st *State) linearSplitK(x []float32, n int, jobs []linJob) {
-	st.part = splitK(x, 1, n, jobs, st.part)
-}
-
-// splitK runs linearSplitK for B rows of x [B][in] at once (batched decode):
-// each worker walks its input rows in blocks of 16 and adds every row's
+// splitK is the decode step of [in][out] matrices, for B rows of x
+// [B][in] at once: each worker streams a contiguous block of input rows
+// (whole stored rows, read in order) into its own partial sums of every
+// output, and the partial sums are then added (splitting the outputs
+// instead would have each worker read a strided band of every row). Each
+// worker walks its input rows in blocks of 16 and adds every row's
 // contribution before moving on, so the weights are read once for all B
 // rows, and each row's sums are added in exactly the order a lone decode
 // step adds them. part is the per-worker scratch (grown and returned).
@@ -160,6 +160,94 @@ func splitK(x []float32, B, n int, jobs []linJob, part [][]float32) [][]float32 
 		}
 	}
 	return part
+}
+
+// linearRows runs the jobs on B rows of x [B][in] (sequences of a batch,
+// or the positions of a short prefill), each output what a lone decode
+// step computes for that row, with each weight read from memory once for
+// all B rows. The rows of each job are split across workers as a decode
+// step's are; each worker walks its rows in blocks small enough to stay
+// in cache and runs the decode kernel (gemvRange) on each block for every
+// row (blocks start at multiples of 16 rows from the worker's first, so
+// the kernels' 4-row and 8-column groups fall where they fall alone).
+// [in][out] matrices side by side (GPT-2) go through splitK, as they do
+// alone. part is splitK's scratch (grown and returned).
+func linearRows(x []float32, B int, part [][]float32, jobs []linJob) [][]float32 {
+	total := 0
+	for _, j := range jobs {
+		total += j.w.Rows
+	}
+	if inOutRun(jobs) {
+		return splitK(x, B, total, jobs, part)
+	}
+	in := jobs[0].w.Cols
+	parallelForAligned(total, 16, 64, func(_, lo, hi int) {
+		// the kernel's vector tables, once per worker: passed to the kernel
+		// through a func value they live on the heap (one allocation per
+		// region, not per block and group of four)
+		o4, x4 := new([4][]float32), new([4][]float32)
+		forJobs(jobs, lo, hi, func(j linJob, lo, hi int) {
+			if B == 1 {
+				gemvRange(j, x, lo, hi)
+				return
+			}
+			blk := batchBlock(j.w)
+			rows := j.w.Rows
+			four := gemv4For(j.w)
+			for a := lo; a < hi; a += blk {
+				e := min(a+blk, hi)
+				s := 0
+				for ; four && s+4 <= B; s += 4 {
+					gemv4Range(j, x, in, s, a, e, o4, x4)
+				}
+				for ; s < B; s++ {
+					js := linJob{out: j.out[s*rows : (s+1)*rows], w: j.w, bias: j.bias}
+					gemvRange(js, x[s*in:(s+1)*in], a, e)
+				}
+			}
+		})
+	})
+	return part
+}
+
+// gemv4For reports whether the kernel set can run w for four sequences in
+// one pass over its rows (gemv4: each weight loaded once for the four, and
+// each value the one-vector gemv's, so a row is the same as alone); the
+// column count a multiple of 16, as the four-vector kernel takes it.
+func gemv4For(w *Mat) bool {
+	k := kern
+	return !w.InOut && w.Cols%16 == 0 && ((w.DType == F32 && k.gemv4 != nil) || (w.DType == BF16 && k.gemv4BF16 != nil))
+}
+
+// gemv4Range is gemvRange for sequences s..s+3 of x [B][in] at once:
+// outputs [lo, hi) of each one's rows in j.out [B][rows], then the bias, as
+// gemvRange adds it.
+func gemv4Range(j linJob, x []float32, in, s, lo, hi int, o4, x4 *[4][]float32) {
+	w, rows := j.w, j.w.Rows
+	for v := range 4 {
+		o4[v] = j.out[(s+v)*rows+lo : (s+v)*rows+hi]
+		x4[v] = x[(s+v)*in : (s+v+1)*in]
+	}
+	if w.DType == F32 {
+		kern.gemv4(o4, w.F32[lo*w.Ld+w.Off:], w.Ld, x4, hi-lo, w.Cols)
+	} else {
+		kern.gemv4BF16(o4, w.BF16[lo*w.Ld+w.Off:], w.Ld, x4, hi-lo, w.Cols)
+	}
+	if j.bias != nil {
+		for _, out := range o4 {
+			for i, b := range j.bias[lo:hi] {
+				out[i] += b
+			}
+		}
+	}
+}
+
+// batchBlock is how many outputs of w a worker computes for every sequence
+// before moving on: about 32 KiB of weights, a multiple of 16.
+func batchBlock(w *Mat) int {
+	per := w.Cols * w.DType.Size()
+	n := (32 << 10) / max(per, 1)
+	return max(16, n&^15)
 }
 
 // forJobs calls fn for the part of each job inside the global row range [lo, hi).
@@ -279,60 +367,5 @@ func gemmPanel(k *kernelSet, j linJob, x, tail []float32, T, full, o0, n int, bp
 				}
 			}
 		}
-	}
-}
-
-// rmsnorm: out = x · g / sqrt(mean(x²) + eps), for each of T rows of width d.
-func rmsnorm(out, x, g []float32, T, d int, eps float32) {
-	for t := 0; t < T; t++ {
-		xr, or := x[t*d:(t+1)*d], out[t*d:(t+1)*d]
-		var ss float32
-		for _, v := range xr {
-			ss += v * v
-		}
-		inv := float32(1 / math.Sqrt(float64(ss/float32(d)+eps)))
-		for i, v := range xr {
-			or[i] = g[i] * (v * inv)
-		}
-	}
-}
-
-// layernorm: out = (x - mean) / sqrt(var + eps) · g + b, per row.
-func layernorm(out, x, g, b []float32, T, d int, eps float32) {
-	for t := 0; t < T; t++ {
-		xr, or := x[t*d:(t+1)*d], out[t*d:(t+1)*d]
-		var mean float32
-		for _, v := range xr {
-			mean += v
-		}
-		mean /= float32(d)
-		var vr float32
-		for _, v := range xr {
-			vr += (v - mean) * (v - mean)
-		}
-		vr /= float32(d)
-		inv := float32(1 / math.Sqrt(float64(vr+eps)))
-		for i, v := range xr {
-			or[i] = (v-mean)*inv*g[i] + b[i]
-		}
-	}
-}
-
-// softmaxInPlace turns x into probabilities (max-subtracted for stability).
-func softmaxInPlace(x []float32) {
-	if len(x) == 0 {
-		return
-	}
-	mx := x[0]
-	for _, v := range x[1:] {
-		mx = max(mx, v)
-	}
-	expShifted(x, mx) // float32(math.Exp(float64(v − mx))), four at a time
-	var sum float32
-	for _, e := range x {
-		sum += e
-	}
-	for i := range x {
-		x[i] /= sum
 	}
 }
