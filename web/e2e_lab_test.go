@@ -292,6 +292,7 @@ func TestBrowserLab(t *testing.T) {
 }
 
 func TestBrowserCompare(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	prompt := "The President said that"
@@ -387,6 +388,7 @@ func TestBrowserLabReconnect(t *testing.T) {
 // TestBrowserLabGPT2: a GPT-2-family model shows its learned position
 // vectors in the embeddings panel (the default model uses RoPE instead).
 func TestBrowserLabGPT2(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	gm, err := engine.LoadModel(testenv.SharedDir(t, "models/tiny-gpt2"), "")
 	if err != nil {
 		t.Fatal(err)
@@ -460,6 +462,7 @@ func stepTo(t *testing.T, b *browsertest.Browser, seq int) {
 // the CDF reaches the last kept rank at 1; the attention heatmap has one
 // map per head with the prompt's tokens as rows and columns.
 func TestBrowserLabNumbers(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -545,6 +548,7 @@ func TestBrowserLabNumbers(t *testing.T) {
 // TestBrowserLabForceSearch: a token far below the listed candidates is
 // found by the search box (by its text, then by its id) and forced.
 func TestBrowserLabForceSearch(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -607,6 +611,7 @@ func TestBrowserLabForceSearch(t *testing.T) {
 // shows as byte chips (one <XX> per byte the engine's token covers) and
 // joined in the text.
 func TestBrowserLabBytes(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
