@@ -327,6 +327,7 @@ function drawBudget(mem) {
   }
   box.appendChild(bar);
   box.appendChild(C.el("p", { class: "small legend" }, parts.flatMap((p) => [C.el("span", { class: "key " + p[2] }), " " + p[0] + " " + C.bytes(p[1]) + "  "]).concat(["· total " + C.bytes(total)])));
+  box.appendChild(C.el("p", { class: "small muted", "data-testid": "scratch-note" }, "Scratch buffers hold one pass's activations. Their size depends on this run's settings: the prompt's length (prefill passes every prompt position at once), the engine's threads, and whether every position's attention is kept, so two runs of the same model can differ."));
   whatIf();
 }
 export function whatIf() {
