@@ -151,7 +151,7 @@ func EncodeChat(tk Tokenizer, msgs []ChatMessage, style ChatStyle, addBOS bool) 
 			if !ok {
 				return "", nil, fmt.Errorf("chat: template token %q is not in the vocabulary", p.text)
 			}
-			toks = append(toks, Token{ID: id, Piece: p.text, Text: p.text, Start: pos, End: pos + len(p.text), Special: true, Added: true})
+			toks = append(toks, Token{ID: id, Piece: p.text, Text: p.text, Start: pos, End: pos + len(p.text), Special: tk.IsSpecial(id), Added: true})
 			runStart = rendered.Len()
 			continue
 		}
