@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/models"
+	"github.com/inferscope/inferscope/models/local"
 )
 
 // modelFlags are the flags every model-using command shares.
@@ -22,7 +23,7 @@ type modelFlags struct {
 
 func addModelFlags(fs *flag.FlagSet) modelFlags {
 	return modelFlags{
-		model:     fs.String("model", "default", `model: "default" (embedded), a Hugging Face model directory, or a llama2.c .bin file`),
+		model:     fs.String("model", "default", `model: "default" (embedded), a Hugging Face model directory, a llama2.c .bin file, or a model in Ollama's or LM Studio's store: ollama:NAME[:TAG], lmstudio:PUBLISHER/REPO[/FILE.gguf]`),
 		tokenizer: fs.String("tokenizer", "", "tokenizer file (llama2.c tokenizer.bin or tokenizer.json); default: the model's own"),
 		weights:   fs.String("weights", "", "weight precision to run: f32 or bf16 (half the bytes per token); default: as stored"),
 	}
@@ -50,11 +51,14 @@ func (f modelFlags) loadAny() (*engine.Model, error) {
 // build (-tags engineonly), which has no hub client, leaves it nil.
 var hubRef func(ref, tokenizer string) (m *engine.Model, ok bool, err error)
 
-// loadModelRef loads "default", a path, or a hub repo id found in the
-// Hugging Face cache (pulled by inferscope or by Python tools).
+// loadModelRef loads "default", a local store's model (ollama:…, lmstudio:…), a path,
+// or a hub repo id found in the Hugging Face cache (pulled by inferscope or by Python tools).
 func loadModelRef(ref, tokenizer string) (*engine.Model, error) {
 	if ref == "" || ref == "default" || ref == models.DefaultName {
 		return models.Default()
+	}
+	if local.IsRef(ref) {
+		return loadLocalRef(ref)
 	}
 	if _, err := os.Stat(ref); err != nil && hubRef != nil && strings.Contains(ref, "/") {
 		if m, ok, err := hubRef(ref, tokenizer); ok {
