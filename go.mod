@@ -58,4 +58,4 @@ require (
 
 tool github.com/a-h/templ/cmd/templ
 
-replace github.com/ardanlabs/jinja v1.8.0 => ./third_party/jinja
+replace github.com/ardanlabs/jinja v1.8.0 => ./internal/thirdparty/jinja

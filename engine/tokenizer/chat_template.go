@@ -4,7 +4,7 @@ package tokenizer
 // "chat_template" of tokenizer_config.json, chat_template.jinja, or GGUF's
 // tokenizer.chat_template), rendered as transformers' apply_chat_template
 // renders it, by github.com/ardanlabs/jinja (patched with render limits:
-// third_party/jinja/PATCHES.md).
+// internal/thirdparty/jinja/PATCHES.md).
 
 import (
 	"encoding/json"
