@@ -654,16 +654,22 @@ func TestBrowserLabBytes(t *testing.T) {
 // TestBrowserLabStop: Stop shows "cancelled" at once (in the same task as
 // the click), the server's stop confirms it, and nothing is left running.
 func TestBrowserLabStop(t *testing.T) {
-	ts, _ := labServer(t)
+	ts := slowLabServer(t, 2*time.Millisecond)
 	b := browsertest.New(t)
 	ctx := b.Ctx
 	labAt(t, b, ts.URL+"/lab?prompt=The%20President%20said&n=250&t=0.8&p=0.9")
+	// Stop as soon as the first token is drawn: at the engine's speed the
+	// whole run takes tens of ms, so a fixed delay could come after its end
 	res, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`new Promise(res => {
-		document.getElementById("btn-run").click();
-		setTimeout(() => {
+		const gen = document.getElementById("gen");
+		const obs = new MutationObserver(() => {
+			if (+gen.dataset.count < 1) return;
+			obs.disconnect();
 			document.getElementById("btn-cancel").click();
 			res([document.getElementById("stop-text").dataset.reason || "", document.querySelector("main").dataset.runState]);
-		}, 60);
+		});
+		obs.observe(gen, { attributes: true, childList: true, subtree: true });
+		document.getElementById("btn-run").click();
 	})`, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatal(err)
@@ -817,4 +823,50 @@ func eventIDs(evs []*session.Event) []int {
 		}
 	}
 	return ids
+}
+
+// slowCatalog runs its catalog's models at most one stage per `per`: at
+// the engine's own speed the default model's whole run takes tens of ms,
+// less than a click's round trip, so tests of Stop and Pause at "engine
+// speed" run on it (the page cannot tell a slower engine apart).
+type slowCatalog struct {
+	catalog.Catalog
+	per time.Duration
+}
+
+func (c slowCatalog) NewRun(model string, cfg session.Config) (catalog.Run, error) {
+	run, err := c.Catalog.NewRun(model, cfg)
+	if err == nil {
+		run.Runner = slowRunner{run.Runner, c.per}
+	}
+	return run, err
+}
+
+type slowRunner struct {
+	catalog.Runner
+	per time.Duration
+}
+
+func (r slowRunner) Advance(ctx context.Context, until session.Until, emit func(*session.Event) bool) ([]*session.Event, error) {
+	select {
+	case <-time.After(r.per):
+	case <-ctx.Done():
+	}
+	return r.Runner.Advance(ctx, until, emit)
+}
+
+// slowLabServer is labServer on a slowCatalog of per per stage.
+func slowLabServer(t testing.TB, per time.Duration) *httptest.Server {
+	t.Helper()
+	cat, err := catalog.DefaultCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := web.New(web.Options{Catalog: slowCatalog{cat, per}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return ts
 }
