@@ -49,7 +49,7 @@ type AttentionView struct {
 	HeadDim int       `json:"head_dim"`
 	Query   []float32 `json:"query"` // q of the current position, after RoPE when the model uses it
 	RoPE    bool      `json:"rope"`
-	Scale   float32   `json:"scale"` // 1/√head_dim
+	Scale   float32   `json:"scale"` // 1/√head_dim (Gemma: query_pre_attn_scalar^−½)
 	// Keys: every position the query may see: 0..Pos, or in a
 	// sliding-window layer the last Window of them (Evicted..Pos).
 	Keys []AttnKey `json:"keys"`
@@ -58,6 +58,9 @@ type AttentionView struct {
 	// see (weight 0) and the layer's cache no longer holds.
 	Window  int `json:"window,omitempty"`
 	Evicted int `json:"evicted,omitempty"`
+	// Softcap, when not 0, caps the scaled scores before the softmax:
+	// softcap·tanh(scaled/softcap) (Gemma 2).
+	Softcap float64 `json:"softcap,omitempty"`
 	// Masked: positions Pos+1..Context-1 are hidden by the causal mask
 	// (their score is −∞ before the softmax, their weight 0); at the last
 	// position they hold nothing yet.
@@ -120,6 +123,7 @@ func (s *Session) inspectAttention(r InspectRequest, out *Inspection) error {
 	if c.Sliding(l) {
 		a.Window, a.Evicted = c.Window, first
 	}
+	a.Softcap = c.AttnSoftcap
 	// the largest weights keep their vectors
 	withVec := make([]bool, n)
 	if n-first <= MaxAttentionVectors {
