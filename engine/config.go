@@ -95,6 +95,8 @@ type Config struct {
 	// zero value of each is Llama's behaviour). Config stays comparable
 	// (==), so per-layer facts are a string.
 
+	// MLP is the gated MLP's form (SwiGLU or GeGLU); GPT-2's is known by
+	// its family (MLPForm).
 	MLP MLPKind
 	// NormPlusOne: RMSNorm scales by (1 + weight) (Gemma3RMSNorm, Gemma2RMSNorm).
 	NormPlusOne bool
@@ -125,6 +127,14 @@ type Config struct {
 	// AttnSoftcap and FinalSoftcap are tanh soft-caps, cap·tanh(x/cap), on
 	// the attention scores and on the logits; 0 none.
 	AttnSoftcap, FinalSoftcap float64
+}
+
+// MLPForm is the feed-forward block's form: GPT-2's GELU MLP, else MLP.
+func (c Config) MLPForm() MLPKind {
+	if c.Arch == ArchGPT2 {
+		return MLPGELU
+	}
+	return c.MLP
 }
 
 // Sliding reports whether layer l attends through the sliding window.

@@ -87,7 +87,7 @@ func parseHFConfigLayout(b []byte) (Config, hfLayout, error) {
 			inner = *h.NInner
 		}
 		c = Config{Arch: ArchGPT2, Dim: h.NEmbd, HiddenDim: inner, NLayers: h.NLayer, NHeads: h.NHead, NKVHeads: h.NHead,
-			VocabSize: h.VocabSize, SeqLen: h.NPositions, NormEps: float32(h.LNEps), Rope: RopeNone, TiedHead: true, MLP: MLPGELU}
+			VocabSize: h.VocabSize, SeqLen: h.NPositions, NormEps: float32(h.LNEps), Rope: RopeNone, TiedHead: true}
 		if c.NHeads > 0 {
 			c.HeadDim = c.Dim / c.NHeads
 		}

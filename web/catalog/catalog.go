@@ -119,7 +119,7 @@ func ModelCardFor(m *engine.Model) ModelCard {
 // modelShape describes m's structure for the model view.
 func modelShape(m *engine.Model) ModelShape {
 	c := m.Config
-	s := ModelShape{Norm: "RMSNorm", MLP: c.MLP.String(), Rope: c.Rope != engine.RopeNone, Params: m.Weights.PartParams(),
+	s := ModelShape{Norm: "RMSNorm", MLP: c.MLPForm().String(), Rope: c.Rope != engine.RopeNone, Params: m.Weights.PartParams(),
 		Family: string(c.Arch), QKNorm: c.QKNorm, Window: c.Window, RopeScaling: c.RopeScaling.String(), RopeLocalTheta: c.RopeLocalTheta,
 		RotaryDims: c.RotaryDim, EmbedScale: c.EmbedScale, AttnScale: c.AttnScale(), AttnSoftcap: c.AttnSoftcap, FinalSoftcap: c.FinalSoftcap}
 	switch {
