@@ -5,6 +5,8 @@ package engine
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -129,4 +131,27 @@ func TestArchConfigRefused(t *testing.T) {
 			t.Errorf("%v: error %v, want one saying %q", tc.kv, err, tc.want)
 		}
 	}
+}
+
+// FuzzArchConfig: any config.json bytes, seeded with the families'
+// checkpoints: parsing never panics, and what it accepts validates.
+func FuzzArchConfig(f *testing.F) {
+	dirs, _ := filepath.Glob("testdata/arch/*/config.json")
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := parseHFConfig(b)
+		if err == nil {
+			if verr := c.Validate(); verr != nil {
+				t.Fatalf("accepted a config Validate refuses: %v", verr)
+			}
+			_ = c.ropeInvFreq(false)
+			_ = c.ropeInvFreq(true)
+		}
+	})
 }

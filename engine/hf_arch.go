@@ -188,13 +188,13 @@ func parseWindow(c *Config, h *hfConfig, x *hfArchConfig) error {
 	if (c.Arch == ArchQwen2 || c.Arch == ArchQwen3) && !x.UseSlidingWindow {
 		w = 0 // Qwen2Config: sliding_window if use_sliding_window else None
 	}
-	if c.Arch == ArchLlama || w == 0 {
-		return nil
+	if c.Arch == ArchLlama || w == 0 || c.NLayers <= 0 || c.NLayers > 1<<20 {
+		return nil // (a layer count out of range is Validate's to refuse)
 	}
 	if w < 1 || w > 1<<30 || w != math.Trunc(w) {
 		return fmt.Errorf("sliding_window %g must be a positive whole number", w)
 	}
-	n := max(c.NLayers, 0)
+	n := c.NLayers
 	types := make([]byte, n)
 	for l := range types {
 		slide := true // Mistral, Phi-3
