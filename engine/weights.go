@@ -195,6 +195,9 @@ type LayerWeights struct {
 	BUp                    []float32 // [hidden]
 	WDown                  Mat       // [dim] × [hidden]  Llama W2; GPT-2 mlp.c_proj
 	BDown                  []float32 // [dim]
+	QNorm, KNorm           []float32 // [head_dim] per-head q/k RMSNorm gains (Qwen 3, Gemma 3); nil for others
+	PostAttnNorm           []float32 // [dim] norm of the attention output before the residual add (Gemma)
+	PostMLPNorm            []float32 // [dim] norm of the MLP output before the residual add (Gemma)
 }
 
 func (l *LayerWeights) mats() []*Mat {
@@ -202,7 +205,8 @@ func (l *LayerWeights) mats() []*Mat {
 }
 
 func (l *LayerWeights) vecs() [][]float32 {
-	return [][]float32{l.AttnNorm, l.AttnNormBias, l.Bq, l.Bk, l.Bv, l.Bo, l.MLPNorm, l.MLPNormBias, l.BUp, l.BDown}
+	return [][]float32{l.AttnNorm, l.AttnNormBias, l.Bq, l.Bk, l.Bv, l.Bo, l.MLPNorm, l.MLPNormBias, l.BUp, l.BDown,
+		l.QNorm, l.KNorm, l.PostAttnNorm, l.PostMLPNorm}
 }
 
 // Weights are a model's parameters. They are never written after load and

@@ -307,7 +307,7 @@ func benchModel(m *engine.Model, promptN, genN, probeBytes int) (benchResult, er
 func prefillFlops(c engine.Config, T int) float64 {
 	d, qd, kvd, hd := float64(c.Dim), float64(c.QDim()), float64(c.KVDim()), float64(c.HiddenDim)
 	perPos := d*qd + 2*d*kvd + qd*d + 2*d*hd + hd*d // q, k, v, o, up, down
-	if c.Arch == engine.ArchLlama {
+	if c.Arch != engine.ArchGPT2 {
 		perPos += d * hd // gate
 	}
 	attn := float64(T*(T+1)/2) * qd * 2 // scores and sums
