@@ -247,12 +247,23 @@ type Weights struct {
 }
 
 // DType is the storage type of the layer matrices (F32 or BF16, or a
-// block type; a GGUF file may mix several: this is the first layer's Wq).
+// block type; where they mix types, as a quantized GGUF file's do, the one
+// that holds the most of their bytes).
 func (w *Weights) DType() DType {
-	if len(w.Layers) > 0 {
-		return w.Layers[0].Wq.DType
+	if len(w.Layers) == 0 {
+		return w.TokenEmbed.DType
 	}
-	return w.TokenEmbed.DType
+	bytes := map[DType]int64{}
+	best := w.Layers[0].Wq.DType
+	for i := range w.Layers {
+		for _, m := range w.Layers[i].mats() {
+			bytes[m.DType] += m.Bytes()
+			if bytes[m.DType] > bytes[best] {
+				best = m.DType
+			}
+		}
+	}
+	return best
 }
 
 // Checksum is a SHA-256 over every parameter as stored, in a fixed order:
