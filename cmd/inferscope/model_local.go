@@ -5,7 +5,6 @@ package main
 // file and opened by the engine's GGUF loader; serve --local-models offers every model they hold.
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 
@@ -13,14 +12,9 @@ import (
 	"github.com/inferscope/inferscope/models/local"
 )
 
-// ErrNoGGUF says this build cannot open GGUF files.
-var ErrNoGGUF = errors.New("GGUF loading is not available in this build")
-
 // loadGGUF opens a GGUF file as a model: the one place the local stores
-// reach the engine's GGUF loader. Until the engine has one it refuses.
-var loadGGUF = func(path string) (*engine.Model, error) {
-	return nil, fmt.Errorf("%s: %w", path, ErrNoGGUF)
-}
+// reach the engine's GGUF loader; tests replace it.
+var loadGGUF = engine.LoadGGUF
 
 // localStores is where the stores are looked for; tests replace it.
 var localStores = local.FromEnv
