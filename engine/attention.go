@@ -13,8 +13,8 @@ import "math"
 // (causal).
 func (m *Model) attention(a *acts, p *pass, lw *LayerWeights, l int) {
 	c := m.Config
-	R, H := len(p.tokens), c.NHeads
-	qd, kvd, hd := c.QDim(), c.KVDim(), c.HeadDim
+	R := len(p.tokens)
+	qd, kvd := c.QDim(), c.KVDim()
 	// q: [R][q_dim], k and v: [R][kv_dim], in one pass over the weights
 	a.linear(a.xb, R, linJob{a.q, &lw.Wq, lw.Bq}, linJob{a.k, &lw.Wk, lw.Bk}, linJob{a.v, &lw.Wv, lw.Bv})
 	for r := range R {
@@ -26,38 +26,7 @@ func (m *Model) attention(a *acts, p *pass, lw *LayerWeights, l int) {
 		copy(kc[s.pos0*kvd:(s.pos0+s.n)*kvd], a.k[s.r0*kvd:(s.r0+s.n)*kvd])
 		copy(vc[s.pos0*kvd:(s.pos0+s.n)*kvd], a.v[s.r0*kvd:(s.r0+s.n)*kvd])
 	}
-	a.growAtt(p.maxLen(), c.SeqLen)
-
-	group := H / c.NKVHeads // query heads per key/value head
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	// One work item per (row, head); items are split statically.
-	parallelFor(R*H, 1, func(w, lo, hi int) {
-		for it := lo; it < hi; it++ {
-			r, h := it/H, it%H
-			s := &p.spans[p.spanOf[r]]
-			t := r - s.r0
-			n := s.pos0 + t + 1 // positions visible to this query
-			kc, vc := s.kv.layerKV(l)
-			q := a.q[r*qd+h*hd : r*qd+(h+1)*hd]
-			kvh := h / group
-			// the weights go where the sequence's record keeps them for
-			// its hooks, else to the worker's scratch
-			att := s.rec.weights(t, h, n)
-			if att == nil {
-				att = a.att[w][:n]
-			}
-			// scores: att[p] = q·k_p (the cache rows of this head, stride kv_dim)
-			gemvF32(att, kc[kvh*hd:], kvd, q, n, hd)
-			for p := range att {
-				att[p] *= scale
-			}
-			softmaxInPlace(att)
-			// weighted sum: out = Σ_p att[p]·v_p
-			out := a.ao[r*qd+h*hd : r*qd+(h+1)*hd]
-			clear(out)
-			gemvTAcc(out, vc[kvh*hd:], kvd, att, n, hd)
-		}
-	})
+	a.attend(c, p, l)                                // scores, softmax, weighted sums into a.ao (attnkernels.go)
 	a.linear(a.ao, R, linJob{a.proj, &lw.Wo, lw.Bo}) // [R][dim]
 }
 
