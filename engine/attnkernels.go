@@ -146,7 +146,10 @@ type attnSlot struct {
 // attnScratch is attention's scratch: slots reused from pass to pass (grown
 // by doubling, never shrunk: a steady decode allocates nothing).
 type attnScratch struct {
-	slots []attnSlot
+	slots            []attnSlot
+	w                attnWork                 // the layer in flight
+	rowsFn, blocksFn func(worker, lo, hi int) // w's methods, bound to bound
+	bound            *attnWork
 }
 
 // slot returns slot i sized for n positions of H heads of hd dimensions.
@@ -177,55 +180,68 @@ func (sc *attnScratch) bytes() int64 {
 const attnRowsAlone = 8
 
 // attend runs the attention of every row of pass p at layer l (its queries
-// in a.q, the keys and values already in the caches) into a.ao.
+// in a.q, the keys and values already in the caches) into a.ao. It
+// allocates nothing once the scratch has grown to the pass's size.
 func (a *acts) attend(c Config, p *pass, l int) {
 	R, H, hd := len(p.tokens), c.NHeads, c.HeadDim
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	ak := attnFor(kern)
-	w := attnWork{a: a, c: c, p: p, l: l, ak: ak, scale: scale}
+	sc := &a.attn
+	sc.w = attnWork{a: a, c: c, p: p, l: l, ak: attnFor(kern), scale: float32(1 / math.Sqrt(float64(hd)))}
+	if sc.bound != &sc.w { // bound once: a method value made per call would be allocated per call
+		sc.rowsFn, sc.blocksFn, sc.bound = sc.w.rows, sc.w.blocks, &sc.w
+	}
+	w := &sc.w
 	if R > attnRowsAlone {
-		// whole rows per item, in an order that pairs short rows with
-		// long ones (a prompt's rows attend to 1..T positions): the static
-		// split gives each worker about the same positions
 		for i := range maxWorkers() {
-			a.attn.slot(i, p.maxLen(), H, hd, c.SeqLen)
+			sc.slot(i, p.maxLen(), H, hd, c.SeqLen)
 		}
-		parallelFor(R, 1, func(wk, lo, hi int) {
-			sl := &a.attn.slots[wk]
-			for it := lo; it < hi; it++ {
-				r := it / 2
-				if it%2 == 1 {
-					r = R - 1 - it/2
-				}
-				n := w.visible(r)
-				for b := 0; b*attnBlock < n; b++ {
-					w.block(sl, r, b, n)
-				}
-				w.combine(sl, r, n)
-			}
-		})
-		return
-	}
-	// one slot per row; items are (row, block) pairs
-	items := 0
-	for r := range R {
-		a.attn.slot(r, w.visible(r), H, hd, c.SeqLen)
-		items += (w.visible(r) + attnBlock - 1) / attnBlock
-	}
-	parallelFor(items, 1, func(_, lo, hi int) {
-		r, b0 := 0, 0 // row r's blocks are items b0..
-		for it := lo; it < hi; it++ {
-			n := w.visible(r)
-			for it-b0 >= (n+attnBlock-1)/attnBlock {
-				b0 += (n + attnBlock - 1) / attnBlock
-				r++
-				n = w.visible(r)
-			}
-			w.block(&a.attn.slots[r], r, it-b0, n)
+		parallelFor(R, 1, sc.rowsFn)
+	} else {
+		// one slot per row; items are (row, block) pairs
+		items := 0
+		for r := range R {
+			sc.slot(r, w.visible(r), H, hd, c.SeqLen)
+			items += (w.visible(r) + attnBlock - 1) / attnBlock
 		}
-	})
-	for r := range R {
-		w.combine(&a.attn.slots[r], r, w.visible(r))
+		parallelFor(items, 1, sc.blocksFn)
+		for r := range R {
+			w.combine(&sc.slots[r], r, w.visible(r))
+		}
+	}
+	sc.w = attnWork{} // keep no pass alive
+}
+
+// rows is a worker's share of whole rows (passes of more than
+// attnRowsAlone rows), in an order that pairs short rows with long ones (a
+// prompt's rows attend to 1..T positions): the static split gives each
+// worker about the same positions.
+func (w *attnWork) rows(wk, lo, hi int) {
+	R := len(w.p.tokens)
+	sl := &w.a.attn.slots[wk]
+	for it := lo; it < hi; it++ {
+		r := it / 2
+		if it%2 == 1 {
+			r = R - 1 - it/2
+		}
+		n := w.visible(r)
+		for b := 0; b*attnBlock < n; b++ {
+			w.block(sl, r, b, n)
+		}
+		w.combine(sl, r, n)
+	}
+}
+
+// blocks is a worker's share of the (row, block) items of a pass of few
+// rows, each row in its own slot.
+func (w *attnWork) blocks(_, lo, hi int) {
+	r, b0 := 0, 0 // row r's blocks are items b0..
+	for it := lo; it < hi; it++ {
+		n := w.visible(r)
+		for it-b0 >= (n+attnBlock-1)/attnBlock {
+			b0 += (n + attnBlock - 1) / attnBlock
+			r++
+			n = w.visible(r)
+		}
+		w.block(&w.a.attn.slots[r], r, it-b0, n)
 	}
 }
 

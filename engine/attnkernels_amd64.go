@@ -60,8 +60,14 @@ func attnScoresAVX512w(s []float32, lds int, q, k, v []float32, ldk, n, hd, G in
 	if n16 > 0 {
 		attnScoresAVX512(&s[0], lds, &q[0], &k[0], ldk, n16, hd, G, scale, &v[0])
 	}
-	if n16 < n {
-		attnScoresGo(s[n16:], lds, q, k[n16*ldk:], nil, ldk, n-n16, hd, G, scale)
+	switch {
+	case n16 == n:
+	case n >= 16:
+		// the last 16 positions again: the ones done twice get the same bits
+		t := n - 16
+		attnScoresAVX512(&s[t], lds, &q[0], &k[t*ldk], ldk, 16, hd, G, scale, &v[t*ldk])
+	default:
+		attnScoresAVX2w(s, lds, q, k, v, ldk, n, hd, G, scale)
 	}
 }
 
@@ -71,8 +77,13 @@ func attnScoresAVX2w(s []float32, lds int, q, k, v []float32, ldk, n, hd, G int,
 	if n4 > 0 {
 		attnScoresAVX2(&s[0], lds, &q[0], &k[0], ldk, n4, hd, G, scale)
 	}
-	if n4 < n {
-		attnScoresGo(s[n4:], lds, q, k[n4*ldk:], nil, ldk, n-n4, hd, G, scale)
+	switch {
+	case n4 == n:
+	case n >= 4:
+		t := n - 4 // the last 4 positions again (see attnScoresAVX512w)
+		attnScoresAVX2(&s[t], lds, &q[0], &k[t*ldk], ldk, 4, hd, G, scale)
+	default:
+		attnScoresGo(s, lds, q, k, nil, ldk, n, hd, G, scale)
 	}
 }
 

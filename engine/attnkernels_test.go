@@ -292,3 +292,17 @@ func TestAttendWeightsAndSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestAttendAllocatesNothing: a decode step's attention, once its scratch
+// has grown, allocates nothing (one block: no parallel region either).
+func TestAttendAllocatesNothing(t *testing.T) {
+	c := Config{Dim: 6 * 16, HiddenDim: 8, NLayers: 1, NHeads: 6, NKVHeads: 2, HeadDim: 16, SeqLen: 600, VocabSize: 1}
+	a, p, kv := attnCase(t, c, 100, 1, 4)
+	kv.Len = 101
+	rec := newRecord(c)
+	p.spans[0].rec = rec.start(&Hooks{LayerDone: func(LayerInfo) {}}, 1)
+	a.attend(c, p, 0)
+	if n := testing.AllocsPerRun(20, func() { a.attend(c, p, 0) }); n != 0 {
+		t.Fatalf("attend allocates %v times per call", n)
+	}
+}
