@@ -68,8 +68,10 @@ type attnKernels struct {
 	// and l = Σ e_p (16 lanes, sum16); len(s) ≥ 1.
 	softmax func(s []float32) (m, l float32)
 	// wsum sets o[g·ldo+j] = Σ_p e[g·lde+p]·v[p·ldv+j] (position order) for
-	// g < G, j < hd, p < n.
-	wsum func(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int)
+	// g < G, j < hd, p < n; pk and pv (maybe empty) are where the next
+	// block's keys and values start (stride ldv), which a kernel may
+	// prefetch meanwhile.
+	wsum func(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int, pk, pv []float32)
 }
 
 var goAttn = attnKernels{name: "go", scores: attnScoresGo, softmax: attnSoftmaxGo, wsum: attnWsumGo}
@@ -121,7 +123,7 @@ func attnSoftmaxGo(s []float32) (m, l float32) {
 	return m, sum16(&a)
 }
 
-func attnWsumGo(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int) {
+func attnWsumGo(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int, _, _ []float32) {
 	for g := range G {
 		og := o[g*ldo : g*ldo+hd]
 		clear(og)
@@ -280,7 +282,11 @@ func (w *attnWork) block(sl *attnSlot, r, b, n int) {
 			i := (h0+g)*sl.nb + b
 			sl.m[i], sl.l[i] = w.ak.softmax(sc[g*sl.ld : g*sl.ld+nb])
 		}
-		w.ak.wsum(sl.o[(h0*sl.nb+b)*hd:], sl.nb*hd, sc, sl.ld, vc[off:], kvd, nb, hd, G)
+		var pk, pv []float32 // the next block's rows, if this row has one
+		if p1 := p0 + attnBlock; p1 < n {
+			pk, pv = kc[p1*kvd+kvh*hd:], vc[p1*kvd+kvh*hd:]
+		}
+		w.ak.wsum(sl.o[(h0*sl.nb+b)*hd:], sl.nb*hd, sc, sl.ld, vc[off:], kvd, nb, hd, G, pk, pv)
 	}
 }
 

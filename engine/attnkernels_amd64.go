@@ -15,7 +15,7 @@ func attnScoresAVX512(s *float32, lds int, q *float32, k *float32, ldk, n, hd, h
 func attnSoftmaxAVX512(s *float32, n int) (m, l float32)
 
 //go:noescape
-func attnWsumAVX512(o *float32, ldo int, e *float32, lde int, v *float32, ldv, n int, mask uint64, heads int)
+func attnWsumAVX512(o *float32, ldo int, e *float32, lde int, v *float32, ldv, n int, mask uint64, heads int, pk, pv *float32)
 
 //go:noescape
 func attnScoresAVX2(s *float32, lds int, q *float32, k *float32, ldk, n, hd, heads int, scale float32)
@@ -101,19 +101,24 @@ func attnSoftmaxAVX2w(s []float32) (m, l float32) {
 	return attnSoftmaxAVX2(&s[0], len(s))
 }
 
-// attnWsumAVX512w runs the kernel on up to four heads and 64 columns at a time.
-func attnWsumAVX512w(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int) {
+// attnWsumAVX512w runs the kernel on up to four heads and 64 columns at a
+// time; the first pass prefetches the rows of pk and pv (when not empty).
+func attnWsumAVX512w(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int, pk, pv []float32) {
 	checkAttnWsum(len(o), ldo, len(e), lde, len(v), ldv, n, hd, G)
 	for g := 0; g < G; g += 4 {
 		for j := 0; j < hd; j += 64 {
 			w := uint(min(64, hd-j))
-			attnWsumAVX512(&o[g*ldo+j], ldo, &e[g*lde], lde, &v[j], ldv, n, 1<<w-1, min(4, G-g))
+			k, vv := &v[j], &v[j] // nothing to prefetch: rows just read
+			if g == 0 && len(pk) > j && len(pv) > j {
+				k, vv = &pk[j], &pv[j]
+			}
+			attnWsumAVX512(&o[g*ldo+j], ldo, &e[g*lde], lde, &v[j], ldv, n, 1<<w-1, min(4, G-g), k, vv)
 		}
 	}
 }
 
 // attnWsumAVX2w runs the kernel on up to four heads and 16 columns at a time.
-func attnWsumAVX2w(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int) {
+func attnWsumAVX2w(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int, _, _ []float32) {
 	checkAttnWsum(len(o), ldo, len(e), lde, len(v), ldv, n, hd, G)
 	for g := 0; g < G; g += 4 {
 		for j := 0; j < hd; j += 16 {

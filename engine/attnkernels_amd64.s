@@ -431,15 +431,27 @@ smsum:
 	VADDPS       Z27, A3, A3
 
 #define WSLOAD512 \
+	PREFETCHT1 (SI); \
+	PREFETCHT1 64(SI); \
+	PREFETCHT1 128(SI); \
+	PREFETCHT1 192(SI); \
+	PREFETCHT1 (R14); \
+	PREFETCHT1 64(R14); \
+	PREFETCHT1 128(R14); \
+	PREFETCHT1 192(R14); \
+	ADDQ R9, SI; \
+	ADDQ R9, R14; \
 	VMOVUPS.Z (R8), K1, Z16; \
 	VMOVUPS.Z 64(R8), K2, Z17; \
 	VMOVUPS.Z 128(R8), K3, Z18; \
 	VMOVUPS.Z 192(R8), K4, Z19
 
-// func attnWsumAVX512(o *float32, ldo int, e *float32, lde int, v *float32, ldv int, n int, mask uint64, heads int)
+// func attnWsumAVX512(o *float32, ldo int, e *float32, lde int, v *float32, ldv int, n int, mask uint64, heads int, pk *float32, pv *float32)
 // o[h·ldo+j] = Σ_{p<n} e[h·lde+p]·v[p·ldv+j] in position order, for h < g (1 to 4) and the
-// columns j < 64 whose bits are set in mask (a run from bit 0); n ≥ 1.
-TEXT ·attnWsumAVX512(SB), NOSPLIT, $0-72
+// columns j < 64 whose bits are set in mask (a run from bit 0); n ≥ 1. With each position it
+// prefetches (into L2) the first 256 bytes of a row of pk and of pv (stride ldv): the next
+// block's keys and values, read while this block computes.
+TEXT ·attnWsumAVX512(SB), NOSPLIT, $0-88
 	MOVQ mask+56(FP), AX
 	KMOVW AX, K1
 	SHRQ $16, AX
@@ -457,6 +469,8 @@ TEXT ·attnWsumAVX512(SB), NOSPLIT, $0-72
 	MOVQ ldv+40(FP), R9
 	SHLQ $2, R9
 	MOVQ n+48(FP), CX
+	MOVQ pk+72(FP), SI
+	MOVQ pv+80(FP), R14
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2

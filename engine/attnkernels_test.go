@@ -58,7 +58,7 @@ func TestAttnKernelsBitExact(t *testing.T) {
 					wm[g], wl[g] = goAttn.softmax(we[g*lds : g*lds+n])
 				}
 				wo := make([]float32, (G-1)*ldo+hd)
-				goAttn.wsum(wo, ldo, we, lds, v, ldk, n, hd, G)
+				goAttn.wsum(wo, ldo, we, lds, v, ldk, n, hd, G, k, v)
 				for _, ak := range paths[1:] {
 					name := fmt.Sprintf("%s/hd%d/G%d/n%d", ak.name, hd, G, n)
 					got := make([]float32, len(want))
@@ -83,7 +83,7 @@ func TestAttnKernelsBitExact(t *testing.T) {
 					for i := range gotO {
 						gotO[i] = 99 // only the columns asked for are written
 					}
-					ak.wsum(gotO, ldo, we, lds, v, ldk, n, hd, G)
+					ak.wsum(gotO, ldo, we, lds, v, ldk, n, hd, G, k, v)
 					for g := range G {
 						for j := 0; j < ldo && g*ldo+j < len(wo); j++ {
 							i := g*ldo + j
