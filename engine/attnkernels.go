@@ -23,13 +23,14 @@ package engine
 //	weight_p = (e_p·c_b) / Σ_b c_b·l_b   (what the hooks read)
 //
 // With one block (n ≤ B) this is the textbook softmax: c_0 = 1, out =
-// Σ e_p·v_p / Σ e_p, weight_p = e_p / Σ e_p. How the blocks and heads are
-// spread over workers never changes a value.
+// Σ e_p·v_p / Σ e_p, weight_p = e_p / Σ e_p (every position of a model
+// whose context is 256, like the default one). How the blocks and heads
+// are spread over workers never changes a value.
 
 import "math"
 
 // attnBlock is the positions per block (a multiple of 16).
-const attnBlock = 128
+const attnBlock = 256
 
 // expAtt is e^x for x ≤ 0 in float32, with expf's steps (Cephes: x = k·ln2
 // + r, a degree-6 polynomial for e^r, ·2^k) except that k is rounded from

@@ -41,7 +41,7 @@ func TestAttnKernelsBitExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 7))
 	for _, hd := range []int{1, 5, 8, 15, 16, 17, 24, 31, 48, 64, 80, 100, 128, 200} {
 		for _, G := range []int{1, 2, 3, 4, 5, 8} {
-			for _, n := range []int{1, 3, 4, 15, 16, 17, 33, 64, 128} {
+			for _, n := range []int{1, 3, 4, 15, 16, 17, 33, 64, 128, 256} {
 				ldk, lds, ldo := hd*G+3, n+5, hd+7
 				q := randVec(r, G*hd)
 				k := randVec(r, (n-1)*ldk+hd)
