@@ -9,17 +9,19 @@ package engine
 // every layer reuses them. State (a lone pass) and BatchState (a batched
 // decode step) each hold one; the layer functions take them and a pass.
 type acts struct {
-	x      []float32   // [R][dim]     residual stream
-	xb     []float32   // [R][dim]     normed input to a sub-block
-	q      []float32   // [R][q_dim]   queries
-	k, v   []float32   // [R][kv_dim]  this pass's keys and values
-	ao     []float32   // [R][q_dim]   attention output (heads concatenated)
-	proj   []float32   // [R][dim]     a sub-block's output, added to x
-	hb     []float32   // [R][hidden]  MLP inner activations
-	hb2    []float32   // [R][hidden]  SwiGLU up branch
-	logits []float32   // [rows asked for][vocab]
-	rcos   []float32   // [R][head_dim/2] RoPE cos of each row's position
-	rsin   []float32   // [R][head_dim/2] RoPE sin
+	x      []float32 // [R][dim]     residual stream
+	xb     []float32 // [R][dim]     normed input to a sub-block
+	q      []float32 // [R][q_dim]   queries
+	k, v   []float32 // [R][kv_dim]  this pass's keys and values
+	ao     []float32 // [R][q_dim]   attention output (heads concatenated)
+	proj   []float32 // [R][dim]     a sub-block's output, added to x
+	hb     []float32 // [R][hidden]  MLP inner activations
+	hb2    []float32 // [R][hidden]  SwiGLU up branch
+	logits []float32 // [rows asked for][vocab]
+	rcos   []float32 // [R][rotary/2] RoPE cos of each row's position
+	rsin   []float32 // [R][rotary/2] RoPE sin
+	rcosL  []float32 // the same for sliding layers with their own RoPE base (Gemma 3)
+	rsinL  []float32
 	attn   attnScratch // attention's scores and partial sums (attnkernels.go)
 	part   [][]float32 // per worker partial sums of [in][out] matrices (splitK)
 
@@ -49,7 +51,7 @@ func (a *acts) alloc(c Config, R int) {
 // bytes is the scratch memory the activations hold.
 func (a *acts) bytes() int64 {
 	n := len(a.x) + len(a.xb) + len(a.q) + len(a.k) + len(a.v) + len(a.ao) + len(a.proj) +
-		len(a.hb) + len(a.hb2) + len(a.logits) + len(a.rcos) + len(a.rsin) + len(a.gemmTail)
+		len(a.hb) + len(a.hb2) + len(a.logits) + len(a.rcos) + len(a.rsin) + len(a.rcosL) + len(a.rsinL) + len(a.gemmTail)
 	for _, s := range [][][]float32{a.part, a.pack, a.tile} {
 		for _, b := range s {
 			n += len(b)

@@ -69,10 +69,11 @@ type attnKernels struct {
 	// and l = Σ e_p (16 lanes, sum16); len(s) ≥ 1.
 	softmax func(s []float32) (m, l float32)
 	// wsum sets o[g·ldo+j] = Σ_p e[g·lde+p]·v[p·ldv+j] (position order) for
-	// g < G, j < hd, p < n; pk and pv (maybe empty) are where the next
-	// block's keys and values start (stride ldv), which a kernel may
-	// prefetch meanwhile.
-	wsum func(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int, pk, pv []float32)
+	// g < G, j < hd, p < n, or with acc adds those terms to o, one after
+	// another in the same order (a sum that goes on over a second run of
+	// rows); pk and pv (maybe empty) are where the next block's keys and
+	// values start (stride ldv), which a kernel may prefetch meanwhile.
+	wsum func(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int, acc bool, pk, pv []float32)
 }
 
 var goAttn = attnKernels{name: "go", scores: attnScoresGo, softmax: attnSoftmaxGo, wsum: attnWsumGo}
@@ -124,10 +125,12 @@ func attnSoftmaxGo(s []float32) (m, l float32) {
 	return m, sum16(&a)
 }
 
-func attnWsumGo(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int, _, _ []float32) {
+func attnWsumGo(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int, acc bool, _, _ []float32) {
 	for g := range G {
 		og := o[g*ldo : g*ldo+hd]
-		clear(og)
+		if !acc {
+			clear(og)
+		}
 		for p, ep := range e[g*lde : g*lde+n] {
 			vp := v[p*ldv : p*ldv+hd]
 			for j, x := range vp {
@@ -183,12 +186,16 @@ func (sc *attnScratch) bytes() int64 {
 const attnRowsAlone = 8
 
 // attend runs the attention of every row of pass p at layer l (its queries
-// in a.q, the keys and values already in the caches) into a.ao. It
-// allocates nothing once the scratch has grown to the pass's size.
+// in a.q; the keys and values in the caches, or for a sliding layer's ring
+// this pass's rows in a.k, a.v: see kvRuns) into a.ao. It allocates
+// nothing once the scratch has grown to the pass's size.
 func (a *acts) attend(c Config, p *pass, l int) {
 	R, H, hd := len(p.tokens), c.NHeads, c.HeadDim
 	sc := &a.attn
-	sc.w = attnWork{a: a, c: c, p: p, l: l, ak: attnFor(kern), scale: float32(1 / math.Sqrt(float64(hd)))}
+	sc.w = attnWork{a: a, c: c, p: p, l: l, ak: attnFor(kern), scale: c.AttnScale(), softcap: float32(c.AttnSoftcap)}
+	if c.Sliding(l) {
+		sc.w.window = c.Window
+	}
 	if sc.bound != &sc.w { // bound once: a method value made per call would be allocated per call
 		sc.rowsFn, sc.blocksFn, sc.bound = sc.w.rows, sc.w.blocks, &sc.w
 	}
@@ -202,12 +209,13 @@ func (a *acts) attend(c Config, p *pass, l int) {
 		// one slot per row; items are (row, block) pairs
 		items := 0
 		for r := range R {
-			sc.slot(r, w.visible(r), H, hd, c.SeqLen)
-			items += (w.visible(r) + attnBlock - 1) / attnBlock
+			first, n := w.visible(r)
+			sc.slot(r, n-first, H, hd, c.SeqLen)
+			items += (n - first + attnBlock - 1) / attnBlock
 		}
 		parallelFor(items, 1, sc.blocksFn)
 		for r := range R {
-			w.combine(&sc.slots[r], r, w.visible(r))
+			w.combine(&sc.slots[r], r)
 		}
 	}
 	sc.w = attnWork{} // keep no pass alive
@@ -225,11 +233,11 @@ func (w *attnWork) rows(wk, lo, hi int) {
 		if it%2 == 1 {
 			r = R - 1 - it/2
 		}
-		n := w.visible(r)
-		for b := 0; b*attnBlock < n; b++ {
-			w.block(sl, r, b, n)
+		first, n := w.visible(r)
+		for b := 0; b*attnBlock < n-first; b++ {
+			w.block(sl, r, b)
 		}
-		w.combine(sl, r, n)
+		w.combine(sl, r)
 	}
 }
 
@@ -238,73 +246,114 @@ func (w *attnWork) rows(wk, lo, hi int) {
 func (w *attnWork) blocks(_, lo, hi int) {
 	r, b0 := 0, 0 // row r's blocks are items b0..
 	for it := lo; it < hi; it++ {
-		n := w.visible(r)
-		for it-b0 >= (n+attnBlock-1)/attnBlock {
-			b0 += (n + attnBlock - 1) / attnBlock
+		first, n := w.visible(r)
+		for it-b0 >= (n-first+attnBlock-1)/attnBlock {
+			b0 += (n - first + attnBlock - 1) / attnBlock
 			r++
-			n = w.visible(r)
+			first, n = w.visible(r)
 		}
-		w.block(&w.a.attn.slots[r], r, it-b0, n)
+		w.block(&w.a.attn.slots[r], r, it-b0)
 	}
 }
 
 // attnWork is one layer's attention in flight.
 type attnWork struct {
-	a     *acts
-	c     Config
-	p     *pass
-	l     int
-	ak    *attnKernels
-	scale float32
+	a       *acts
+	c       Config
+	p       *pass
+	l       int
+	ak      *attnKernels
+	scale   float32
+	softcap float32 // > 0: scores become softcap·tanh(score/softcap) (Gemma 2)
+	window  int     // > 0: a sliding layer's window
 }
 
-// visible is how many positions row r attends to (its own and every
-// earlier one of its sequence: causal).
-func (w *attnWork) visible(r int) int { return w.p.pos(r) + 1 }
+// visible is the positions row r attends to, first..n−1: its own and the
+// earlier ones of its sequence (causal), in a sliding layer only the last
+// window of them. Blocks count from first.
+func (w *attnWork) visible(r int) (first, n int) {
+	n = w.p.pos(r) + 1
+	if w.window > 0 {
+		first = max(0, n-w.window)
+	}
+	return first, n
+}
 
-// block computes block b of row r (n visible positions) for every head
-// into the slot: scores, m_b, e_p, l_b, o_b. The query heads of one
-// key/value head go together, so its cache rows are read once.
-func (w *attnWork) block(sl *attnSlot, r, b, n int) {
+// block computes block b of row r's visible positions for every head into
+// the slot: scores, m_b, e_p, l_b, o_b. The query heads of one key/value
+// head go together, so its rows are read once. The rows come in up to
+// three runs (kvRuns: a ring's wrap, this pass's rows); the weighted sum
+// goes on across them in position order.
+func (w *attnWork) block(sl *attnSlot, r, b int) {
 	c := w.c
 	H, hd, kvd, qd := c.NHeads, c.HeadDim, c.KVDim(), c.QDim()
 	G := H / c.NKVHeads
 	s := &w.p.spans[w.p.spanOf[r]]
-	kc, vc := s.kv.layerKV(w.l)
-	p0 := b * attnBlock
-	nb := min(attnBlock, n-p0)
+	first, n := w.visible(r)
+	p0 := b * attnBlock // from first
+	nb := min(attnBlock, n-first-p0)
 	q := w.a.q[r*qd : (r+1)*qd]
 	for kvh := range c.NKVHeads {
 		h0 := kvh * G
 		sc := sl.s[h0*sl.ld+p0:]
-		off := p0*kvd + kvh*hd
-		w.ak.scores(sc, sl.ld, q[h0*hd:(h0+G)*hd], kc[off:], vc[off:], kvd, nb, hd, G, w.scale)
+		runs, nr := s.kvRuns(w.l, first, n-1, kvh*hd, kvd, w.a.k, w.a.v)
+		for _, ru := range runs[:nr] { // scores of the block's positions in each run
+			lo, hi := max(p0, ru.i), min(p0+nb, ru.i+ru.n)
+			if lo < hi {
+				o := (lo - ru.i) * kvd
+				w.ak.scores(sc[lo-p0:], sl.ld, q[h0*hd:(h0+G)*hd], ru.k[o:], ru.v[o:], kvd, hi-lo, hd, G, w.scale)
+			}
+		}
+		if w.softcap > 0 { // Gemma2Attention: softcap·tanh(score/softcap)
+			for g := range G {
+				vis := sc[g*sl.ld : g*sl.ld+nb]
+				for i, v := range vis {
+					vis[i] = w.softcap * float32(math.Tanh(float64(v/w.softcap)))
+				}
+			}
+		}
 		for g := range G {
 			i := (h0+g)*sl.nb + b
 			sl.m[i], sl.l[i] = w.ak.softmax(sc[g*sl.ld : g*sl.ld+nb])
 		}
-		var pk, pv []float32 // the next block's rows, if this row has one
-		if p1 := p0 + attnBlock; p1 < n {
-			pk, pv = kc[p1*kvd+kvh*hd:], vc[p1*kvd+kvh*hd:]
+		o := sl.o[(h0*sl.nb+b)*hd:]
+		acc := false
+		for _, ru := range runs[:nr] {
+			lo, hi := max(p0, ru.i), min(p0+nb, ru.i+ru.n)
+			if lo >= hi {
+				continue
+			}
+			var pk, pv []float32 // the next block's rows in the same run, to prefetch
+			if nr == 1 {
+				if p1 := p0 + attnBlock; p1 < ru.n {
+					pk, pv = ru.k[p1*kvd:], ru.v[p1*kvd:]
+				}
+			}
+			off := (lo - ru.i) * kvd
+			w.ak.wsum(o, sl.nb*hd, sc[lo-p0:], sl.ld, ru.v[off:], kvd, hi-lo, hd, G, acc, pk, pv)
+			acc = true
 		}
-		w.ak.wsum(sl.o[(h0*sl.nb+b)*hd:], sl.nb*hd, sc, sl.ld, vc[off:], kvd, nb, hd, G, pk, pv)
 	}
 }
 
 // combine joins row r's blocks into its output rows of a.ao and, where the
-// sequence's record keeps them, the weights.
-func (w *attnWork) combine(sl *attnSlot, r, n int) {
+// sequence's record keeps them, the weights (0 before the window).
+func (w *attnWork) combine(sl *attnSlot, r int) {
 	c := w.c
 	H, hd, qd := c.NHeads, c.HeadDim, c.QDim()
 	s := &w.p.spans[w.p.spanOf[r]]
-	nblk := (n + attnBlock - 1) / attnBlock
+	first, n := w.visible(r)
+	m := n - first
+	nblk := (m + attnBlock - 1) / attnBlock
 	for h := range H {
 		out := w.a.ao[r*qd+h*hd : r*qd+(h+1)*hd]
 		ms, ls := sl.m[h*sl.nb:h*sl.nb+nblk], sl.l[h*sl.nb:h*sl.nb+nblk]
 		os := sl.o[h*sl.nb*hd:]
 		sum := attnCombine(out, os, ms, ls, hd)
 		if wt := s.rec.weights(r-s.r0, h, n); wt != nil {
-			e := sl.s[h*sl.ld : h*sl.ld+n]
+			clear(wt[:first])
+			wt = wt[first:]
+			e := sl.s[h*sl.ld : h*sl.ld+m]
 			M := ms[0]
 			for _, m := range ms[1:] {
 				M = max(M, m)
@@ -314,7 +363,7 @@ func (w *attnWork) combine(sl *attnSlot, r, n int) {
 				if nblk > 1 {
 					cb = expAtt(ms[b] - M)
 				}
-				lo, hi := b*attnBlock, min(n, (b+1)*attnBlock)
+				lo, hi := b*attnBlock, min(m, (b+1)*attnBlock)
 				for p := lo; p < hi; p++ {
 					wt[p] = float32(e[p]*cb) / sum
 				}

@@ -15,7 +15,7 @@ func attnScoresAVX512(s *float32, lds int, q *float32, k *float32, ldk, n, hd, h
 func attnSoftmaxAVX512(s *float32, n int) (m, l float32)
 
 //go:noescape
-func attnWsumAVX512(o *float32, ldo int, e *float32, lde int, v *float32, ldv, n int, mask uint64, heads int, pk, pv *float32)
+func attnWsumAVX512(o *float32, ldo int, e *float32, lde int, v *float32, ldv, n int, mask uint64, heads int, pk, pv *float32, acc int)
 
 //go:noescape
 func attnScoresAVX2(s *float32, lds int, q *float32, k *float32, ldk, n, hd, heads int, scale float32)
@@ -24,7 +24,7 @@ func attnScoresAVX2(s *float32, lds int, q *float32, k *float32, ldk, n, hd, hea
 func attnSoftmaxAVX2(s *float32, n int) (m, l float32)
 
 //go:noescape
-func attnWsumAVX2(o *float32, ldo int, e *float32, lde int, v *float32, ldv, n, cols, heads int)
+func attnWsumAVX2(o *float32, ldo int, e *float32, lde int, v *float32, ldv, n, cols, heads, acc int)
 
 func init() {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
@@ -103,7 +103,11 @@ func attnSoftmaxAVX2w(s []float32) (m, l float32) {
 
 // attnWsumAVX512w runs the kernel on up to four heads and 64 columns at a
 // time; the first pass prefetches the rows of pk and pv (when not empty).
-func attnWsumAVX512w(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int, pk, pv []float32) {
+func attnWsumAVX512w(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int, acc bool, pk, pv []float32) {
+	a := 0
+	if acc {
+		a = 1
+	}
 	checkAttnWsum(len(o), ldo, len(e), lde, len(v), ldv, n, hd, G)
 	for g := 0; g < G; g += 4 {
 		for j := 0; j < hd; j += 64 {
@@ -112,17 +116,21 @@ func attnWsumAVX512w(o []float32, ldo int, e []float32, lde int, v []float32, ld
 			if g == 0 && len(pk) > j && len(pv) > j {
 				k, vv = &pk[j], &pv[j]
 			}
-			attnWsumAVX512(&o[g*ldo+j], ldo, &e[g*lde], lde, &v[j], ldv, n, 1<<w-1, min(4, G-g), k, vv)
+			attnWsumAVX512(&o[g*ldo+j], ldo, &e[g*lde], lde, &v[j], ldv, n, 1<<w-1, min(4, G-g), k, vv, a)
 		}
 	}
 }
 
 // attnWsumAVX2w runs the kernel on up to four heads and 16 columns at a time.
-func attnWsumAVX2w(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int, _, _ []float32) {
+func attnWsumAVX2w(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int, acc bool, _, _ []float32) {
+	a := 0
+	if acc {
+		a = 1
+	}
 	checkAttnWsum(len(o), ldo, len(e), lde, len(v), ldv, n, hd, G)
 	for g := 0; g < G; g += 4 {
 		for j := 0; j < hd; j += 16 {
-			attnWsumAVX2(&o[g*ldo+j], ldo, &e[g*lde], lde, &v[j], ldv, n, min(16, hd-j), min(4, G-g))
+			attnWsumAVX2(&o[g*ldo+j], ldo, &e[g*lde], lde, &v[j], ldv, n, min(16, hd-j), min(4, G-g), a)
 		}
 	}
 }

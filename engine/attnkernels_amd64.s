@@ -446,12 +446,13 @@ smsum:
 	VMOVUPS.Z 128(R8), K3, Z18; \
 	VMOVUPS.Z 192(R8), K4, Z19
 
-// func attnWsumAVX512(o *float32, ldo int, e *float32, lde int, v *float32, ldv int, n int, mask uint64, heads int, pk *float32, pv *float32)
+// func attnWsumAVX512(o *float32, ldo int, e *float32, lde int, v *float32, ldv int, n int, mask uint64, heads int, pk *float32, pv *float32, acc int)
 // o[h·ldo+j] = Σ_{p<n} e[h·lde+p]·v[p·ldv+j] in position order, for h < g (1 to 4) and the
-// columns j < 64 whose bits are set in mask (a run from bit 0); n ≥ 1. With each position it
-// prefetches (into L2) the first 256 bytes of a row of pk and of pv (stride ldv): the next
-// block's keys and values, read while this block computes.
-TEXT ·attnWsumAVX512(SB), NOSPLIT, $0-88
+// columns j < 64 whose bits are set in mask (a run from bit 0); n ≥ 1; with acc ≠ 0 the sums
+// start from o's values instead of 0. With each position it prefetches (into L2) the first
+// 256 bytes of a row of pk and of pv (stride ldv): the next block's keys and values, read
+// while this block computes.
+TEXT ·attnWsumAVX512(SB), NOSPLIT, $0-96
 	MOVQ mask+56(FP), AX
 	KMOVW AX, K1
 	SHRQ $16, AX
@@ -487,6 +488,40 @@ TEXT ·attnWsumAVX512(SB), NOSPLIT, $0-88
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
+	MOVQ acc+88(FP), DX
+	TESTQ DX, DX
+	JZ   wsgo
+	MOVQ o+0(FP), DI
+	MOVQ ldo+8(FP), BX
+	SHLQ $2, BX
+	MOVQ heads+64(FP), DX
+	VMOVUPS.Z (DI), K1, Z0
+	VMOVUPS.Z 64(DI), K2, Z1
+	VMOVUPS.Z 128(DI), K3, Z2
+	VMOVUPS.Z 192(DI), K4, Z3
+	CMPQ DX, $2
+	JLT  wsgo
+	ADDQ BX, DI
+	VMOVUPS.Z (DI), K1, Z4
+	VMOVUPS.Z 64(DI), K2, Z5
+	VMOVUPS.Z 128(DI), K3, Z6
+	VMOVUPS.Z 192(DI), K4, Z7
+	CMPQ DX, $3
+	JLT  wsgo
+	ADDQ BX, DI
+	VMOVUPS.Z (DI), K1, Z8
+	VMOVUPS.Z 64(DI), K2, Z9
+	VMOVUPS.Z 128(DI), K3, Z10
+	VMOVUPS.Z 192(DI), K4, Z11
+	CMPQ DX, $4
+	JLT  wsgo
+	ADDQ BX, DI
+	VMOVUPS.Z (DI), K1, Z12
+	VMOVUPS.Z 64(DI), K2, Z13
+	VMOVUPS.Z 128(DI), K3, Z14
+	VMOVUPS.Z 192(DI), K4, Z15
+
+wsgo:
 	XORQ AX, AX
 	MOVQ heads+64(FP), DX
 	CMPQ DX, $2
@@ -879,9 +914,9 @@ s2sum:
 	VMULPS       Y9, Y12, Y14; \
 	VADDPS       Y14, A1, A1
 
-// func attnWsumAVX2(o *float32, ldo int, e *float32, lde int, v *float32, ldv int, n int, cols int, heads int)
+// func attnWsumAVX2(o *float32, ldo int, e *float32, lde int, v *float32, ldv int, n int, cols int, heads int, acc int)
 // As attnWsumAVX512 for the first cols (1 to 16) columns, g from 1 to 4.
-TEXT ·attnWsumAVX2(SB), NOSPLIT, $0-72
+TEXT ·attnWsumAVX2(SB), NOSPLIT, $0-80
 	MOVQ cols+56(FP), DX
 	MOVQ DX, R11
 	CMPQ R11, $8
@@ -919,6 +954,32 @@ w2hi:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+	MOVQ acc+72(FP), DX
+	TESTQ DX, DX
+	JZ   w2go
+	MOVQ o+0(FP), DI
+	MOVQ ldo+8(FP), BX
+	SHLQ $2, BX
+	MOVQ heads+64(FP), DX
+	VMASKMOVPS (DI), Y10, Y0
+	VMASKMOVPS 32(DI), Y11, Y1
+	CMPQ DX, $2
+	JLT  w2go
+	ADDQ BX, DI
+	VMASKMOVPS (DI), Y10, Y2
+	VMASKMOVPS 32(DI), Y11, Y3
+	CMPQ DX, $3
+	JLT  w2go
+	ADDQ BX, DI
+	VMASKMOVPS (DI), Y10, Y4
+	VMASKMOVPS 32(DI), Y11, Y5
+	CMPQ DX, $4
+	JLT  w2go
+	ADDQ BX, DI
+	VMASKMOVPS (DI), Y10, Y6
+	VMASKMOVPS 32(DI), Y11, Y7
+
+w2go:
 	XORQ AX, AX
 	MOVQ heads+64(FP), DX
 	CMPQ DX, $2

@@ -58,7 +58,7 @@ func TestAttnKernelsBitExact(t *testing.T) {
 					wm[g], wl[g] = goAttn.softmax(we[g*lds : g*lds+n])
 				}
 				wo := make([]float32, (G-1)*ldo+hd)
-				goAttn.wsum(wo, ldo, we, lds, v, ldk, n, hd, G, k, v)
+				goAttn.wsum(wo, ldo, we, lds, v, ldk, n, hd, G, false, k, v)
 				for _, ak := range paths[1:] {
 					name := fmt.Sprintf("%s/hd%d/G%d/n%d", ak.name, hd, G, n)
 					got := make([]float32, len(want))
@@ -83,7 +83,18 @@ func TestAttnKernelsBitExact(t *testing.T) {
 					for i := range gotO {
 						gotO[i] = 99 // only the columns asked for are written
 					}
-					ak.wsum(gotO, ldo, we, lds, v, ldk, n, hd, G, k, v)
+					ak.wsum(gotO, ldo, we, lds, v, ldk, n, hd, G, false, k, v)
+					if n >= 3 { // in two runs: the sum goes on over the second
+						cut := n / 3
+						split := make([]float32, len(wo))
+						ak.wsum(split, ldo, we, lds, v, ldk, cut, hd, G, false, nil, nil)
+						ak.wsum(split, ldo, we[cut:], lds, v[cut*ldk:], ldk, n-cut, hd, G, true, nil, nil)
+						for g := range G {
+							if i := bitsEqual(split[g*ldo:g*ldo+hd], wo[g*ldo:g*ldo+hd]); i >= 0 {
+								t.Fatalf("%s: wsum in two runs differs at head %d column %d", name, g, i)
+							}
+						}
+					}
 					for g := range G {
 						for j := 0; j < ldo && g*ldo+j < len(wo); j++ {
 							i := g*ldo + j
@@ -220,7 +231,7 @@ func TestAttendReference(t *testing.T) {
 func checkAttendF64(t *testing.T, c Config, a *acts, p *pass, kv *KVCache) {
 	t.Helper()
 	H, hd, kvd, qd := c.NHeads, c.HeadDim, c.KVDim(), c.QDim()
-	kc, vc := kv.layerKV(0)
+	kc, vc, _ := kv.layerKV(0)
 	for r := range p.tokens {
 		n := p.pos(r) + 1
 		for h := range H {

@@ -370,8 +370,8 @@ func TestShortPrefillIsDecodeSteps(t *testing.T) {
 			}
 			if T <= rowsMaxT {
 				for l := range m.Config.NLayers {
-					k0, v0 := kv.layerKV(l)
-					k1, v1 := kv1.layerKV(l)
+					k0, v0, _ := kv.layerKV(l)
+					k1, v1, _ := kv1.layerKV(l)
 					n := T * m.Config.KVDim()
 					for i := range n {
 						if k0[i] != k1[i] || v0[i] != v1[i] {

@@ -5,14 +5,19 @@ package engine
 import "fmt"
 
 // embed writes the vectors that enter layer 0 for pass p's rows into a.x:
-// the token's row of the embedding table, plus (GPT-2) the learned vector
-// of its position. Llama adds no position vector here; RoPE rotates
+// the token's row of the embedding table (times √dim for Gemma), plus
+// (GPT-2) the learned vector of its position. Llama adds no position vector here; RoPE rotates
 // queries and keys inside attention instead.
 func (m *Model) embed(a *acts, p *pass) {
 	d := m.Config.Dim
 	for r, tok := range p.tokens {
 		xr := a.x[r*d : (r+1)*d]
 		copy(xr, m.Weights.TokenEmbed.Row(tok, xr))
+		if sc := m.Config.EmbedScale; sc != 0 { // Gemma3TextScaledWordEmbedding: × √hidden_size
+			for i := range xr {
+				xr[i] *= sc
+			}
+		}
 		if m.Weights.PosEmbed != nil {
 			pos := p.pos(r)
 			for i, v := range m.Weights.PosEmbed[pos*d : (pos+1)*d] {

@@ -3,7 +3,10 @@ package engine
 // forward.go: the forward pass: embed, every Transformer block, final norm
 // and logits, for the rows of one pass (as llama2.c's run.c, every row at once).
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Forward runs tokens through the model at positions kv.Len.., appends their
 // keys and values to kv, and returns the logits of the last position. All
@@ -61,13 +64,19 @@ func (m *Model) forward(a *acts, p *pass, first int) {
 	m.ropeTables(a, p)
 	for l := range w.Layers {
 		lw := &w.Layers[l]
-		// attention sub-block: pre-norm, attention, residual
+		// attention sub-block: pre-norm, attention, (post-norm), residual
 		m.norm(a.xb, a.x, lw.AttnNorm, lw.AttnNormBias, R)
 		m.attention(a, p, lw, l)
+		if lw.PostAttnNorm != nil { // Gemma3DecoderLayer: post_attention_layernorm on the sub-block's output
+			m.norm(a.proj, a.proj, lw.PostAttnNorm, nil, R)
+		}
 		residual(a.x, a.proj, R*d)
-		// feed-forward sub-block: pre-norm, MLP, residual
+		// feed-forward sub-block: pre-norm, MLP, (post-norm), residual
 		m.norm(a.xb, a.x, lw.MLPNorm, lw.MLPNormBias, R)
 		m.mlp(a, lw, R)
+		if lw.PostMLPNorm != nil { // Gemma3DecoderLayer: post_feedforward_layernorm
+			m.norm(a.proj, a.proj, lw.PostMLPNorm, nil, R)
+		}
 		residual(a.x, a.proj, R*d)
 		p.layerDone(m, a, l) // inspection
 	}
@@ -88,6 +97,14 @@ func (m *Model) logits(a *acts, p *pass, first, n int) {
 	head := &m.Weights.Head
 	d, V := m.Config.Dim, m.Config.VocabSize
 	xs, outs := p.lensRows(m)
+	lensOuts := outs[:len(outs):len(outs)]
+	defer func() { // Gemma3ForCausalLM: final_logit_softcapping, on the lens's readings too
+		m.softcapLogits(a.logits[:n*V])
+		for _, o := range lensOuts {
+			m.softcapLogits(o)
+		}
+		p.lensDone(m, a.logits, first)
+	}()
 	if len(xs) > 0 && !head.InOut && a.rowKernels(n) {
 		for i := range n {
 			xs, outs = append(xs, a.xb[i*d:(i+1)*d]), append(outs, a.logits[i*V:(i+1)*V])
@@ -100,7 +117,18 @@ func (m *Model) logits(a *acts, p *pass, first, n int) {
 			headRows(head, xs, outs)
 		}
 	}
-	p.lensDone(m, a.logits, first)
+}
+
+// softcapLogits applies the model's final soft-cap, cap·tanh(x/cap), to
+// logits (none when FinalSoftcap is 0).
+func (m *Model) softcapLogits(x []float32) {
+	c := m.Config.FinalSoftcap
+	if c == 0 {
+		return
+	}
+	for i, v := range x {
+		x[i] = float32(c * math.Tanh(float64(v)/c))
+	}
 }
 
 // residual adds a sub-block's output to the residual stream: x += out.

@@ -20,7 +20,7 @@ import (
 type hfConfig struct {
 	ModelType     string   `json:"model_type"`
 	Architectures []string `json:"architectures"`
-	// Llama family
+	// Llama family (and the other decoder families, whose own fields hf_arch.go reads)
 	HiddenSize        int            `json:"hidden_size"`
 	IntermediateSize  int            `json:"intermediate_size"`
 	NumHiddenLayers   int            `json:"num_hidden_layers"`
@@ -63,41 +63,24 @@ func tokenID(v any) int {
 
 // parseHFConfig turns config.json bytes into a Config.
 func parseHFConfig(b []byte) (Config, error) {
+	c, _, err := parseHFConfigLayout(b)
+	return c, err
+}
+
+// parseHFConfigLayout is parseHFConfig with how the family's weights are
+// laid out (decoder families; GPT-2's loader knows its own).
+func parseHFConfigLayout(b []byte) (Config, hfLayout, error) {
 	var h hfConfig
+	var x hfArchConfig
 	if err := json.Unmarshal(b, &h); err != nil {
-		return Config{}, fmt.Errorf("config.json: %v", err)
+		return Config{}, hfLayout{}, fmt.Errorf("config.json: %v", err)
 	}
 	var c Config
+	var lay hfLayout
 	switch h.ModelType {
-	case "llama":
-		if h.RopeScaling != nil {
-			return Config{}, fmt.Errorf("config.json: rope_scaling %v is not supported", h.RopeScaling)
-		}
-		if h.HiddenAct != "" && h.HiddenAct != "silu" {
-			return Config{}, fmt.Errorf("config.json: hidden_act %q is not supported (want silu)", h.HiddenAct)
-		}
-		if h.AttentionBias || h.MLPBias {
-			return Config{}, fmt.Errorf("config.json: attention_bias/mlp_bias are not supported for llama")
-		}
-		c = Config{Arch: ArchLlama, Dim: h.HiddenSize, HiddenDim: h.IntermediateSize, NLayers: h.NumHiddenLayers,
-			NHeads: h.NumAttentionHeads, NKVHeads: h.NumKeyValueHeads, HeadDim: h.HeadDim, VocabSize: h.VocabSize,
-			SeqLen: h.MaxPositions, NormEps: float32(h.RMSNormEps), RopeTheta: h.RopeTheta, Rope: RopeHalf}
-		if c.NKVHeads == 0 {
-			c.NKVHeads = c.NHeads
-		}
-		if c.HeadDim == 0 && c.NHeads > 0 {
-			c.HeadDim = c.Dim / c.NHeads
-		}
-		if c.RopeTheta == 0 {
-			c.RopeTheta = 10000
-		}
-		if c.NormEps == 0 {
-			c.NormEps = 1e-6
-		}
-		c.TiedHead = h.TieWordEmbeddings != nil && *h.TieWordEmbeddings // HF LlamaConfig default: false
 	case "gpt2":
 		if h.Activation != "" && h.Activation != "gelu_new" && h.Activation != "gelu_pytorch_tanh" {
-			return Config{}, fmt.Errorf("config.json: activation_function %q is not supported (want gelu_new)", h.Activation)
+			return Config{}, lay, fmt.Errorf("config.json: activation_function %q is not supported (want gelu_new)", h.Activation)
 		}
 		inner := 4 * h.NEmbd
 		if h.NInner != nil {
@@ -112,15 +95,26 @@ func parseHFConfig(b []byte) (Config, error) {
 			c.NormEps = 1e-5
 		}
 	case "":
-		return Config{}, fmt.Errorf("config.json: no model_type (supported: llama, gpt2)")
+		return Config{}, lay, fmt.Errorf("config.json: no model_type (supported: %s)", archList())
+	case "gemma3":
+		return Config{}, lay, fmt.Errorf("config.json: model_type gemma3 is Gemma 3's multimodal checkpoint (text_config inside): not supported; the text-only ones (gemma3_text: 270m, 1b) are")
 	default:
-		return Config{}, fmt.Errorf("config.json: unknown architecture model_type %q (supported: llama, gpt2)", h.ModelType)
+		if _, ok := decoderFamilies[h.ModelType]; !ok {
+			return Config{}, lay, fmt.Errorf("config.json: unknown architecture model_type %q (supported: %s)", h.ModelType, archList())
+		}
+		if err := json.Unmarshal(b, &x); err != nil {
+			return Config{}, lay, fmt.Errorf("config.json: %v", err)
+		}
+		var err error
+		if c, lay, err = parseDecoderConfig(&h, &x); err != nil {
+			return Config{}, lay, fmt.Errorf("config.json: %s: %w", h.ModelType, err)
+		}
 	}
 	if err := c.Validate(); err != nil {
-		return Config{}, fmt.Errorf("config.json: %w", err)
+		return Config{}, lay, fmt.Errorf("config.json: %w", err)
 	}
 	c.BOS, c.EOS = validTokenID(tokenID(h.BOS), c.VocabSize), validTokenID(tokenID(h.EOS), c.VocabSize)
-	return c, nil
+	return c, lay, nil
 }
 
 // tensorSource finds tensors across one or more safetensors shards.
@@ -280,7 +274,7 @@ func loadHF(fsys fs.FS, dir string, read func(name string) ([]byte, error)) (_ *
 	if err != nil {
 		return nil, fmt.Errorf("load model %s: %w", dir, err)
 	}
-	c, err := parseHFConfig(cb)
+	c, lay, err := parseHFConfigLayout(cb)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
@@ -292,11 +286,10 @@ func loadHF(fsys fs.FS, dir string, read func(name string) ([]byte, error)) (_ *
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	var w Weights
-	switch c.Arch {
-	case ArchLlama:
-		w, err = loadHFLlama(src, c)
-	case ArchGPT2:
+	if c.Arch == ArchGPT2 {
 		w, err = loadHFGPT2(src, &c)
+	} else {
+		w, err = loadHFDecoder(src, c, lay)
 	}
 	if err != nil {
 		return nil, err
@@ -311,35 +304,6 @@ func loadHF(fsys fs.FS, dir string, read func(name string) ([]byte, error)) (_ *
 		return nil, fmt.Errorf("%s: tokenizer has %d tokens but the model's vocab_size is %d", dir, tok.VocabSize(), c.VocabSize)
 	}
 	return m, nil
-}
-
-func loadHFLlama(s *tensorSource, c Config) (Weights, error) {
-	d, hd, qd, kvd, V := c.Dim, c.HiddenDim, c.QDim(), c.KVDim(), c.VocabSize
-	var w Weights
-	g := &getter{src: s}
-	first := g.get
-	w.TokenEmbed = g.mat("model.embed_tokens.weight", V, d)
-	w.Layers = make([]LayerWeights, c.NLayers)
-	for l := range w.Layers {
-		p := fmt.Sprintf("model.layers.%d.", l)
-		lw := &w.Layers[l]
-		lw.AttnNorm = first(p+"input_layernorm.weight", d)
-		lw.Wq = g.mat(p+"self_attn.q_proj.weight", qd, d)
-		lw.Wk = g.mat(p+"self_attn.k_proj.weight", kvd, d)
-		lw.Wv = g.mat(p+"self_attn.v_proj.weight", kvd, d)
-		lw.Wo = g.mat(p+"self_attn.o_proj.weight", d, qd)
-		lw.MLPNorm = first(p+"post_attention_layernorm.weight", d)
-		lw.WGate = g.mat(p+"mlp.gate_proj.weight", hd, d)
-		lw.WUp = g.mat(p+"mlp.up_proj.weight", hd, d)
-		lw.WDown = g.mat(p+"mlp.down_proj.weight", d, hd)
-	}
-	w.FinalNorm = first("model.norm.weight", d)
-	if c.TiedHead {
-		w.Head = w.TokenEmbed
-	} else {
-		w.Head = g.mat("lm_head.weight", V, d)
-	}
-	return w, g.err
 }
 
 func loadHFGPT2(s *tensorSource, c *Config) (Weights, error) {

@@ -1,34 +1,80 @@
 package engine
 
 // kvcache.go: the KV cache: keys and values of past positions, per layer.
+// A full-attention layer keeps every position; a sliding-window layer keeps
+// only its window, in a ring (its memory stops growing once the window is
+// full, as transformers' sliding-window caches do).
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
-// KVCache holds the keys and values of every processed position, per layer,
-// in flat arrays like llama2.c's: layer l, position p starts at
-// (l*Cap + p) * kv_dim. A Session owns one; weights never live here.
+// KVCache holds the keys and values of the processed positions, per layer,
+// in flat arrays like llama2.c's: layer l's rows start at off[l] and
+// position p sits in row p (a full-attention layer: Cap rows) or p % Slots(l)
+// (a sliding-window layer whose window is shorter than Cap: a ring of
+// window rows, the oldest overwritten). A Session owns one; weights never
+// live here.
 type KVCache struct {
-	Key   []float32 // [n_layers][cap][kv_dim]
-	Value []float32 // [n_layers][cap][kv_dim]
-	Len   int       // positions filled
-	Cap   int       // positions allocated (≤ the model's context)
+	Key   []float32 // [n_layers][slots][kv_dim]
+	Value []float32 // [n_layers][slots][kv_dim]
+	Len   int       // positions processed
+	Cap   int       // positions allowed (≤ the model's context)
 	kvDim int
+	slots []int // rows of each layer
+	off   []int // first value of each layer (n_layers+1 entries)
 }
+
+// ErrWindowEvicted says a truncation would need positions a sliding-window
+// layer has already overwritten: recompute from the tokens instead.
+var ErrWindowEvicted = errors.New("kv cache: a sliding-window layer no longer holds the positions this needs")
 
 // NewKVCache allocates a cache for up to capacity positions.
 func NewKVCache(c Config, capacity int) (*KVCache, error) {
 	if capacity <= 0 || capacity > c.SeqLen {
 		return nil, fmt.Errorf("kv cache: capacity %d out of range 1..%d (the model's context)", capacity, c.SeqLen)
 	}
-	n := c.NLayers * capacity * c.KVDim()
-	return &KVCache{Key: make([]float32, n), Value: make([]float32, n), Cap: capacity, kvDim: c.KVDim()}, nil
+	kv := &KVCache{Cap: capacity, kvDim: c.KVDim(), slots: make([]int, c.NLayers), off: make([]int, c.NLayers+1)}
+	for l := range kv.slots {
+		kv.slots[l] = capacity
+		if c.Sliding(l) {
+			kv.slots[l] = min(capacity, c.Window)
+		}
+		kv.off[l+1] = kv.off[l] + kv.slots[l]*kv.kvDim
+	}
+	n := kv.off[c.NLayers]
+	kv.Key, kv.Value = make([]float32, n), make([]float32, n)
+	return kv, nil
 }
 
-// layerKV returns layer l's key and value rows for positions [0, Cap).
-func (kv *KVCache) layerKV(l int) (k, v []float32) {
-	off := l * kv.Cap * kv.kvDim
-	n := kv.Cap * kv.kvDim
-	return kv.Key[off : off+n], kv.Value[off : off+n]
+// layerKV returns layer l's key and value rows and how many positions
+// they hold.
+func (kv *KVCache) layerKV(l int) (k, v []float32, slots int) {
+	a, b := kv.off[l], kv.off[l+1]
+	return kv.Key[a:b], kv.Value[a:b], kv.slots[l]
+}
+
+// ring reports whether layer l keeps a window shorter than the cache (a
+// ring whose rows are written after the pass has read them).
+func (kv *KVCache) ring(l int) bool { return kv.slots[l] < kv.Cap }
+
+// Slots is how many positions layer l keeps: Cap, or its sliding window
+// when that is shorter.
+func (kv *KVCache) Slots(l int) int { return kv.slots[l] }
+
+// Oldest is the first position layer l still holds.
+func (kv *KVCache) Oldest(l int) int { return max(0, kv.Len-kv.slots[l]) }
+
+// Row returns layer l's cached key and value of position pos (views of
+// the cache), or ok false when pos is not cached or the layer's window has
+// moved past it.
+func (kv *KVCache) Row(l, pos int) (k, v []float32, ok bool) {
+	if l < 0 || l >= len(kv.slots) || pos < kv.Oldest(l) || pos >= kv.Len {
+		return nil, nil, false
+	}
+	o := kv.off[l] + pos%kv.slots[l]*kv.kvDim
+	return kv.Key[o : o+kv.kvDim], kv.Value[o : o+kv.kvDim], true
 }
 
 // room reports whether n more positions fit.
@@ -40,17 +86,31 @@ func (kv *KVCache) room(n int) error {
 }
 
 // Truncate rewinds the cache to n positions. Entries past n are simply
-// overwritten by later passes.
+// overwritten by later passes. A sliding-window layer can rewind only while
+// it still holds the window position n will look back on; otherwise the
+// cache is left as it was and the error wraps ErrWindowEvicted.
 func (kv *KVCache) Truncate(n int) error {
 	if n < 0 || n > kv.Len {
 		return fmt.Errorf("kv cache: cannot truncate to %d, length is %d", n, kv.Len)
+	}
+	for l, s := range kv.slots {
+		if n > 0 && max(0, n-s+1) < kv.Oldest(l) {
+			return fmt.Errorf("truncate to %d: layer %d keeps positions %d..%d only: %w", n, l, kv.Oldest(l), kv.Len-1, ErrWindowEvicted)
+		}
 	}
 	kv.Len = n
 	return nil
 }
 
-// BytesUsed is what the filled positions occupy: 2 × layers × kv_dim × Len × 4.
-func (kv *KVCache) BytesUsed(c Config) int64 { return int64(kv.Len) * c.KVBytesPerToken() }
+// BytesUsed is what the held positions occupy: for each layer, kv_dim × 2
+// (K and V) × 4 bytes × the positions it holds (at most its window).
+func (kv *KVCache) BytesUsed(c Config) int64 {
+	var rows int64
+	for _, s := range kv.slots {
+		rows += int64(min(kv.Len, s))
+	}
+	return rows * 2 * int64(c.KVDim()) * 4
+}
 
 // BytesAllocated is the size of both backing arrays.
 func (kv *KVCache) BytesAllocated() int64 { return 4 * int64(len(kv.Key)+len(kv.Value)) }

@@ -80,6 +80,9 @@ func (ll *LogitLens) Read(m *Model, pos int, logits []float32) bool {
 	}
 	xs, outs := ll.toRead(m)
 	headRows(&m.Weights.Head, xs, outs)
+	for _, o := range outs {
+		m.softcapLogits(o)
+	}
 	ll.finish(c, pos, logits)
 	return true
 }

@@ -191,6 +191,10 @@ func linearRows(x []float32, B int, part [][]float32, jobs []linJob) [][]float32
 				gemvRange(j, x, lo, hi)
 				return
 			}
+			if j.w.Q != nil { // block-quantized (quantized.go)
+				rowsQuant(j, x, B, lo, hi)
+				return
+			}
 			blk := batchBlock(j.w)
 			rows := j.w.Rows
 			four := gemv4For(j.w)
@@ -246,6 +250,9 @@ func gemv4Range(j linJob, x []float32, in, s, lo, hi int, o4, x4 *[4][]float32) 
 // before moving on: about 32 KiB of weights, a multiple of 16.
 func batchBlock(w *Mat) int {
 	per := w.Cols * w.DType.Size()
+	if w.Q != nil {
+		per = quantBatchRowBytes(w)
+	}
 	n := (32 << 10) / max(per, 1)
 	return max(16, n&^15)
 }
@@ -265,6 +272,10 @@ func forJobs(jobs []linJob, lo, hi int, fn func(j linJob, lo, hi int)) {
 // gemvRange computes outputs [lo, hi) of one job for a single position.
 func gemvRange(j linJob, x []float32, lo, hi int) {
 	w := j.w
+	if w.Q != nil { // block-quantized (quantized.go)
+		gemvQuant(j, x, lo, hi)
+		return
+	}
 	out := j.out[lo:hi]
 	switch {
 	case w.InOut && w.DType == F32:
@@ -300,6 +311,8 @@ func gemvRange(j linJob, x []float32, lo, hi int) {
 func packPanel(bp []float32, w *Mat, o0, n, nr int) {
 	in := w.Cols
 	switch {
+	case w.Q != nil: // block-quantized (quantized.go)
+		packQuantPanel(bp, w, o0, n, nr)
 	case w.InOut && w.DType == F32:
 		for i := 0; i < in; i++ {
 			s := i*w.Ld + w.Off + o0

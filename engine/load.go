@@ -10,8 +10,8 @@ import (
 	"github.com/inferscope/inferscope/engine/tokenizer"
 )
 
-// LoadModel loads a model from a Hugging Face directory or a llama2.c .bin
-// file. For a .bin, tokenizerPath names its tokenizer.bin; empty means
+// LoadModel loads a model from a Hugging Face directory, a GGUF file
+// (gguf_load.go) or a llama2.c .bin file. For a .bin, tokenizerPath names its tokenizer.bin; empty means
 // "tokenizer.bin" beside the checkpoint, if present.
 func LoadModel(path, tokenizerPath string) (_ *Model, err error) {
 	defer recoverLoad("model "+path, &err)
@@ -22,6 +22,8 @@ func LoadModel(path, tokenizerPath string) (_ *Model, err error) {
 	var m *Model
 	if st.IsDir() {
 		m, err = LoadHFDir(path)
+	} else if isGGUF(path) {
+		m, err = LoadGGUF(path)
 	} else {
 		m, err = loadLlama2c(path)
 		if tokenizerPath == "" {

@@ -1,20 +1,37 @@
 package engine
 
-// mlp.go: the MLP block: SwiGLU (Llama) or GELU (GPT-2).
+// mlp.go: the MLP block: SwiGLU (Llama, Mistral, Qwen, Phi-3), GeGLU
+// (Gemma) or GELU (GPT-2).
 
 // mlp runs one layer's feed-forward block on the R normed rows in a.xb and
 // leaves its output in a.proj (the caller adds it to the residual).
 //
-//	Llama (SwiGLU): W2( silu(W1 x) ⊙ W3 x )
-//	GPT-2:          c_proj( gelu_tanh(c_fc x + b) ) + b
+//	SwiGLU (LlamaMLP):  down( silu(gate x) ⊙ up x )
+//	GeGLU (Gemma3MLP):  down( gelu_tanh(gate x) ⊙ up x )   (hidden_activation gelu_pytorch_tanh)
+//	GPT-2:              c_proj( gelu_tanh(c_fc x + b) ) + b
+//
+// Phi-3's fused gate_up_proj is two views of one matrix (gate the first
+// half of its rows, up the second, as Phi3MLP's chunk(2)), run as these two.
 func (m *Model) mlp(a *acts, lw *LayerWeights, R int) {
 	n := R * m.Config.HiddenDim
-	if !lw.WGate.Empty() {
-		a.linear(a.xb, R, linJob{a.hb, &lw.WGate, nil}, linJob{a.hb2, &lw.WUp, nil}) // gate and up in one pass
-		swiglu(a.hb, a.hb2, n)
-	} else {
+	switch {
+	case lw.WGate.Empty():
 		a.linear(a.xb, R, linJob{a.hb, &lw.WUp, lw.BUp})
 		gelu(a.hb, n)
+	case m.Config.MLP == MLPGeGLU:
+		a.linear(a.xb, R, linJob{a.hb, &lw.WGate, nil}, linJob{a.hb2, &lw.WUp, nil})
+		gelu(a.hb, n)
+		mulInPlace(a.hb, a.hb2, n)
+	default:
+		a.linear(a.xb, R, linJob{a.hb, &lw.WGate, nil}, linJob{a.hb2, &lw.WUp, nil}) // gate and up in one pass
+		swiglu(a.hb, a.hb2, n)
 	}
 	a.linear(a.hb, R, linJob{a.proj, &lw.WDown, lw.BDown})
+}
+
+// mulInPlace sets x[i] *= y[i] for i < n.
+func mulInPlace(x, y []float32, n int) {
+	for i, v := range y[:n] {
+		x[i] *= v
+	}
 }

@@ -1,6 +1,8 @@
 package engine
 
-// norm.go: normalization of the residual stream's rows: RMSNorm (Llama) or LayerNorm (GPT-2).
+// norm.go: normalization of the residual stream's rows: RMSNorm (Llama and
+// its relatives; Gemma's scales by 1 + weight) or LayerNorm (GPT-2); and
+// the per-head RMSNorm of queries and keys (Qwen 3, Gemma 3).
 
 import "math"
 
@@ -10,11 +12,23 @@ func (m *Model) norm(out, x, g, b []float32, T int) {
 		layernorm(out, x, g, b, T, m.Config.Dim, m.Config.NormEps)
 		return
 	}
-	rmsnorm(out, x, g, T, m.Config.Dim, m.Config.NormEps)
+	rmsnorm(out, x, g, T, m.Config.Dim, m.Config.NormEps, m.Config.NormPlusOne)
 }
 
-// rmsnorm: out = x · g / sqrt(mean(x²) + eps), for each of T rows of width d.
-func rmsnorm(out, x, g []float32, T, d int, eps float32) {
+// rmsnormRows normalizes x in place as T rows of width d with the model's
+// RMSNorm (q_norm and k_norm: each head's row).
+func (m *Model) rmsnormRows(x, g []float32, T, d int) {
+	rmsnorm(x, x, g, T, d, m.Config.NormEps, m.Config.NormPlusOne)
+}
+
+// rmsnorm: out = x · g / sqrt(mean(x²) + eps), for each of T rows of width
+// d (LlamaRMSNorm); with plusOne the gain is (1 + g) (Gemma3RMSNorm:
+// output * (1.0 + weight), in float32). out may be x.
+func rmsnorm(out, x, g []float32, T, d int, eps float32, plusOne bool) {
+	var one float32
+	if plusOne {
+		one = 1
+	}
 	for t := 0; t < T; t++ {
 		xr, or := x[t*d:(t+1)*d], out[t*d:(t+1)*d]
 		var ss float32
@@ -23,7 +37,7 @@ func rmsnorm(out, x, g []float32, T, d int, eps float32) {
 		}
 		inv := float32(1 / math.Sqrt(float64(ss/float32(d)+eps)))
 		for i, v := range xr {
-			or[i] = g[i] * (v * inv)
+			or[i] = (one + g[i]) * (v * inv)
 		}
 	}
 }

@@ -8,9 +8,9 @@ package engine
 type PartParams struct {
 	Embedding   int64 `json:"embedding"`   // token-embedding table, vocab × dim
 	Positions   int64 `json:"positions"`   // learned position table (GPT-2); 0 with RoPE
-	Attention   int64 `json:"attention"`   // one block's Wq, Wk, Wv, Wo and biases
+	Attention   int64 `json:"attention"`   // one block's Wq, Wk, Wv, Wo, biases and q/k norms
 	MLP         int64 `json:"mlp"`         // one block's MLP matrices and biases
-	BlockNorms  int64 `json:"block_norms"` // one block's two norms' gains (and biases)
+	BlockNorms  int64 `json:"block_norms"` // one block's norms' gains (and biases): two, or Gemma's four
 	Blocks      int64 `json:"blocks"`      // every block together
 	FinalNorm   int64 `json:"final_norm"`
 	Unembedding int64 `json:"unembedding"` // LM head; 0 when tied to the embedding table
@@ -31,9 +31,9 @@ func (w *Weights) PartParams() PartParams {
 	p.Positions = vec(w.PosEmbed)
 	if len(w.Layers) > 0 {
 		l := &w.Layers[0]
-		p.Attention = int64(l.Wq.Len()+l.Wk.Len()+l.Wv.Len()+l.Wo.Len()) + vec(l.Bq, l.Bk, l.Bv, l.Bo)
+		p.Attention = int64(l.Wq.Len()+l.Wk.Len()+l.Wv.Len()+l.Wo.Len()) + vec(l.Bq, l.Bk, l.Bv, l.Bo, l.QNorm, l.KNorm)
 		p.MLP = int64(l.WGate.Len()+l.WUp.Len()+l.WDown.Len()) + vec(l.BUp, l.BDown)
-		p.BlockNorms = vec(l.AttnNorm, l.AttnNormBias, l.MLPNorm, l.MLPNormBias)
+		p.BlockNorms = vec(l.AttnNorm, l.AttnNormBias, l.MLPNorm, l.MLPNormBias, l.PostAttnNorm, l.PostMLPNorm)
 	}
 	p.Blocks = int64(len(w.Layers)) * (p.Attention + p.MLP + p.BlockNorms)
 	p.FinalNorm = vec(w.FinalNorm, w.FinalNormBias)

@@ -35,7 +35,7 @@ type LayerInfo struct {
 	Pos0   int         // position of the first token in this pass
 	Hidden [][]float32 // [T][dim] residual stream after this block
 	// Attn[h] holds head h's attention weights of the last position in this
-	// pass over positions 0..Pos0+T-1.
+	// pass over positions 0..Pos0+T-1 (0 before a sliding window's start).
 	Attn [][]float32
 	// AttnAll[t][h] is the same for every position (only with AllAttention).
 	AttnAll [][][]float32

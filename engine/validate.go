@@ -49,8 +49,9 @@ func checkedMul(a, b int64) (int64, bool) {
 	return a * b, true
 }
 
-// expectedParams is the number of weights a model of shape c has (biases
-// and norms included), or ok == false if the count overflows int64.
+// expectedParams is the number of weights a model of shape c has (norms
+// included; the optional q/k/v/o biases of the decoder families not), or
+// ok == false if the count overflows int64.
 func (c Config) expectedParams() (n int64, ok bool) {
 	d, hd, L, qd, kvd, V := c.Dim, c.HiddenDim, c.NLayers, c.QDim(), c.KVDim(), c.VocabSize
 	var s sizeSum
@@ -74,6 +75,12 @@ func (c Config) expectedParams() (n int64, ok bool) {
 		s.add(L, d, qd)     // wo
 		s.add(L, 3, hd, d)  // gate, up, down
 		s.add(d)            // final norm
+		if c.QKNorm {
+			s.add(L, 2, c.HeadDim) // q_norm, k_norm
+		}
+		if c.Arch == ArchGemma2 || c.Arch == ArchGemma3 {
+			s.add(L, 2, d) // post-attention and post-feedforward norms
+		}
 		if !c.TiedHead {
 			s.add(V, d)
 		}

@@ -1,5 +1,7 @@
 package engine
 
+// validate_test.go: the loaders refuse impossible sizes before allocating.
+
 import (
 	"encoding/binary"
 	"encoding/json"

@@ -9,6 +9,8 @@ import (
 	"hash"
 	"math"
 	"unsafe"
+
+	"github.com/inferscope/inferscope/engine/quant"
 )
 
 // DType is how a weight matrix stores its values.
@@ -17,16 +19,21 @@ type DType uint8
 const (
 	F32  DType = iota // IEEE float32
 	BF16              // bfloat16: the top 16 bits of a float32 (widened in registers)
+	// F16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (quantized.go) are ggml blocks in Mat.Q.
 )
 
 func (d DType) String() string {
-	if d == BF16 {
+	switch d {
+	case F32:
+		return "f32"
+	case BF16:
 		return "bf16"
 	}
-	return "f32"
+	return quantDTypeName(d) // quantized.go
 }
 
-// Size is the bytes per value.
+// Size is the bytes per value of F32 and BF16 (a block type's values take
+// a fraction of a byte or more: see Mat.Bytes).
 func (d DType) Size() int {
 	if d == BF16 {
 		return 2
@@ -43,6 +50,10 @@ func (d DType) Size() int {
 // view of some columns of a wider [in][out] matrix (GPT-2's fused c_attn
 // gives Wq, Wk and Wv this way). Exactly one of F32 and BF16 holds the
 // data, often a view of a memory-mapped file: never write to it.
+//
+// A block-quantized matrix (F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K: ggml's
+// formats) holds its bytes in Q instead, [out][in] (Ld = Cols, Off = 0);
+// quantized.go has the code that reads it.
 type Mat struct {
 	Rows, Cols int
 	DType      DType
@@ -50,6 +61,7 @@ type Mat struct {
 	Ld, Off    int
 	F32        []float32
 	BF16       []uint16
+	Q          *quant.Matrix
 }
 
 // NewMat wraps row-major [rows][cols] float32 data.
@@ -64,10 +76,18 @@ func (m *Mat) Len() int { return m.Rows * m.Cols }
 func (m *Mat) Empty() bool { return m.Rows == 0 || m.Cols == 0 }
 
 // Bytes is the storage this matrix's values take.
-func (m *Mat) Bytes() int64 { return int64(m.Len()) * int64(m.DType.Size()) }
+func (m *Mat) Bytes() int64 {
+	if m.Q != nil {
+		return m.Q.Bytes()
+	}
+	return int64(m.Len()) * int64(m.DType.Size())
+}
 
 // At is W[o][i].
 func (m *Mat) At(o, i int) float32 {
+	if m.Q != nil {
+		return m.quantAt(o, i)
+	}
 	idx := o*m.Ld + m.Off + i
 	if m.InOut {
 		idx = i*m.Ld + m.Off + o
@@ -87,6 +107,10 @@ func (m *Mat) Row(r int, dst []float32) []float32 {
 		return m.F32[s : s+m.Cols : s+m.Cols]
 	}
 	dst = dst[:m.Cols]
+	if m.Q != nil {
+		m.Q.Row(r, dst)
+		return dst
+	}
 	for i := range dst {
 		dst[i] = m.At(r, i)
 	}
@@ -117,6 +141,9 @@ func (m *Mat) same(o *Mat) bool {
 	if m.DType != o.DType || m.Empty() || o.Empty() || m.Off != o.Off {
 		return false
 	}
+	if m.Q != nil || o.Q != nil {
+		return m.Q != nil && o.Q != nil && &m.Q.Data[0] == &o.Q.Data[0]
+	}
 	if m.DType == BF16 {
 		return &m.BF16[0] == &o.BF16[0]
 	}
@@ -126,6 +153,10 @@ func (m *Mat) same(o *Mat) bool {
 // hashTo feeds the values in storage order (one stored row at a time) to h.
 func (m *Mat) hashTo(h hash.Hash) {
 	if m.Empty() {
+		return
+	}
+	if m.Q != nil {
+		h.Write(m.Q.Data)
 		return
 	}
 	n, w := m.Rows, m.Cols // stored rows × width
@@ -195,6 +226,9 @@ type LayerWeights struct {
 	BUp                    []float32 // [hidden]
 	WDown                  Mat       // [dim] × [hidden]  Llama W2; GPT-2 mlp.c_proj
 	BDown                  []float32 // [dim]
+	QNorm, KNorm           []float32 // [head_dim] per-head q/k RMSNorm gains (Qwen 3, Gemma 3); nil for others
+	PostAttnNorm           []float32 // [dim] norm of the attention output before the residual add (Gemma)
+	PostMLPNorm            []float32 // [dim] norm of the MLP output before the residual add (Gemma)
 }
 
 func (l *LayerWeights) mats() []*Mat {
@@ -202,7 +236,8 @@ func (l *LayerWeights) mats() []*Mat {
 }
 
 func (l *LayerWeights) vecs() [][]float32 {
-	return [][]float32{l.AttnNorm, l.AttnNormBias, l.Bq, l.Bk, l.Bv, l.Bo, l.MLPNorm, l.MLPNormBias, l.BUp, l.BDown}
+	return [][]float32{l.AttnNorm, l.AttnNormBias, l.Bq, l.Bk, l.Bv, l.Bo, l.MLPNorm, l.MLPNormBias, l.BUp, l.BDown,
+		l.QNorm, l.KNorm, l.PostAttnNorm, l.PostMLPNorm}
 }
 
 // Weights are a model's parameters. They are never written after load and
@@ -215,12 +250,24 @@ type Weights struct {
 	Head                     Mat       // [vocab] × [dim]; shares TokenEmbed's storage when tied
 }
 
-// DType is the storage type of the layer matrices (F32 or BF16).
+// DType is the storage type of the layer matrices (F32 or BF16, or a
+// block type; where they mix types, as a quantized GGUF file's do, the one
+// that holds the most of their bytes).
 func (w *Weights) DType() DType {
-	if len(w.Layers) > 0 {
-		return w.Layers[0].Wq.DType
+	if len(w.Layers) == 0 {
+		return w.TokenEmbed.DType
 	}
-	return w.TokenEmbed.DType
+	bytes := map[DType]int64{}
+	best := w.Layers[0].Wq.DType
+	for i := range w.Layers {
+		for _, m := range w.Layers[i].mats() {
+			bytes[m.DType] += m.Bytes()
+			if bytes[m.DType] > bytes[best] {
+				best = m.DType
+			}
+		}
+	}
+	return best
 }
 
 // Checksum is a SHA-256 over every parameter as stored, in a fixed order:
@@ -254,7 +301,7 @@ func (w *Weights) NumParams() int64 {
 }
 
 // Bytes is the memory the parameters occupy as stored (2 bytes per BF16
-// value, 4 per float32).
+// value, 4 per float32, a block type's bytes).
 func (w *Weights) Bytes() int64 {
 	_, b := w.count()
 	return b
@@ -298,9 +345,10 @@ func (m *Mat) toBF16() Mat {
 			}
 		}
 	} else {
+		row := make([]float32, m.Cols)
 		for o := 0; o < m.Rows; o++ {
-			for i := 0; i < m.Cols; i++ {
-				out[o*m.Cols+i] = f32ToBF16(m.At(o, i))
+			for i, v := range m.Row(o, row) {
+				out[o*m.Cols+i] = f32ToBF16(v)
 			}
 		}
 	}

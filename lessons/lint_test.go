@@ -27,7 +27,7 @@ import (
 // is no run's number (matched within the line that has it).
 var allowedNumbers = map[string]string{
 	"one part in a million": "the order of float32 rounding after a pass (a property of the number format, not of a run), said as an order of magnitude",
-	"sixteen gigabytes": "the size of a hypothetical model the serving lesson's question asks about (an 8B model in BF16); its answer is computed live from this model's weights",
+	"sixteen gigabytes":     "the size of a hypothetical model the serving lesson's question asks about (an 8B model in BF16); its answer is computed live from this model's weights",
 }
 
 const numberWords = `zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|half|quarter|twice|double|triple|dozen`

@@ -1,5 +1,8 @@
 package web_test
 
+// bytebudget_test.go: the per-visitor byte budget through the server: data
+// requests refused past it, runs held back.
+
 import (
 	"encoding/json"
 	"io"

@@ -14,6 +14,7 @@ import (
 )
 
 func TestBrowserAnswerUnits(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, _ := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx

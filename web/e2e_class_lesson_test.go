@@ -31,6 +31,7 @@ func (c *classTabs) student() context.Context {
 }
 
 func TestBrowserClassLesson(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, c, pres := newClass(t)
 	c.must(pres, "1280×720", chromedp.EmulateViewport(1280, 720))
 	c.must(pres, "open the sampling lesson", chromedp.Navigate(ts.URL+"/lessons/sampling?s=1"))

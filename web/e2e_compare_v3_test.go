@@ -286,6 +286,7 @@ func TestBrowserCompareV3(t *testing.T) {
 // TestBrowserCompareV3Follower: a student following a class on /compare sees
 // the presenter's results with the same marks and χ², and axe finds nothing.
 func TestBrowserCompareV3Follower(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, c, pres := newClass(t)
 	c.must(pres, "open compare", chromedp.Navigate(ts.URL+"/compare"))
 	c.wait(pres, `document.getElementById("model").options.length > 0`)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestBrowserLabKeyboard(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, _, b, must := labBrowser(t, "lab-keyboard-failure")
 	ctx := b.Ctx
 	key := func(k string) { must("key "+k, chromedp.Do(ctx, chromedp.KeyEvent(k))) }

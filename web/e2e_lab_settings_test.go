@@ -20,6 +20,7 @@ import (
 )
 
 func TestBrowserLabSettingsMidRun(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m, b, must := labBrowser(t, "lab-settings-failure")
 	ctx := b.Ctx
 	ready := labReadyJS

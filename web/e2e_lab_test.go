@@ -292,6 +292,7 @@ func TestBrowserLab(t *testing.T) {
 }
 
 func TestBrowserCompare(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	prompt := "The President said that"
@@ -387,6 +388,7 @@ func TestBrowserLabReconnect(t *testing.T) {
 // TestBrowserLabGPT2: a GPT-2-family model shows its learned position
 // vectors in the embeddings panel (the default model uses RoPE instead).
 func TestBrowserLabGPT2(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	gm, err := engine.LoadModel(testenv.SharedDir(t, "models/tiny-gpt2"), "")
 	if err != nil {
 		t.Fatal(err)
@@ -460,6 +462,7 @@ func stepTo(t *testing.T, b *browsertest.Browser, seq int) {
 // the CDF reaches the last kept rank at 1; the attention heatmap has one
 // map per head with the prompt's tokens as rows and columns.
 func TestBrowserLabNumbers(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -545,6 +548,7 @@ func TestBrowserLabNumbers(t *testing.T) {
 // TestBrowserLabForceSearch: a token far below the listed candidates is
 // found by the search box (by its text, then by its id) and forced.
 func TestBrowserLabForceSearch(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -607,6 +611,7 @@ func TestBrowserLabForceSearch(t *testing.T) {
 // shows as byte chips (one <XX> per byte the engine's token covers) and
 // joined in the text.
 func TestBrowserLabBytes(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -649,16 +654,22 @@ func TestBrowserLabBytes(t *testing.T) {
 // TestBrowserLabStop: Stop shows "cancelled" at once (in the same task as
 // the click), the server's stop confirms it, and nothing is left running.
 func TestBrowserLabStop(t *testing.T) {
-	ts, _ := labServer(t)
+	ts := slowLabServer(t, 2*time.Millisecond)
 	b := browsertest.New(t)
 	ctx := b.Ctx
 	labAt(t, b, ts.URL+"/lab?prompt=The%20President%20said&n=250&t=0.8&p=0.9")
+	// Stop as soon as the first token is drawn: at the engine's speed the
+	// whole run takes tens of ms, so a fixed delay could come after its end
 	res, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`new Promise(res => {
-		document.getElementById("btn-run").click();
-		setTimeout(() => {
+		const gen = document.getElementById("gen");
+		const obs = new MutationObserver(() => {
+			if (+gen.dataset.count < 1) return;
+			obs.disconnect();
 			document.getElementById("btn-cancel").click();
 			res([document.getElementById("stop-text").dataset.reason || "", document.querySelector("main").dataset.runState]);
-		}, 60);
+		});
+		obs.observe(gen, { attributes: true, childList: true, subtree: true });
+		document.getElementById("btn-run").click();
 	})`, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatal(err)
@@ -812,4 +823,50 @@ func eventIDs(evs []*session.Event) []int {
 		}
 	}
 	return ids
+}
+
+// slowCatalog runs its catalog's models at most one stage per `per`: at
+// the engine's own speed the default model's whole run takes tens of ms,
+// less than a click's round trip, so tests of Stop and Pause at "engine
+// speed" run on it (the page cannot tell a slower engine apart).
+type slowCatalog struct {
+	catalog.Catalog
+	per time.Duration
+}
+
+func (c slowCatalog) NewRun(model string, cfg session.Config) (catalog.Run, error) {
+	run, err := c.Catalog.NewRun(model, cfg)
+	if err == nil {
+		run.Runner = slowRunner{run.Runner, c.per}
+	}
+	return run, err
+}
+
+type slowRunner struct {
+	catalog.Runner
+	per time.Duration
+}
+
+func (r slowRunner) Advance(ctx context.Context, until session.Until, emit func(*session.Event) bool) ([]*session.Event, error) {
+	select {
+	case <-time.After(r.per):
+	case <-ctx.Done():
+	}
+	return r.Runner.Advance(ctx, until, emit)
+}
+
+// slowLabServer is labServer on a slowCatalog of per per stage.
+func slowLabServer(t testing.TB, per time.Duration) *httptest.Server {
+	t.Helper()
+	cat, err := catalog.DefaultCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := web.New(web.Options{Catalog: slowCatalog{cat, per}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return ts
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -135,48 +136,66 @@ func TestBrowserLessonFramework(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// each lesson is walked in a tab of its own, beside the others
+	var mu sync.Mutex
 	sliderHref, sliderSection := "", ""
-	for _, l := range ls {
-		go0(ts.URL + "/lessons/" + l.Slug)
-		questions, exercises := 0, 0
-		for s := 1; s <= len(l.Sections); s++ {
-			if s > 1 {
-				// a clicker's PageDown scrolls within a section and moves on at
-				// its end (never from inside a text box)
-				evalJS[bool](t, ctx, `(document.activeElement && document.activeElement.blur(), window.scrollTo(0, document.documentElement.scrollHeight), true)`)
-				if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.PageDown)); err != nil {
+	t.Run("walk", func(t *testing.T) {
+		for _, l := range ls {
+			t.Run(l.Slug, func(t *testing.T) {
+				t.Parallel()
+				b := browsertest.New(t)
+				ctx := b.Ctx
+				b.SetViewport(t, 390, 844, true)
+				if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lessons/"+l.Slug)); err != nil {
 					t.Fatal(err)
 				}
-			}
-			if err := waitJS(ctx, fmt.Sprintf(`!document.querySelector('#section-%d').hidden && new URLSearchParams(location.search).get("s") === "%d"`, s, s)); err != nil {
-				t.Fatalf("%s: PageDown to section %d: %v", l.Slug, s, err)
-			}
-			rep, err := chromedp.Run(ctx, chromedp.Evaluate[walkReport](fmt.Sprintf(`window.__walk(%d)`, s), chromedp.EvalAwaitPromise))
-			if err != nil {
-				b.Screenshot(t, "lessonframe-fail-"+l.Slug)
-				t.Fatalf("%s section %d (%s): %v", l.Slug, s, l.Sections[s-1].Heading, err)
-			}
-			for _, e := range rep.Errors {
-				t.Errorf("%s section %d (%s): %s", l.Slug, s, l.Sections[s-1].Heading, e)
-			}
-			questions += rep.Questions
-			exercises += rep.Exercises
-			if rep.Href != "" && sliderHref == "" {
-				sliderHref, sliderSection = rep.Href, fmt.Sprintf("%s section %d", l.Slug, s)
-			}
+				if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](walkJS)); err != nil {
+					t.Fatal(err)
+				}
+				questions, exercises := 0, 0
+				for s := 1; s <= len(l.Sections); s++ {
+					if s > 1 {
+						// a clicker's PageDown scrolls within a section and moves on at
+						// its end (never from inside a text box)
+						evalJS[bool](t, ctx, `(document.activeElement && document.activeElement.blur(), window.scrollTo(0, document.documentElement.scrollHeight), true)`)
+						if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.PageDown)); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := waitJS(ctx, fmt.Sprintf(`!document.querySelector('#section-%d').hidden && new URLSearchParams(location.search).get("s") === "%d"`, s, s)); err != nil {
+						t.Fatalf("%s: PageDown to section %d: %v", l.Slug, s, err)
+					}
+					rep, err := chromedp.Run(ctx, chromedp.Evaluate[walkReport](fmt.Sprintf(`window.__walk(%d)`, s), chromedp.EvalAwaitPromise))
+					if err != nil {
+						b.Screenshot(t, "lessonframe-fail-"+l.Slug)
+						t.Fatalf("%s section %d (%s): %v", l.Slug, s, l.Sections[s-1].Heading, err)
+					}
+					for _, e := range rep.Errors {
+						t.Errorf("%s section %d (%s): %s", l.Slug, s, l.Sections[s-1].Heading, e)
+					}
+					questions += rep.Questions
+					exercises += rep.Exercises
+					mu.Lock()
+					if rep.Href != "" && sliderHref == "" {
+						sliderHref, sliderSection = rep.Href, fmt.Sprintf("%s section %d", l.Slug, s)
+					}
+					mu.Unlock()
+				}
+				if questions == 0 || exercises == 0 {
+					t.Errorf("%s: answered %d questions and %d exercises, want at least one of each", l.Slug, questions, exercises)
+				}
+				// PageUp at the section's top goes back
+				evalJS[bool](t, ctx, `(document.activeElement && document.activeElement.blur(), window.scrollTo(0, 0), true)`)
+				if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.PageUp)); err != nil {
+					t.Fatal(err)
+				}
+				if err := waitJS(ctx, fmt.Sprintf(`new URLSearchParams(location.search).get("s") === "%d"`, len(l.Sections)-1)); err != nil {
+					t.Errorf("%s: PageUp: %v", l.Slug, err)
+				}
+				b.AssertNoJSErrors(t)
+			})
 		}
-		if questions == 0 || exercises == 0 {
-			t.Errorf("%s: answered %d questions and %d exercises, want at least one of each", l.Slug, questions, exercises)
-		}
-		// PageUp at the section's top goes back
-		evalJS[bool](t, ctx, `(document.activeElement && document.activeElement.blur(), window.scrollTo(0, 0), true)`)
-		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.PageUp)); err != nil {
-			t.Fatal(err)
-		}
-		if err := waitJS(ctx, fmt.Sprintf(`new URLSearchParams(location.search).get("s") === "%d"`, len(l.Sections)-1)); err != nil {
-			t.Errorf("%s: PageUp: %v", l.Slug, err)
-		}
-	}
+	})
 
 	t.Run("run twice shows one result", func(t *testing.T) {
 		go0(ts.URL + "/lessons/sampling?s=1")
@@ -227,53 +246,67 @@ func TestBrowserLessonFramework(t *testing.T) {
 
 	t.Run("screenshots and axe", func(t *testing.T) {
 		for _, l := range ls {
-			s := 1
-			for i, sec := range l.Sections {
-				if len(sec.Questions) > 0 && !sec.Questions[0].Exercise {
-					s = i + 1
-					break
+			t.Run(l.Slug, func(t *testing.T) {
+				t.Parallel()
+				b := browsertest.New(t)
+				ctx := b.Ctx
+				go0 := func(u string) {
+					t.Helper()
+					if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
+						t.Fatal(err)
+					}
+					if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](walkJS)); err != nil {
+						t.Fatal(err)
+					}
 				}
-			}
-			for _, v := range []struct {
-				name    string
-				w, h    int64
-				mobile  bool
-				dark    bool
-				present bool
-			}{{"1366-light", 1366, 900, false, false, false}, {"1366-dark", 1366, 900, false, true, false}, {"390-light", 390, 844, true, false, false},
-				{"390-dark", 390, 844, true, true, false}, {"presenter-1366", 1366, 900, false, false, true}, {"presenter-390-dark", 390, 844, true, true, true}} {
-				b.SetViewport(t, v.w, v.h, v.mobile)
-				b.SetDark(t, v.dark)
-				u := fmt.Sprintf("%s/lessons/%s?s=%d", ts.URL, l.Slug, s)
-				if v.present {
-					u += "&present=1"
+				s := 1
+				for i, sec := range l.Sections {
+					if len(sec.Questions) > 0 && !sec.Questions[0].Exercise {
+						s = i + 1
+						break
+					}
 				}
-				go0(u)
-				if err := waitJS(ctx, fmt.Sprintf(`[...document.querySelectorAll('#section-%d [data-testid=panel-out]')].every(o => o.dataset.state === "done")`, s)); err != nil {
-					t.Fatal(err)
+				for _, v := range []struct {
+					name    string
+					w, h    int64
+					mobile  bool
+					dark    bool
+					present bool
+				}{{"1366-light", 1366, 900, false, false, false}, {"1366-dark", 1366, 900, false, true, false}, {"390-light", 390, 844, true, false, false},
+					{"390-dark", 390, 844, true, true, false}, {"presenter-1366", 1366, 900, false, false, true}, {"presenter-390-dark", 390, 844, true, true, true}} {
+					b.SetViewport(t, v.w, v.h, v.mobile)
+					b.SetDark(t, v.dark)
+					u := fmt.Sprintf("%s/lessons/%s?s=%d", ts.URL, l.Slug, s)
+					if v.present {
+						u += "&present=1"
+					}
+					go0(u)
+					if err := waitJS(ctx, fmt.Sprintf(`[...document.querySelectorAll('#section-%d [data-testid=panel-out]')].every(o => o.dataset.state === "done")`, s)); err != nil {
+						t.Fatal(err)
+					}
+					name := "lesson-" + l.Slug + "-s" + itoa(s) + "-" + v.name
+					if v.name == "1366-light" { // the question, before its answer
+						b.ViewportScreenshot(t, name+"-question")
+						b.AssertAccessible(t, name+" (question open)")
+					}
+					// answer the section's questions with the live value, then look
+					rep, err := chromedp.Run(ctx, chromedp.Evaluate[walkReport](fmt.Sprintf(`window.__walk(%d)`, s), chromedp.EvalAwaitPromise))
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, e := range rep.Errors {
+						t.Errorf("%s: %s", name, e)
+					}
+					// a glossary term, focused: its definition shows
+					evalJS[bool](t, ctx, fmt.Sprintf(`(() => { const b = document.querySelector('#section-%d .term'); if (b) b.focus(); return true; })()`, s))
+					b.ViewportScreenshot(t, name)
+					if v.name == "1366-light" || v.name == "1366-dark" || v.name == "presenter-390-dark" {
+						b.AssertAccessible(t, name)
+					}
 				}
-				name := "lesson-" + l.Slug + "-s" + itoa(s) + "-" + v.name
-				if v.name == "1366-light" { // the question, before its answer
-					b.ViewportScreenshot(t, name+"-question")
-					b.AssertAccessible(t, name+" (question open)")
-				}
-				// answer the section's questions with the live value, then look
-				rep, err := chromedp.Run(ctx, chromedp.Evaluate[walkReport](fmt.Sprintf(`window.__walk(%d)`, s), chromedp.EvalAwaitPromise))
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, e := range rep.Errors {
-					t.Errorf("%s: %s", name, e)
-				}
-				// a glossary term, focused: its definition shows
-				evalJS[bool](t, ctx, fmt.Sprintf(`(() => { const b = document.querySelector('#section-%d .term'); if (b) b.focus(); return true; })()`, s))
-				b.ViewportScreenshot(t, name)
-				if v.name == "1366-light" || v.name == "1366-dark" || v.name == "presenter-390-dark" {
-					b.AssertAccessible(t, name)
-				}
-			}
+				b.AssertNoJSErrors(t)
+			})
 		}
-		b.SetDark(t, false)
 	})
 	b.AssertNoJSErrors(t)
 }

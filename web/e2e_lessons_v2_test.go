@@ -333,44 +333,47 @@ func TestBrowserLessonKVCacheV2(t *testing.T) {
 func TestBrowserLessonsV2Layout(t *testing.T) {
 	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, _ := batchedLessonServer(t)
-	b := browsertest.New(t)
-	ctx := b.Ctx
 	shots := map[string][]int{"after-send": {3, 6, 8, 9, 10, 12, 13, 16, 17}, "kv-cache": {1, 2, 3, 4, 5, 6}}
-	// each section is loaded once per size (its panels run once); the
-	// color scheme changes on the loaded page, as a student's system does
-	shoot := func(slug string, s int, w, h int64, mobile bool) {
-		for _, dark := range []bool{false, true} {
-			mode := "light"
-			if dark {
-				mode = "dark"
-			}
-			b.SetDark(t, dark)
-			b.Screenshot(t, fmt.Sprintf("lesson-%s-s%d-%dx%d-%s", slug, s, w, h, mode))
-			if !mobile {
-				b.AssertAccessible(t, fmt.Sprintf("%s section %d (%s)", slug, s, mode))
-			}
-		}
-		b.SetDark(t, false)
-	}
 	for _, slug := range []string{"after-send", "kv-cache"} {
-		b.SetViewport(t, 390, 844, true)
-		openSection(t, b, ts.URL, slug, 1)
-		n := evalJS[int](t, ctx, `document.querySelectorAll('[data-testid="lesson-section"]').length`)
-		for s := 1; s <= n; s++ {
-			openSection(t, b, ts.URL, slug, s)
-			if w := evalJS[int](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
-				wide := evalJS[[]string](t, ctx, `[...document.querySelectorAll('#section-`+strconv.Itoa(s)+` *')].filter(e => e.getBoundingClientRect().right > 392 && !e.closest('.table-wrap, .lp-kvgrid')).slice(0, 5).map(e => e.tagName + "." + e.className)`)
-				t.Errorf("%s section %d: page is %d px wide at 390 px (%v)", slug, s, w, wide)
+		t.Run(slug, func(t *testing.T) {
+			t.Parallel() // each lesson in a tab of its own
+			b := browsertest.New(t)
+			ctx := b.Ctx
+			// each section is loaded once per size (its panels run once); the
+			// color scheme changes on the loaded page, as a student's system does
+			shoot := func(s int, w, h int64, mobile bool) {
+				for _, dark := range []bool{false, true} {
+					mode := "light"
+					if dark {
+						mode = "dark"
+					}
+					b.SetDark(t, dark)
+					b.Screenshot(t, fmt.Sprintf("lesson-%s-s%d-%dx%d-%s", slug, s, w, h, mode))
+					if !mobile {
+						b.AssertAccessible(t, fmt.Sprintf("%s section %d (%s)", slug, s, mode))
+					}
+				}
+				b.SetDark(t, false)
 			}
-			if slices.Contains(shots[slug], s) {
-				shoot(slug, s, 390, 844, true)
+			b.SetViewport(t, 390, 844, true)
+			openSection(t, b, ts.URL, slug, 1)
+			n := evalJS[int](t, ctx, `document.querySelectorAll('[data-testid="lesson-section"]').length`)
+			for s := 1; s <= n; s++ {
+				openSection(t, b, ts.URL, slug, s)
+				if w := evalJS[int](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
+					wide := evalJS[[]string](t, ctx, `[...document.querySelectorAll('#section-`+strconv.Itoa(s)+` *')].filter(e => e.getBoundingClientRect().right > 392 && !e.closest('.table-wrap, .lp-kvgrid')).slice(0, 5).map(e => e.tagName + "." + e.className)`)
+					t.Errorf("%s section %d: page is %d px wide at 390 px (%v)", slug, s, w, wide)
+				}
+				if slices.Contains(shots[slug], s) {
+					shoot(s, 390, 844, true)
+				}
 			}
-		}
-		b.SetViewport(t, 1366, 900, false)
-		for _, s := range shots[slug] {
-			openSection(t, b, ts.URL, slug, s)
-			shoot(slug, s, 1366, 900, false)
-		}
+			b.SetViewport(t, 1366, 900, false)
+			for _, s := range shots[slug] {
+				openSection(t, b, ts.URL, slug, s)
+				shoot(s, 1366, 900, false)
+			}
+			b.AssertNoJSErrors(t)
+		})
 	}
-	b.AssertNoJSErrors(t)
 }

@@ -572,6 +572,7 @@ func TestBrowserLessonAnswersHidden(t *testing.T) {
 // joins sees the same prompt in the same question (its own page drew
 // another), and answers the class's question in that form.
 func TestBrowserClassDraw(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, c, pres := newClass(t)
 	o, heading := v3Panel(t, models0(t), "after-send", "bytes")
 	c.must(pres, "open the lesson", chromedp.Navigate(ts.URL+"/lessons/after-send"))

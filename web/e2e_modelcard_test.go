@@ -12,6 +12,7 @@ import (
 )
 
 func TestBrowserModelCardLink(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx

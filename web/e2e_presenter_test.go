@@ -24,6 +24,7 @@ import (
 )
 
 func TestBrowserPresenter(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, c, pres := newClass(t)
 	c.b.SetViewport(t, 1280, 720, false)
 	ready := `document.getElementById('main').dataset.runState === 'ready' && document.body.dataset.busy === '0'`
@@ -243,6 +244,7 @@ func TestBrowserPresenter(t *testing.T) {
 // on compare), and a new section opening at its top for the presenter and
 // for a student following.
 func TestBrowserPresenterPages(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, c, pres := newClass(t)
 	c.b.SetViewport(t, 1280, 720, false)
 

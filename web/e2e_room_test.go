@@ -210,6 +210,7 @@ func (c *classTabs) wait(ctx context.Context, expr string) {
 // follows (one more joins late) with the same tokens; a student runs a
 // comparison of their own and comes back.
 func TestBrowserRoomPages(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, c, pres := newClass(t)
 	sectionDone := func(n int) string {
 		return fmt.Sprintf(`!document.getElementById('section-%d').hidden && document.querySelector('#section-%d .panel-out').dataset.state === 'done'`, n, n)

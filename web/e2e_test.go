@@ -18,6 +18,7 @@ import (
 )
 
 func TestBrowserHome(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, _ := labServer(t)
 	b := browsertest.New(t)
 
@@ -45,6 +46,7 @@ func TestBrowserHome(t *testing.T) {
 // TestBrowserAccessibility: axe-core finds no serious or critical
 // violation on the home page, the compare page and a lesson page.
 func TestBrowserAccessibility(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, _ := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx

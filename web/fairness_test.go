@@ -1,5 +1,8 @@
 package web_test
 
+// fairness_test.go: one visitor (or many at one address) flooding the
+// engine cannot starve a good client: step latency ratios.
+
 import (
 	"bytes"
 	"fmt"

@@ -1,5 +1,7 @@
 package web
 
+// hosts_test.go: the Host allowlist and the websocket Origin check.
+
 import (
 	"io"
 	"net/http"

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/inferscope/inferscope/internal/human"
 
@@ -43,6 +44,9 @@ func LessonValues(m catalog.ModelCard) lessons.Values {
 	v["model.kv_number_bytes"] = strconv.FormatInt(elem, 10)
 	v["model.kv_formula"] = fmt.Sprintf("2 × %d layers × %d heads × %d × %d bytes", m.Layers, m.KVHeads, m.HeadDim, elem)
 	v["model.family"], v["model.position_sentence"] = "Llama-style", "This model adds no position vector here: rotary position embedding (RoPE) rotates the queries and keys inside every attention layer by an angle that grows with the position."
+	if strings.HasPrefix(m.Arch, "gemma") {
+		v["model.family"] = "Gemma-style"
+	}
 	if m.Arch == "gpt2" {
 		v["model.family"], v["model.position_sentence"] = "GPT-2-style", "This model adds a learned position vector (one row per position) to the token's row before the first layer."
 	}

@@ -1,5 +1,8 @@
 package web_test
 
+// memory_test.go: runs count their scratch and KV cache against --max-kv-
+// bytes as they grow.
+
 import (
 	"encoding/json"
 	"net/http/httptest"

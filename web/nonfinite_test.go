@@ -1,5 +1,8 @@
 package web_test
 
+// nonfinite_test.go: a run producing NaN or ±Inf is stopped with a plain
+// error; no message is lost.
+
 import (
 	"encoding/json"
 	"math"

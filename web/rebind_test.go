@@ -1,5 +1,8 @@
 package web_test
 
+// rebind_test.go: DNS rebinding: requests naming a foreign Host are
+// refused.
+
 import (
 	"io"
 	"net/http"

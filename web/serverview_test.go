@@ -183,6 +183,7 @@ func TestServerViewRefusesOtherSites(t *testing.T) {
 }
 
 func TestBrowserServerView(t *testing.T) {
+	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts := batchServer(t, true)
 	b := browsertest.New(t)
 	if err := chromedp.Do(b.Ctx, chromedp.Navigate(ts.URL+"/server"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="server-view"]`))); err != nil {

@@ -1,5 +1,8 @@
 package web_test
 
+// visitors_test.go: per-visitor and per-address session limits, idle
+// expiry, the connection cap.
+
 import (
 	"bufio"
 	"encoding/json"

@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/models"
+	"github.com/inferscope/inferscope/models/local"
 )
 
 // modelFlags are the flags every model-using command shares.
@@ -22,9 +23,9 @@ type modelFlags struct {
 
 func addModelFlags(fs *flag.FlagSet) modelFlags {
 	return modelFlags{
-		model:     fs.String("model", "default", `model: "default" (embedded), a Hugging Face model directory, or a llama2.c .bin file`),
+		model:     fs.String("model", "default", `model: "default" (embedded), a Hugging Face model directory, a llama2.c .bin file, or a model in Ollama's or LM Studio's store: ollama:NAME[:TAG], lmstudio:PUBLISHER/REPO[/FILE.gguf]`),
 		tokenizer: fs.String("tokenizer", "", "tokenizer file (llama2.c tokenizer.bin or tokenizer.json); default: the model's own"),
-		weights:   fs.String("weights", "", "weight precision to run: f32 or bf16 (half the bytes per token); default: as stored"),
+		weights:   fs.String("weights", "", "weight precision to run: f32, bf16 (half the bytes per token), or q8_0 / q4_0 (quantized at load, as llama.cpp's quantizer writes them); default: as stored"),
 	}
 }
 
@@ -50,11 +51,14 @@ func (f modelFlags) loadAny() (*engine.Model, error) {
 // build (-tags engineonly), which has no hub client, leaves it nil.
 var hubRef func(ref, tokenizer string) (m *engine.Model, ok bool, err error)
 
-// loadModelRef loads "default", a path, or a hub repo id found in the
-// Hugging Face cache (pulled by inferscope or by Python tools).
+// loadModelRef loads "default", a local store's model (ollama:…, lmstudio:…), a path,
+// or a hub repo id found in the Hugging Face cache (pulled by inferscope or by Python tools).
 func loadModelRef(ref, tokenizer string) (*engine.Model, error) {
 	if ref == "" || ref == "default" || ref == models.DefaultName {
 		return models.Default()
+	}
+	if local.IsRef(ref) {
+		return loadLocalRef(ref)
 	}
 	if _, err := os.Stat(ref); err != nil && hubRef != nil && strings.Contains(ref, "/") {
 		if m, ok, err := hubRef(ref, tokenizer); ok {
@@ -76,8 +80,9 @@ func (f modelFlags) load() (*engine.Model, error) {
 	return m, nil
 }
 
-// parseWeightsDType reads a --weights value: "f32", "bf16" or "" (as
-// stored); convert reports whether the model is to be converted.
+// parseWeightsDType reads a --weights value: "f32", "bf16", "q8_0",
+// "q4_0" or "" (as stored); convert reports whether the model is to be
+// converted (WithWeights: q8_0 and q4_0 quantize its matrices at load).
 func parseWeightsDType(s string) (d engine.DType, convert bool, err error) {
 	switch s {
 	case "", "auto":
@@ -86,6 +91,10 @@ func parseWeightsDType(s string) (d engine.DType, convert bool, err error) {
 		return engine.F32, true, nil
 	case "bf16", "bfloat16":
 		return engine.BF16, true, nil
+	case "q8_0", "Q8_0":
+		return engine.Q8_0, true, nil
+	case "q4_0", "Q4_0":
+		return engine.Q4_0, true, nil
 	}
-	return engine.F32, false, fmt.Errorf("weights precision %q not supported (allowed: f32, bf16)", s)
+	return engine.F32, false, fmt.Errorf("weights precision %q not supported (allowed: f32, bf16, q8_0, q4_0)", s)
 }

@@ -38,11 +38,21 @@ func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	c := hub.FromEnv()
 	if *list {
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "model\tdownload\tabout")
+		fmt.Fprintln(tw, "model\tdownload\tneeds\tlicence\tabout")
+		gated := false
 		for _, p := range hub.Presets {
-			fmt.Fprintf(tw, "%s\t~%s\t%s\n", p.Repo, human.Bytes(p.Bytes), p.About)
+			lic := p.Licence
+			if p.Gated {
+				lic += " (gated*)"
+				gated = true
+			}
+			fmt.Fprintf(tw, "%s\t~%s\t%s\t%s\t%s\n", p.Repo, human.Bytes(p.Bytes), p.Arch, lic, p.About)
 		}
 		tw.Flush()
+		if gated {
+			fmt.Fprintln(stdout, "\n* gated: accept the licence on the model's hub page, then set HF_TOKEN to a token of that account before pulling.")
+		}
+		fmt.Fprintln(stdout, "needs: the architecture (config.json model_type) the engine must implement to run the model.")
 		fmt.Fprintf(stdout, "\ncache: %s\n", c.CacheDir)
 		for _, r := range c.Cached() {
 			fmt.Fprintf(stdout, "  %s (cached)\n", r)
@@ -69,6 +79,9 @@ func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(files) == 0 {
 		m, err := engine.LoadModel(snap, "")
 		if err != nil {
+			if p, ok := hub.PresetFor(repo); ok {
+				return fmt.Errorf("downloaded, but inferscope cannot run it (it needs the %s architecture): %w", p.Arch, err)
+			}
 			return fmt.Errorf("downloaded, but inferscope cannot run it: %w", err)
 		}
 		fmt.Fprintf(stderr, "ready: %s, %s, %d layers, %d parameters. Run: inferscope serve --model %s\n", repo, m.Config.Arch, m.Config.NLayers, m.Weights.NumParams(), repo)

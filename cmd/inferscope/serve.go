@@ -35,6 +35,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var extra multiFlag
 	fs.Var(&extra, "model", `extra model to offer (repeatable): a pulled repo id (org/name), a Hugging Face model directory, or a llama2.c .bin; the embedded default is always offered`)
 	tokPath := fs.String("tokenizer", "", "tokenizer for a llama2.c --model (default: tokenizer.bin beside it)")
+	localOK := fs.Bool("local-models", false, "offer every model in this machine's Ollama and LM Studio stores ($OLLAMA_MODELS or ~/.ollama/models, ~/.lmstudio/models) in the lab's model picker; off by default")
 	defaultName := fs.String("default", "", "name of the model the lab starts with (default: the embedded model, or the first --model)")
 	var origins multiFlag
 	fs.Var(&origins, "allow-origin", "extra websocket origin to accept, e.g. https://class.example.org (repeatable)")
@@ -77,7 +78,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("--room-detail-ms %d out of range: allowed 1 to %d", *roomDetail, wire.MaxDetailMs)
 	}
 	lg := slog.New(slog.NewTextHandler(stderr, nil))
-	cat, err := buildCatalog(extra, *tokPath, *defaultName, lg)
+	cat, err := buildCatalog(extra, *tokPath, *defaultName, *localOK, lg)
 	if err != nil {
 		return err
 	}
@@ -131,8 +132,9 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return fmt.Sprint(*m) }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-// buildCatalog loads the embedded default model and any --model paths.
-func buildCatalog(paths []string, tokenizer, deflt string, lg *slog.Logger) (*catalog.EngineCatalog, error) {
+// buildCatalog loads the embedded default model, any --model paths and, with
+// --local-models, the models of the local stores.
+func buildCatalog(paths []string, tokenizer, deflt string, localOK bool, lg *slog.Logger) (*catalog.EngineCatalog, error) {
 	cat := catalog.NewEngineCatalog()
 	m, err := models.Default()
 	if err != nil {
@@ -158,6 +160,16 @@ func buildCatalog(paths []string, tokenizer, deflt string, lg *slog.Logger) (*ca
 			return nil, err
 		}
 		lg.Info("loaded model", "name", em.Name, "params", em.Weights.NumParams(), "from", p)
+	}
+	if localOK {
+		for _, em := range localModels(lg) {
+			if _, err := cat.Model(em.Name); err == nil {
+				continue // also named by --model
+			}
+			if err := cat.Add(em, "", deflt == em.Name); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if deflt != "" {
 		if _, err := cat.Model(deflt); err != nil {

@@ -29,12 +29,17 @@ type simdKernels struct {
 	dotAcc3 func(acc *[3][32]float32, w []float32, xs [3][]float32)
 }
 
-// KernelPath names the kernels in use: "go" or the instruction set ("avx2").
+// KernelPath names the kernels in use: "go" or the instruction set
+// ("avx2", or "avx2+avx512" where Q8_0, Q4_0 and Q4_K rows run on the
+// AVX-512 kernels, which give the AVX2 ones' results bit for bit).
 func KernelPath() string {
-	if useSIMD {
-		return simd.name
+	if !useSIMD {
+		return "go"
 	}
-	return "go"
+	if use512 {
+		return simd.name + "+avx512"
+	}
+	return simd.name
 }
 
 // Dequantize converts the blocks in src to len(dst) float32 values (a

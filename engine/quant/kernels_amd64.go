@@ -64,7 +64,23 @@ func dotAccAVX2(acc *[32]float32, w *float32, x *float32, n int)
 //go:noescape
 func dotAcc3AVX2(acc *[3][32]float32, w *float32, xs *[3]*float32, n int)
 
+//go:noescape
+func matvecQ8_0AVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+
+//go:noescape
+func matvecQ4_0AVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+
+//go:noescape
+func matvecQ4_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+
 var simd = newAVX2()
+
+// use512 says whether matvecAVX2 runs Q8_0, Q4_0 and Q4_K rows four at a time on
+// the AVX-512 kernels (kernels512_amd64.s), whose results are the AVX2
+// kernels' bit for bit; the tests turn it off to check the AVX2 ones.
+var use512 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
+
+var matvec512 = map[Type]matvecFunc{Q8_0: matvecQ8_0AVX512, Q4_0: matvecQ4_0AVX512, Q4_K: matvecQ4_KAVX512}
 
 func newAVX2() *simdKernels {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasF16C {
@@ -98,6 +114,14 @@ func matvecAVX2(t Type, out []float32, w []byte, rb int, x []float32, rows, cols
 	if n == 0 {
 		clear(out[:rows])
 		return true
+	}
+	if f4, ok := matvec512[t]; ok && use512 && rows >= 4 {
+		r4 := rows &^ 3
+		f4(&out[0], &w[0], rb, &x[0], r4, n)
+		if r4 == rows {
+			return true
+		}
+		out, w, rows = out[r4:], w[r4*rb:], rows-r4
 	}
 	f(&out[0], &w[0], rb, &x[0], rows, n)
 	return true

@@ -5,3 +5,6 @@ package quant
 // kernels_noasm.go: no assembly in this build; the pure-Go kernels run.
 
 var simd *simdKernels
+
+// use512 is kernels_amd64.go's AVX-512 switch; no such kernels here.
+var use512 = false

@@ -83,10 +83,14 @@ func paths(t *testing.T, f func(t *testing.T, path string)) {
 	if simd != nil {
 		names = append(names, simd.name)
 	}
+	has512 := use512
+	if has512 {
+		names = append(names, "avx512")
+	}
 	for _, p := range names {
 		t.Run(p, func(t *testing.T) {
-			defer func(old bool) { useSIMD = old }(useSIMD)
-			useSIMD = p != "go"
+			defer func(old, old512 bool) { useSIMD, use512 = old, old512 }(useSIMD, use512)
+			useSIMD, use512 = p != "go", p == "avx512"
 			f(t, p)
 		})
 	}
@@ -333,10 +337,10 @@ func shapesFor(typ Type) []shape {
 	switch typ.BlockSize() {
 	case 1:
 		return []shape{{1, 1}, {3, 7}, {2, 31}, {5, 32}, {4, 33}, {7, 64}, {3, 100}, {9, 288}, {2, 1000}}
-	case 32:
-		return []shape{{1, 32}, {3, 64}, {5, 96}, {2, 288}, {7, 512}, {3, 1056}, {2, 2080}}
+	case 32: // rows ≥ 4: the AVX-512 kernels' four-row groups, with and without a rest
+		return []shape{{1, 32}, {3, 64}, {5, 96}, {2, 288}, {7, 512}, {3, 1056}, {2, 2080}, {8, 64}, {13, 160}}
 	default:
-		return []shape{{1, 256}, {3, 512}, {2, 768}, {5, 1280}, {2, 2304}}
+		return []shape{{1, 256}, {3, 512}, {2, 768}, {5, 1280}, {2, 2304}, {8, 512}, {11, 768}}
 	}
 }
 

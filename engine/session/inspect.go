@@ -109,11 +109,15 @@ func (s *Session) Inspect(r InspectRequest) (*Inspection, error) {
 			return nil, fmt.Errorf("position %d is not in the KV cache: allowed 0 to %d", r.Pos, s.kv.Len-1)
 		}
 		out.Pos = r.Pos
-		kvd, hd := c.KVDim(), c.HeadDim
-		off := (l*s.kv.Cap + r.Pos) * kvd
+		hd := c.HeadDim
+		key, val, ok := s.kv.Row(l, r.Pos)
+		if !ok { // a sliding-window layer keeps its window only
+			return nil, fmt.Errorf("position %d has left block %d's sliding window: it keeps the last %d positions (%d to %d)",
+				r.Pos, l, s.kv.Slots(l), s.kv.Oldest(l), s.kv.Len-1)
+		}
 		for h := range c.NKVHeads {
-			out.Keys = append(out.Keys, append([]float32(nil), s.kv.Key[off+h*hd:off+(h+1)*hd]...))
-			out.Values = append(out.Values, append([]float32(nil), s.kv.Value[off+h*hd:off+(h+1)*hd]...))
+			out.Keys = append(out.Keys, append([]float32(nil), key[h*hd:(h+1)*hd]...))
+			out.Values = append(out.Values, append([]float32(nil), val[h*hd:(h+1)*hd]...))
 		}
 	case InspectAttention:
 		if err := s.inspectAttention(r, out); err != nil {

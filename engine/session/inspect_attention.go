@@ -9,7 +9,6 @@ package session
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"unicode/utf8"
 
@@ -50,9 +49,18 @@ type AttentionView struct {
 	HeadDim int       `json:"head_dim"`
 	Query   []float32 `json:"query"` // q of the current position, after RoPE when the model uses it
 	RoPE    bool      `json:"rope"`
-	Scale   float32   `json:"scale"` // 1/√head_dim
-	// Keys: every position 0..Pos, the only ones the query may see.
+	Scale   float32   `json:"scale"` // 1/√head_dim (Gemma: query_pre_attn_scalar^−½)
+	// Keys: every position the query may see: 0..Pos, or in a
+	// sliding-window layer the last Window of them (Evicted..Pos).
 	Keys []AttnKey `json:"keys"`
+	// Window is the layer's sliding window (0: a full-attention layer);
+	// Evicted the positions 0..Evicted-1 before it, which the query may not
+	// see (weight 0) and the layer's cache no longer holds.
+	Window  int `json:"window,omitempty"`
+	Evicted int `json:"evicted,omitempty"`
+	// Softcap, when not 0, caps the scaled scores before the softmax:
+	// softcap·tanh(scaled/softcap) (Gemma 2).
+	Softcap float64 `json:"softcap,omitempty"`
 	// Masked: positions Pos+1..Context-1 are hidden by the causal mask
 	// (their score is −∞ before the softmax, their weight 0); at the last
 	// position they hold nothing yet.
@@ -102,22 +110,30 @@ func (s *Session) inspectAttention(r InspectRequest, out *Inspection) error {
 	if len(v.att.q) == 0 || len(w) != n || n > s.kv.Len {
 		return fmt.Errorf("the attention of position %d is no longer in the cache: step again", pos)
 	}
-	hd, kvd, qd := c.HeadDim, c.KVDim(), c.QDim()
+	hd, qd := c.HeadDim, c.QDim()
 	kvh := h / (c.NHeads / c.NKVHeads)
 	q := append([]float32(nil), v.att.q[l*qd+h*hd:l*qd+(h+1)*hd]...)
-	scale := float32(1 / math.Sqrt(float64(hd)))
+	scale := c.AttnScale()
+	first := 0 // the first position the query sees
+	if c.Sliding(l) {
+		first = max(0, n-c.Window)
+	}
 	a := &AttentionView{Head: h, KVHead: kvh, HeadDim: hd, Query: q, RoPE: c.Rope != engine.RopeNone, Scale: scale,
-		Keys: make([]AttnKey, n), Masked: c.SeqLen - n, Context: c.SeqLen, Output: make([]float32, hd)}
+		Keys: make([]AttnKey, 0, n-first), Masked: c.SeqLen - n, Context: c.SeqLen, Output: make([]float32, hd)}
+	if c.Sliding(l) {
+		a.Window, a.Evicted = c.Window, first
+	}
+	a.Softcap = c.AttnSoftcap
 	// the largest weights keep their vectors
 	withVec := make([]bool, n)
-	if n <= MaxAttentionVectors {
-		for p := range withVec {
+	if n-first <= MaxAttentionVectors {
+		for p := first; p < n; p++ {
 			withVec[p] = true
 		}
 	} else {
-		idx := make([]int, n)
-		for p := range idx {
-			idx[p] = p
+		idx := make([]int, 0, n-first)
+		for p := first; p < n; p++ {
+			idx = append(idx, p)
 		}
 		sort.SliceStable(idx, func(i, j int) bool { return w[idx[i]] > w[idx[j]] })
 		for _, p := range idx[:MaxAttentionVectors] {
@@ -126,9 +142,12 @@ func (s *Session) inspectAttention(r InspectRequest, out *Inspection) error {
 	}
 	out64 := make([]float64, hd)
 	var sum float64
-	for p := range n {
-		off := (l*s.kv.Cap+p)*kvd + kvh*hd
-		key, val := s.kv.Key[off:off+hd], s.kv.Value[off:off+hd]
+	for p := first; p < n; p++ {
+		kr, vr, ok := s.kv.Row(l, p)
+		if !ok {
+			return fmt.Errorf("the attention of position %d is no longer in the cache: step again", pos)
+		}
+		key, val := kr[kvh*hd:(kvh+1)*hd], vr[kvh*hd:(kvh+1)*hd]
 		var dot float64
 		for i, x := range q {
 			dot += float64(x) * float64(key[i])
@@ -146,7 +165,7 @@ func (s *Session) inspectAttention(r InspectRequest, out *Inspection) error {
 		if withVec[p] {
 			k.Key, k.Value = append([]float32(nil), key...), append([]float32(nil), val...)
 		}
-		a.Keys[p] = k
+		a.Keys = append(a.Keys, k)
 	}
 	for i, x := range out64 {
 		a.Output[i] = float32(x)

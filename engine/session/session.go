@@ -5,6 +5,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -290,14 +291,19 @@ func (s *Session) Rewind(n int) (*Event, error) {
 		return nil, fmt.Errorf("cannot rewind %d tokens: %d generated (allowed 1 to %d)", n, len(s.gen), len(s.gen))
 	}
 	keep := len(s.ids) - n
-	// cache must hold positions 0..keep-2, then re-run position keep-1
-	if err := s.kv.Truncate(min(s.kv.Len, keep-1)); err != nil {
+	// cache must hold positions 0..keep-2, then re-run position keep-1;
+	// a sliding-window layer that has overwritten what that position looks
+	// back on has every position recomputed instead (the same values)
+	from := min(s.kv.Len, keep-1)
+	if err := s.kv.Truncate(from); errors.Is(err, engine.ErrWindowEvicted) {
+		from, s.kv.Len = 0, 0
+	} else if err != nil {
 		return nil, err
 	}
 	s.ids = s.ids[:keep]
 	s.gen = s.gen[:len(s.gen)-n]
 	start := time.Now()
-	logits, err := s.m.Forward(s.st, s.kv, s.ids[keep-1:keep], s.rewindHooks())
+	logits, err := s.m.Forward(s.st, s.kv, s.ids[from:keep], s.rewindHooks())
 	s.usedWeights = time.Now()
 	if err != nil {
 		return nil, err

@@ -210,7 +210,7 @@ func LoadFS(fsys fs.FS, dir string) (Tokenizer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "tokenizer.json"), err)
 		}
-		return tk, nil
+		return withChatTemplate(fsys, dir, tk)
 	}
 	vb, okV, err := read("vocab.json")
 	if err != nil {
@@ -221,9 +221,22 @@ func LoadFS(fsys fs.FS, dir string) (Tokenizer, error) {
 		return nil, fmt.Errorf("load tokenizer: %w", err)
 	}
 	if okV && okM {
-		return parseGPT2VocabMerges(vb, mb, filepath.Join(dir, "vocab.json"), filepath.Join(dir, "merges.txt"))
+		tk, err := parseGPT2VocabMerges(vb, mb, filepath.Join(dir, "vocab.json"), filepath.Join(dir, "merges.txt"))
+		if err != nil {
+			return nil, err
+		}
+		return withChatTemplate(fsys, dir, tk)
 	}
 	return nil, nil
+}
+
+// withChatTemplate attaches the directory's chat template, if it has one.
+func withChatTemplate(fsys fs.FS, dir string, tk Tokenizer) (Tokenizer, error) {
+	t, err := loadChatTemplateFS(fsys, dir, tk)
+	if err != nil || t == nil {
+		return tk, err
+	}
+	return tk, attachChatTemplate(tk, t)
 }
 
 // LoadTokenizerFile loads a tokenizer from a file: tokenizer.json, a
@@ -241,7 +254,12 @@ func LoadTokenizerFile(path string, vocabSize int) (Tokenizer, error) {
 		return tk, err
 	}
 	if filepath.Ext(path) == ".json" {
-		return LoadTokenizerJSON(path)
+		tk, err := LoadTokenizerJSON(path)
+		if err != nil {
+			return nil, err
+		}
+		dir := filepath.Dir(path)
+		return withChatTemplate(os.DirFS(dir), dir, tk)
 	}
 	return LoadLlama2cTokenizer(path, vocabSize)
 }

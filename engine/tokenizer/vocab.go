@@ -19,6 +19,7 @@ type vocabulary struct {
 	always       map[string]bool // added tokens that are not special: matched even when specials are not
 	bos, eos     int             // -1 if none
 	kind         string
+	chat         *ChatTemplate // the model's own chat template, if it ships one (chat_template.go)
 }
 
 func (v *vocabulary) VocabSize() int       { return len(v.pieces) }

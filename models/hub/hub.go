@@ -40,15 +40,37 @@ type Preset struct {
 	Bytes int64  `json:"bytes"` // approximate total download
 	About string `json:"about"`
 	Chat  bool   `json:"chat"`
+	// Arch is the config.json model_type the engine needs to run it.
+	Arch string `json:"arch"`
+	// Licence names the model's licence; Gated ones must be accepted on
+	// the hub by the account whose HF_TOKEN downloads them.
+	Licence string `json:"licence"`
+	Gated   bool   `json:"gated,omitempty"`
 }
 
-// Presets are models known to run in inferscope.
+// Presets are the curated models: small enough for a laptop, each in an
+// architecture the engine implements (Arch).
 var Presets = []Preset{
-	{Repo: "openai-community/gpt2", Bytes: 551 << 20, About: "GPT-2 small, 124M parameters (OpenAI, 2019)"},
-	{Repo: "distilbert/distilgpt2", Bytes: 357 << 20, About: "DistilGPT2, 82M parameters, distilled from GPT-2"},
-	{Repo: "HuggingFaceTB/SmolLM2-135M", Bytes: 273 << 20, About: "SmolLM2 135M base (Llama architecture, GQA, bf16)"},
-	{Repo: "HuggingFaceTB/SmolLM2-135M-Instruct", Bytes: 273 << 20, About: "SmolLM2 135M instruct, ChatML chat template", Chat: true},
-	{Repo: "nickypro/tinyllama-15M", Bytes: 62 << 20, About: "TinyStories Llama 15M (Karpathy's stories15M in HF format)"},
+	{Repo: "openai-community/gpt2", Bytes: 551 << 20, About: "GPT-2 small, 124M parameters (OpenAI, 2019)", Arch: "gpt2", Licence: "MIT"},
+	{Repo: "distilbert/distilgpt2", Bytes: 357 << 20, About: "DistilGPT2, 82M parameters, distilled from GPT-2", Arch: "gpt2", Licence: "Apache-2.0"},
+	{Repo: "HuggingFaceTB/SmolLM2-135M", Bytes: 273 << 20, About: "SmolLM2 135M base (Llama architecture, GQA, bf16)", Arch: "llama", Licence: "Apache-2.0"},
+	{Repo: "HuggingFaceTB/SmolLM2-135M-Instruct", Bytes: 273 << 20, About: "SmolLM2 135M instruct, ChatML chat template", Chat: true, Arch: "llama", Licence: "Apache-2.0"},
+	{Repo: "nickypro/tinyllama-15M", Bytes: 62 << 20, About: "TinyStories Llama 15M (Karpathy's stories15M in HF format)", Arch: "llama", Licence: "MIT"},
+	{Repo: "HuggingFaceTB/SmolLM2-360M-Instruct", Bytes: 700 << 20, About: "SmolLM2 360M instruct, ChatML chat template", Chat: true, Arch: "llama", Licence: "Apache-2.0"},
+	{Repo: "Qwen/Qwen2.5-0.5B-Instruct", Bytes: 950 << 20, About: "Qwen2.5 0.5B instruct (q/k/v biases, GQA, tied embeddings), ChatML", Chat: true, Arch: "qwen2", Licence: "Apache-2.0"},
+	{Repo: "Qwen/Qwen3-0.6B", Bytes: 1440 << 20, About: "Qwen3 0.6B, instruct with thinking (q/k RMSNorm, head_dim 128), ChatML", Chat: true, Arch: "qwen3", Licence: "Apache-2.0"},
+	{Repo: "google/gemma-3-270m-it", Bytes: 550 << 20, About: "Gemma 3 270M instruct (sliding-window and global layers, 262k vocabulary)", Chat: true, Arch: "gemma3_text", Licence: "Gemma Terms of Use", Gated: true},
+	{Repo: "meta-llama/Llama-3.2-1B-Instruct", Bytes: 2370 << 20, About: "Llama 3.2 1B instruct (llama3 RoPE scaling, 128k vocabulary)", Chat: true, Arch: "llama", Licence: "Llama 3.2 Community License", Gated: true},
+}
+
+// PresetFor returns the curated entry for repo.
+func PresetFor(repo string) (Preset, bool) {
+	for _, p := range Presets {
+		if p.Repo == repo {
+			return p, true
+		}
+	}
+	return Preset{}, false
 }
 
 // Files a model directory may have. Required ones must exist.

@@ -21,6 +21,44 @@ const STAGE_PARTS = { tokenize: ["tokens"], embed: ["embed"], prefill: ["tokens"
   sample: ["sampler", "chosen"], append: ["chosen", "append", "tokens", "kv"], stop: ["stop"] };
 const MAX_FULL_BLOCKS = 6; // more blocks than this: first 2, "…", the last
 
+// normLines labels a norm box: its kind, and with Gemma's four norms per
+// block whether it comes before (pre) or after (post) its sub-block.
+function normLines(sh, where, narrow) {
+  const plus = sh.norm === "RMSNorm (1+w)";
+  if (sh.post_norms) return [where, plus ? (narrow ? "1+w" : "RMS 1+w") : narrow ? "norm" : sh.norm];
+  if (plus) return ["RMS", narrow ? "1+w" : "Norm 1+w"];
+  return [sh.norm === "LayerNorm" ? "Layer" : "RMS", "Norm"];
+}
+
+// ropeDetail says which RoPE: the base, the scaling, Gemma 3's local base,
+// a partial rotary width.
+function ropeDetail(sh) {
+  const parts = [];
+  if (sh.rope_theta) parts.push("θ " + sh.rope_theta);
+  if (sh.rope_scaling) parts.push("scaling " + sh.rope_scaling);
+  if (sh.rope_local_theta) parts.push("local layers θ " + sh.rope_local_theta);
+  if (sh.rotary_dims) parts.push("first " + sh.rotary_dims + " dims of each head");
+  return parts.length ? " (" + parts.join(", ") + ")" : "";
+}
+
+// attnDetail adds the attention's family parts to its label: biases, a
+// fused qkv_proj, soft-capping (the sliding window is in the block's
+// header and its KV cache box).
+function attnDetail(sh, narrow) {
+  const parts = [];
+  if (sh.bias) parts.push((narrow ? "+b " : "bias on ") + sh.bias.split(",").join(narrow ? "" : ", "));
+  if (sh.fused && !narrow) parts.push("fused qkv_proj");
+  if (sh.attn_softcap && !narrow) parts.push("soft-cap " + sh.attn_softcap);
+  return parts.length ? " · " + parts.join(" · ") : "";
+}
+
+// kindCount says how many of the summarised blocks are local and global.
+function kindCount(sh, layers) {
+  if (!sh || !sh.local) return "";
+  const n = layers.filter((l) => sh.local[l]).length;
+  return ": " + n + " local, " + (layers.length - n) + " global";
+}
+
 function reducedMotion() { return !!(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches); }
 
 // drawnBlocks says which blocks the picture draws and which it summarises.
@@ -307,11 +345,14 @@ export class ModelView {
       vecFigure("6 · output: Σ weight × value (" + d + " numbers, before the output projection mixes the heads)", a.output, "mv-attn-out"));
     box.append(vecs);
     // 2-5 the steps in words and numbers
-    const inv = "1/√" + d + " = " + fmt(a.scale, 4);
+    const own = Math.abs(a.scale - 1 / Math.sqrt(d)) > 1e-6 * a.scale; // Gemma: query_pre_attn_scalar^−½
+    const inv = own ? fmt(a.scale, 4) : "1/√" + d + " = " + fmt(a.scale, 4);
     box.append(el("ol", { class: "mv-attn-steps small", start: "2" }, [
       el("li", { text: "Scores: q·k, the dot product of the query with each of the " + n + " keys: " + nCached + " cached (computed at earlier steps and read from the KV cache), " + nNew + " new (computed by this pass, marked “(new)” below)." }),
-      el("li", { text: "Scaling: each score × " + inv + " (1/√head_dim), so the scores do not grow with the head's width." }),
-      el("li", { "data-testid": "mv-attn-mask", text: "Causal mask: positions after " + p.pos + " are masked (score −∞, weight 0). " + (a.masked > 0 ? "Here that is positions " + (p.pos + 1) + "–" + (a.context - 1) + ", which hold nothing yet: the query sees positions 0–" + p.pos + "." : "No position comes after this one.") }),
+      el("li", { text: "Scaling: each score × " + inv + (own ? " (this model's query_pre_attn_scalar^−½, in place of 1/√head_dim)" : " (1/√head_dim)") + ", so the scores do not grow with the head's width." +
+        (a.softcap ? " Then soft-capping: each becomes " + a.softcap + "·tanh(scaled/" + a.softcap + "), which keeps it between −" + a.softcap + " and " + a.softcap + " (the softmax reads that; the chart shows the scaled score before it)." : "") }),
+      el("li", { "data-testid": "mv-attn-mask", text: "Causal mask: positions after " + p.pos + " are masked (score −∞, weight 0). " + (a.masked > 0 ? "Here that is positions " + (p.pos + 1) + "–" + (a.context - 1) + ", which hold nothing yet: the query sees positions " + (a.evicted || 0) + "–" + p.pos + "." : "No position comes after this one.") +
+        (a.window ? " Sliding window: in this block a query sees at most the last " + a.window + " positions, its own included" + (a.evicted ? "; positions 0–" + (a.evicted - 1) + " are masked too, and this block's KV cache no longer holds them (it keeps " + a.window + ")." : "; the sequence is not longer than that yet.") : "") }),
       el("li", { text: "Softmax: weight = e^(scaled score) / Σ e^(scaled scores) over the visible positions; the weights add up to " + fmt(a.weight_sum, 6) + "." })]));
     // charts: scaled scores and weights, every key labelled
     const charts = el("div", { class: "mv-attn-charts" });
@@ -332,6 +373,11 @@ export class ModelView {
     t.append(el("caption", { text: "Every key the query attends to (" + n + " positions: " + nCached + " cached, " + nNew + " new), with its value; “key” and “value” are the vectors the KV cache holds (keys after RoPE" + (a.rope ? "" : ": none in this model") + ")." }));
     t.append(el("thead", {}, [el("tr", {}, ["position", "token", "from", "q·k", "× " + fmt(a.scale, 4) + " = scaled", "weight", "key k", "value v"].map((h) => el("th", { scope: "col", text: h })))]));
     const body = el("tbody");
+    if (a.evicted > 0) {
+      body.append(el("tr", { class: "mv-masked", "data-testid": "mv-evicted-row" }, [el("th", { scope: "row", class: "mono", text: "0–" + (a.evicted - 1) }),
+        el("td", { text: "—" }), el("td", { text: "outside the window" }), el("td", { class: "num", text: "—" }),
+        el("td", { class: "num", text: "−∞ (window)" }), el("td", { class: "num", text: "0" }), el("td", { text: "no longer cached" }), el("td", { text: "—" })]));
+    }
     for (const k of keys) {
       body.append(el("tr", { "data-pos": k.pos, "data-weight": String(k.weight), class: k.cached ? "mv-cached" : "mv-new" }, [
         el("th", { scope: "row", class: "mono", text: String(k.pos) }),
@@ -438,7 +484,7 @@ export class ModelView {
       g.classList.toggle("cursor", cur);
       g.querySelectorAll(".mv-bar").forEach((b, i) => b.classList.toggle("on", lit.has(hidden[i])));
       const t = g.querySelector(".mv-t");
-      if (t) t.textContent = "… blocks " + hidden[0] + "–" + hidden[hidden.length - 1] + " (" + hidden.length + " more, the same shape)" + (cur ? ": now block " + s.cursor : "");
+      if (t) t.textContent = "… blocks " + hidden[0] + "–" + hidden[hidden.length - 1] + " (" + hidden.length + " more, the same shape" + kindCount(this.card.shape, hidden) + ")" + (cur ? ": now block " + s.cursor : "");
     }
     svg.dataset.litLayers = s.lit.join(",");
     svg.dataset.cursor = s.cursor;
@@ -471,7 +517,8 @@ export class ModelView {
     // 2 embedding
     const embLines = narrow ? ["embedding table: " + m.vocab + " × " + m.dim, count(P.embedding) + " params" + (sh.rope ? " · RoPE in attention" : ""), ...(sh.rope ? [] : ["+ learned positions: " + m.context + " × " + m.dim])] :
       ["embedding table: " + m.vocab + " × " + m.dim + " (" + count(P.embedding) + " params)",
-        sh.rope ? "positions: RoPE, applied to queries and keys inside attention" : "+ learned positions: " + m.context + " × " + m.dim + " (" + count(P.positions) + " params)"];
+        sh.rope ? "positions: RoPE, applied to queries and keys inside attention" + ropeDetail(sh) : "+ learned positions: " + m.context + " × " + m.dim + " (" + count(P.positions) + " params)"];
+    if (sh.embed_scale) embLines.push((narrow ? "× √" + m.dim : "each row × √" + m.dim + " = " + fmt(sh.embed_scale, 4) + " (the embedding scale)"));
     const embH = 14 + 15 * embLines.length;
     out += box("embed", x0, y, inner, embH, embLines, ` data-vocab="${m.vocab}" data-dim="${m.dim}" data-context="${m.context}"`);
     y += embH;
@@ -488,20 +535,30 @@ export class ModelView {
     const groups = m.heads / m.kv_heads;
     const drawBlock = (l) => {
       const lt = byLayer[l], on = litLayers.has(l), cur = s.cursor === l && on;
-      let t = `<g class="mv-block${on ? " lit" : ""}${cur ? " cursor" : ""}" data-layer="${l}">`;
+      const local = !!(sh.local && sh.local[l]), kind = sh.local ? (local ? "local" : "global") : "";
+      let t = `<g class="mv-block${on ? " lit" : ""}${cur ? " cursor" : ""}" data-layer="${l}"${kind ? ` data-attn-kind="${kind}"` : ""}>`;
       const hdr = narrow ? 14 : 0, top = y, h = 2 * laneH + 48 + hdr;
       t += `<rect x="${spine + 8}" y="${top}" width="${W - spine - 24}" height="${h}" rx="8" class="mv-blockframe"/>`;
       const rn = lt ? lt.residual_norm[lt.residual_norm.length - 1] : null;
-      t += `<text x="${x0}" y="${top + 15}" class="mv-t">block ${l}</text><text x="${x0 + 8 + 7.5 * String("block " + l).length}" y="${top + 15}" class="mv-s">${esc((narrow ? "attn " : "attention ") + count(P.attention) + " · MLP " + count(P.mlp) + (narrow ? "" : " · norms " + count(P.block_norms)) + " params")}</text>`;
+      const kindText = !kind ? "" : local ? (narrow ? "local · window " : "local: sliding window of ") + sh.window + " · " : (narrow ? "global · " : "global: full attention · ");
+      t += `<text x="${x0}" y="${top + 15}" class="mv-t">block ${l}</text><text x="${x0 + 8 + 7.5 * String("block " + l).length}" y="${top + 15}" class="mv-s${kind ? " mv-" + kind : ""}" data-testid="mv-block-kind">${esc(kindText + (narrow ? "attn " : "attention ") + count(P.attention) + " · MLP " + count(P.mlp) + (narrow ? "" : " · norms " + count(P.block_norms)) + " params")}</text>`;
       // lane A: norm → attention (heads) → KV cache
       let ly = top + 22 + hdr;
-      const attW = inner - normW - kvW - 16;
-      t += box("norm", x0, ly, normW, laneH - 4, [sh.norm === "RMSNorm" ? "RMS" : "Layer", "Norm"]);
+      const qkW = sh.qk_norm ? normW : 0, postW = sh.post_norms ? normW : 0;
+      const attW = inner - normW - kvW - 16 - (qkW && qkW + 8) - (postW && postW + 8);
+      t += box("norm", x0, ly, normW, laneH - 4, normLines(sh, "pre", narrow));
       t += arrow(x0 + normW, ly + 18, x0 + normW + 8, ly + 18);
-      const ax = x0 + normW + 8;
-      t += `<g class="${cls("attn")}" data-part="attn" data-layer="${l}" data-heads="${m.heads}" data-kv-heads="${m.kv_heads}" data-head-dim="${m.head_dim}"><rect x="${ax}" y="${ly}" width="${attW}" height="${laneH - 4}" rx="6"/>`;
-      const label = narrow ? m.heads + "q/" + m.kv_heads + "kv × " + m.head_dim : "attention: " + m.heads + " query heads, " + m.kv_heads + " KV heads × " + m.head_dim + (groups > 1 ? " (GQA)" : m.kv_heads === 1 && m.heads > 1 ? " (MQA)" : "");
-      t += `<text x="${ax + 6}" y="${ly + 12}" class="mv-s">${esc(label)}</text>`;
+      let ax = x0 + normW + 8;
+      if (qkW) { // Qwen3Attention, Gemma3Attention: q_norm and k_norm on each head before RoPE
+        t += box("qknorm", ax, ly, qkW, laneH - 4, narrow ? ["q, k", "norm"] : ["q, k norm", "per head"], ` data-layer="${l}" data-head-dim="${m.head_dim}"`);
+        t += arrow(ax + qkW, ly + 18, ax + qkW + 8, ly + 18);
+        ax += qkW + 8;
+      }
+      t += `<g class="${cls("attn")}" data-part="attn" data-layer="${l}" data-heads="${m.heads}" data-kv-heads="${m.kv_heads}" data-head-dim="${m.head_dim}"${sh.bias ? ` data-bias="${sh.bias}"` : ""}${local ? ` data-window="${sh.window}"` : ""}><rect x="${ax}" y="${ly}" width="${attW}" height="${laneH - 4}" rx="6"/>`;
+      const label = (narrow ? m.heads + "q/" + m.kv_heads + "kv × " + m.head_dim : "attention: " + m.heads + " query heads, " + m.kv_heads + " KV heads × " + m.head_dim + (m.kv_heads === 1 && m.heads > 1 ? " (MQA)" : groups > 1 ? " (GQA)" : "")) + attnDetail(sh, narrow);
+      // a label wider than the box is cut (the whole of it in a tooltip)
+      const fits = Math.floor((attW - 12) / 6.2), shown = label.length > fits ? label.slice(0, Math.max(1, fits - 1)) + "…" : label;
+      t += `<text x="${ax + 6}" y="${ly + 12}" class="mv-s">${esc(shown)}${shown !== label ? `<title>${esc(label)}</title>` : ""}</text>`;
       // heads: one strip per query head with its attention row, grouped by KV head
       const hx = ax + 6, hw = attW - 12, hy = ly + 16, hh = laneH - 24;
       const gap = m.kv_heads > 1 ? 3 : 0, sw = (hw - gap * (m.kv_heads - 1)) / m.heads;
@@ -523,21 +580,37 @@ export class ModelView {
       t += "</g>";
       const kx = ax + attW + 8;
       t += arrow(ax + attW, ly + 18, kx, ly + 18);
-      t += `<g class="${cls("kv", "mv-click")}" data-part="kv" data-inspect="kv" data-layer="${l}" role="button" tabindex="0" aria-label="block ${l} KV cache: show the cached key and value of a position">` +
+      // a local layer's cache keeps its window only (a ring: the oldest position is overwritten)
+      const held = local ? Math.min(s.cacheLen, sh.window) + "/" + sh.window + (narrow ? " win" : " window") : s.cacheLen + "/" + m.context + (narrow ? "" : " positions");
+      t += `<g class="${cls("kv", "mv-click")}" data-part="kv" data-inspect="kv" data-layer="${l}"${local ? ` data-window="${sh.window}"` : ""} role="button" tabindex="0" aria-label="block ${l} KV cache: show the cached key and value of a position${local ? " (it keeps the last " + sh.window + ")" : ""}">` +
         `<rect x="${kx}" y="${ly}" width="${kvW}" height="${laneH - 4}" rx="6"/><text x="${kx + 6}" y="${ly + 15}" class="mv-t">KV cache</text>` +
-        `<text x="${kx + 6}" y="${ly + 30}" class="mv-s">${esc(s.cacheLen + "/" + m.context + (narrow ? "" : " positions"))}</text></g>`;
-      t += `<path d="M${kx + kvW / 2} ${ly + laneH - 4} V${ly + laneH + 2} H${spine}" class="mv-flow" marker-end="url(#mv-arrow)"/>`;
+        `<text x="${kx + 6}" y="${ly + 30}" class="mv-s">${esc(held)}</text></g>`;
+      let outX = kx + kvW / 2;
+      if (postW) { // Gemma3DecoderLayer: post_attention_layernorm on the attention output, before the add
+        const px = kx + kvW + 8;
+        t += arrow(kx + kvW, ly + 18, px, ly + 18);
+        t += box("postnorm", px, ly, postW, laneH - 4, normLines(sh, "post", narrow), ` data-layer="${l}" data-after="attn"`);
+        outX = px + postW / 2;
+      }
+      t += `<path d="M${outX} ${ly + laneH - 4} V${ly + laneH + 2} H${spine}" class="mv-flow" marker-end="url(#mv-arrow)"/>`;
       t += `<g class="mv-add"><circle cx="${spine}" cy="${ly + laneH + 2}" r="8"/><text x="${spine}" y="${ly + laneH + 6}" text-anchor="middle">+</text></g>`;
       // lane B: norm → MLP
       ly += laneH + 10;
-      t += box("norm", x0, ly, normW, laneH - 4, [sh.norm === "RMSNorm" ? "RMS" : "Layer", "Norm"]);
+      t += box("norm", x0, ly, normW, laneH - 4, normLines(sh, "pre", narrow));
       t += arrow(x0 + normW, ly + 18, x0 + normW + 8, ly + 18);
-      const mx = x0 + normW + 8, mw = inner - normW - 8, an = lt && lt.mlp_norm ? lt.mlp_norm[lt.mlp_norm.length - 1] : null;
+      const mx = x0 + normW + 8, mw = inner - normW - 8 - (postW && postW + 8), an = lt && lt.mlp_norm ? lt.mlp_norm[lt.mlp_norm.length - 1] : null;
       t += `<g class="${cls("mlp", "mv-click")}" data-part="mlp" data-inspect="mlp" data-layer="${l}" data-hidden="${m.hidden_dim}" role="button" tabindex="0" aria-label="block ${l} MLP: show its largest activations">` +
         `<rect x="${mx}" y="${ly}" width="${mw}" height="${laneH - 4}" rx="6"/>` +
-        `<text x="${mx + 6}" y="${ly + 15}" class="mv-t">${esc("MLP " + sh.mlp + ": " + m.dim + " → " + m.hidden_dim + " → " + m.dim)}</text>` +
+        `<text x="${mx + 6}" y="${ly + 15}" class="mv-t">${esc("MLP " + sh.mlp + ": " + m.dim + " → " + m.hidden_dim + " → " + m.dim + (sh.fused && !narrow ? " (gate and up fused: gate_up_proj)" : ""))}</text>` +
         `<text x="${mx + 6}" y="${ly + 30}" class="mv-s mv-val">${esc(an !== null ? "activation length ‖a‖ " + fmt(an, 2) : "")}</text></g>`;
-      t += `<path d="M${mx + mw / 2} ${ly + laneH - 4} V${ly + laneH + 2} H${spine}" class="mv-flow" marker-end="url(#mv-arrow)"/>`;
+      let mOut = mx + mw / 2;
+      if (postW) { // post_feedforward_layernorm
+        const px = mx + mw + 8;
+        t += arrow(mx + mw, ly + 18, px, ly + 18);
+        t += box("postnorm", px, ly, postW, laneH - 4, normLines(sh, "post", narrow), ` data-layer="${l}" data-after="mlp"`);
+        mOut = px + postW / 2;
+      }
+      t += `<path d="M${mOut} ${ly + laneH - 4} V${ly + laneH + 2} H${spine}" class="mv-flow" marker-end="url(#mv-arrow)"/>`;
       t += `<g class="mv-add mv-click" data-inspect="residual" data-layer="${l}" role="button" tabindex="0" aria-label="block ${l} output: show the residual vector entering and leaving the block"><circle cx="${spine}" cy="${ly + laneH + 2}" r="8"/><text x="${spine}" y="${ly + laneH + 6}" text-anchor="middle">+</text></g>`;
       // values: residual norm and the lens' top token after this block
       const lens = lensBy[l] && lensBy[l].top[0];
@@ -558,7 +631,7 @@ export class ModelView {
         // the summarised blocks: one row with their residual lengths
         const on = hidden.some((h) => litLayers.has(h)), cur = hidden.includes(s.cursor) && on;
         out += `<g class="mv-more${on ? " lit" : ""}${cur ? " cursor" : ""}" data-count="${hidden.length}" data-layers="${hidden.join(",")}"><rect x="${spine + 8}" y="${y}" width="${W - spine - 24}" height="34" rx="8" class="mv-blockframe"/>`;
-        out += `<text x="${x0}" y="${y + 21}" class="mv-t">${esc("… blocks " + hidden[0] + "–" + hidden[hidden.length - 1] + " (" + hidden.length + " more, the same shape)" + (cur ? ": now block " + s.cursor : ""))}</text>`;
+        out += `<text x="${x0}" y="${y + 21}" class="mv-t">${esc("… blocks " + hidden[0] + "–" + hidden[hidden.length - 1] + " (" + hidden.length + " more, the same shape" + kindCount(sh, hidden) + ")" + (cur ? ": now block " + s.cursor : ""))}</text>`;
         const bx = x0 + Math.min(420, inner * 0.6), bw = Math.max(2, Math.min(10, (W - bx - 12) / hidden.length - 1));
         let mx = 0;
         for (const h of hidden) if (byLayer[h]) mx = Math.max(mx, byLayer[h].residual_norm[byLayer[h].residual_norm.length - 1]);
@@ -579,8 +652,9 @@ export class ModelView {
     // 4 final norm → unembedding → logits
     const third = (inner - 16) / 3;
     out += box("final", x0, y, third, 40, [narrow ? "final norm" : "final " + sh.norm, count(P.final_norm) + " params"]);
+    const cap = sh.final_softcap ? (narrow ? " · cap " : " · soft-cap ") + sh.final_softcap : "";
     out += arrow(x0 + third, y + 20, x0 + third + 8, y + 20);
-    out += box("unembed", x0 + third + 8, y, third, 40, narrow ? ["unembed", (P.tied ? "tied" : count(P.unembedding)) + " → " + m.vocab] : ["unembedding " + m.dim + " → " + m.vocab, P.tied ? "tied to the embedding table" : count(P.unembedding) + " params"], ` data-tied="${P.tied}"`);
+    out += box("unembed", x0 + third + 8, y, third, 40, narrow ? ["unembed", (P.tied ? "tied" : count(P.unembedding)) + " → " + m.vocab + cap] : ["unembedding " + m.dim + " → " + m.vocab, (P.tied ? (cap ? "tied" : "tied to the embedding table") : count(P.unembedding) + " params") + cap], ` data-tied="${P.tied}"${sh.final_softcap ? ` data-softcap="${sh.final_softcap}"` : ""}`);
     out += arrow(x0 + 2 * third + 8, y + 20, x0 + 2 * third + 16, y + 20);
     const top3 = (s.top || []).slice(0, narrow ? 1 : 3).map((t) => "“" + tokenLabel(t) + "” " + pct(t.prob, 0)).join(" ");
     out += box("logits", x0 + 2 * third + 16, y, third, 40, [m.vocab + " logits" + (s.topPos >= 0 && !narrow ? " at position " + s.topPos : ""),

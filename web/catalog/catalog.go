@@ -118,9 +118,38 @@ func ModelCardFor(m *engine.Model) ModelCard {
 
 // modelShape describes m's structure for the model view.
 func modelShape(m *engine.Model) ModelShape {
-	s := ModelShape{Norm: "RMSNorm", MLP: "SwiGLU", Rope: m.Config.Rope != engine.RopeNone, Params: m.Weights.PartParams()}
-	if m.Config.Arch == engine.ArchGPT2 {
-		s.Norm, s.MLP = "LayerNorm", "GELU"
+	c := m.Config
+	s := ModelShape{Norm: "RMSNorm", MLP: c.MLPForm().String(), Rope: c.Rope != engine.RopeNone, Params: m.Weights.PartParams(),
+		Family: string(c.Arch), QKNorm: c.QKNorm, Window: c.Window, RopeScaling: c.RopeScaling.String(), RopeLocalTheta: c.RopeLocalTheta,
+		RotaryDims: c.RotaryDim, EmbedScale: c.EmbedScale, AttnScale: c.AttnScale(), AttnSoftcap: c.AttnSoftcap, FinalSoftcap: c.FinalSoftcap}
+	switch {
+	case c.Arch == engine.ArchGPT2:
+		s.Norm = "LayerNorm"
+	case c.NormPlusOne:
+		s.Norm = "RMSNorm (1+w)"
+	}
+	if s.Rope {
+		s.RopeTheta = c.RopeTheta
+	}
+	if c.Arch == engine.ArchPhi3 {
+		s.Fused = "qkv_proj,gate_up_proj"
+	}
+	if len(m.Weights.Layers) > 0 {
+		l := &m.Weights.Layers[0]
+		s.PostNorms = l.PostAttnNorm != nil
+		var b []string
+		for i, v := range [][]float32{l.Bq, l.Bk, l.Bv, l.Bo} {
+			if v != nil {
+				b = append(b, []string{"q", "k", "v", "o"}[i])
+			}
+		}
+		s.Bias = strings.Join(b, ",")
+	}
+	if c.Window > 0 {
+		s.Local = make([]bool, c.NLayers)
+		for l := range s.Local {
+			s.Local[l] = c.Sliding(l)
+		}
 	}
 	return s
 }

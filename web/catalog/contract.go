@@ -94,10 +94,38 @@ type ModelCard struct {
 // norm and MLP kinds, whether the unembedding is tied, and the parameter
 // count of each part (from the loaded weights).
 type ModelShape struct {
-	Norm   string            `json:"norm"` // RMSNorm or LayerNorm
-	MLP    string            `json:"mlp"`  // SwiGLU or GELU
+	Norm   string            `json:"norm"` // RMSNorm, RMSNorm (1+w) (Gemma) or LayerNorm
+	MLP    string            `json:"mlp"`  // SwiGLU, GeGLU or GELU
 	Rope   bool              `json:"rope"` // RoPE inside attention (else learned position vectors)
 	Params engine.PartParams `json:"params"`
+	// The family's parts beyond Llama's (engine.Config), drawn by the model view:
+	// PostNorms: a norm also after each sub-block, before the residual add (Gemma);
+	// QKNorm: an RMSNorm on each head's query and key before RoPE (Qwen 3, Gemma 3);
+	// Bias: the attention projections with a bias ("q,k,v": Qwen 2);
+	// Fused: projections stored as one matrix (Phi-3: "qkv_proj,gate_up_proj").
+	Family    string `json:"family"` // the config's model_type
+	PostNorms bool   `json:"post_norms,omitempty"`
+	QKNorm    bool   `json:"qk_norm,omitempty"`
+	Bias      string `json:"bias,omitempty"`
+	Fused     string `json:"fused,omitempty"`
+	// Window is the sliding window of the local layers, Local[l] whether
+	// layer l is one (every other layer is global: full attention).
+	Window int    `json:"window,omitempty"`
+	Local  []bool `json:"local,omitempty"`
+	// RoPE: the global layers' base and scaling ("llama3 ×8"), the local
+	// layers' own base (Gemma 3), the rotated dimensions when only part of
+	// a head turns (Phi-3's partial_rotary_factor).
+	RopeTheta      float64 `json:"rope_theta,omitempty"`
+	RopeScaling    string  `json:"rope_scaling,omitempty"`
+	RopeLocalTheta float64 `json:"rope_local_theta,omitempty"`
+	RotaryDims     int     `json:"rotary_dims,omitempty"`
+	// EmbedScale multiplies the token embedding (Gemma: √dim); AttnScale is
+	// the score scale (1/√head_dim, or Gemma's query_pre_attn_scalar^−½);
+	// the soft-caps cap·tanh(x/cap) of scores and logits (0: none).
+	EmbedScale   float32 `json:"embed_scale,omitempty"`
+	AttnScale    float32 `json:"attn_scale"`
+	AttnSoftcap  float64 `json:"attn_softcap,omitempty"`
+	FinalSoftcap float64 `json:"final_softcap,omitempty"`
 }
 
 // Training summarises how a model was trained and what it knows, for the

@@ -1,5 +1,8 @@
 package room
 
+// qrcache_internal_test.go: the join QR codes drawn lately are kept and
+// served again.
+
 import (
 	"fmt"
 	"testing"

@@ -1,5 +1,8 @@
 package room
 
+// roomcode_internal_test.go: a mistyped class code is told what is wrong
+// with it.
+
 import (
 	"strings"
 	"testing"

@@ -1,5 +1,7 @@
 package sched
 
+// bytebudget_internal_test.go: the byte budget's token bucket.
+
 import (
 	"testing"
 	"time"

@@ -1,5 +1,8 @@
 package sched
 
+// sched_prio_linux_test.go: a backlogged visitor's work runs at a lower OS
+// priority (Linux).
+
 import (
 	"strings"
 	"sync"

@@ -1,5 +1,8 @@
 package sched
 
+// sched_test.go: the fair queue shares slots across addresses and
+// visitors.
+
 import (
 	"context"
 	"sync"

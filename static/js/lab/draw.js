@@ -302,18 +302,29 @@ function drawKV() {
     g.fillStyle = col.fg;
     for (let l = 0; l < L; l++) g.fillText("layer " + l, 0, 2 + l * ch + ch * 0.75);
   } else g.clearRect(labelW, 0, W - labelW, H);
+  // a local (sliding-window) layer holds only its last window positions:
+  // the ones before are drawn empty, as its ring no longer holds them
+  const sh = m.shape || {}, win = sh.window || 0, len = S.run.cacheLen, nTok = S.run.tok.count;
+  let held = 0, alloc = 0, nLocal = 0;
   for (let l = 0; l < L; l++) {
+    const local = !!(win && sh.local && sh.local[l]), from = local ? Math.max(0, len - win) : 0;
+    held += local ? Math.min(len, win) : len;
+    alloc += local ? Math.min(cap, win) : cap;
+    nLocal += local ? 1 : 0;
     g.fillStyle = col.free;
     g.fillRect(labelW, 2 + l * ch, cw * cap, ch - 1);
-    g.fillStyle = col.prompt;
-    g.fillRect(labelW, 2 + l * ch, cw * Math.min(S.run.cacheLen, S.run.tok.count), ch - 1);
-    if (S.run.cacheLen > S.run.tok.count) { g.fillStyle = col.gen; g.fillRect(labelW + cw * S.run.tok.count, 2 + l * ch, cw * (S.run.cacheLen - S.run.tok.count), ch - 1); }
-    if (S.run.cacheLen > 0) { g.fillStyle = col.newest; g.fillRect(labelW + cw * (S.run.cacheLen - 1), 2 + l * ch, Math.max(1, cw), ch - 1); }
+    if (Math.min(len, nTok) > from) { g.fillStyle = col.prompt; g.fillRect(labelW + cw * from, 2 + l * ch, cw * (Math.min(len, nTok) - from), ch - 1); }
+    if (len > Math.max(nTok, from)) { const a = Math.max(nTok, from); g.fillStyle = col.gen; g.fillRect(labelW + cw * a, 2 + l * ch, cw * (len - a), ch - 1); }
+    if (len > 0) { g.fillStyle = col.newest; g.fillRect(labelW + cw * (len - 1), 2 + l * ch, Math.max(1, cw), ch - 1); }
   }
-  c.dataset.cacheLen = S.run.cacheLen;
-  const bpt = m.kv_bytes_per_token;
-  $("kv-text").textContent = "Cache: " + S.run.cacheLen + " of " + cap + " positions filled. Per position: 2 (K and V) × " + m.layers + " layers × " + m.kv_heads +
-    " key/value heads × " + m.head_dim + " numbers × 4 bytes = " + C.bytes(bpt) + "; used " + C.bytes(bpt * S.run.cacheLen) + " of " + C.bytes(bpt * cap) + " allocated.";
+  c.dataset.cacheLen = len;
+  c.dataset.window = win;
+  c.dataset.held = held;
+  const bpt = m.kv_bytes_per_token, perRow = bpt / L;
+  $("kv-text").textContent = "Cache: " + len + " of " + cap + " positions filled. Per position: 2 (K and V) × " + m.layers + " layers × " + m.kv_heads +
+    " key/value heads × " + m.head_dim + " numbers × 4 bytes = " + C.bytes(bpt) + "; used " + C.bytes(perRow * held) + " of " + C.bytes(perRow * alloc) + " allocated." +
+    (nLocal ? " " + nLocal + " of " + L + " layers are local (sliding window of " + win + "): each keeps only its last " + win + " positions, the oldest overwritten, so their part stops growing" +
+      (len > win ? "; positions 0–" + (len - win - 1) + " are gone from them (drawn empty)." : ".") : "");
 }
 function drawBudget(mem) {
   const box = C.clear($("budget"));
@@ -327,6 +338,7 @@ function drawBudget(mem) {
   }
   box.appendChild(bar);
   box.appendChild(C.el("p", { class: "small legend" }, parts.flatMap((p) => [C.el("span", { class: "key " + p[2] }), " " + p[0] + " " + C.bytes(p[1]) + "  "]).concat(["· total " + C.bytes(total)])));
+  box.appendChild(C.el("p", { class: "small muted", "data-testid": "scratch-note" }, "Scratch buffers hold one pass's activations. Their size depends on this run's settings: the prompt's length (prefill passes every prompt position at once), the engine's threads, and whether every position's attention is kept, so two runs of the same model can differ."));
   whatIf();
 }
 export function whatIf() {

@@ -1,0 +1,319 @@
+//go:build amd64 && !purego
+
+// kernels512_amd64.s: AVX-512 matrix-vector kernels for Q8_0, Q4_0 and
+// Q4_K, four rows at a time (each block of x loaded once for the four). The Go
+// wrappers are in kernels_amd64.go.
+//
+// Bit for bit the AVX2 kernels' results (kernels_amd64.s): a block's 32
+// values are dequantized with the same float32 operations (convert, then
+// multiply by the scale, never fused), lanes 0–15 and 16–31 of a row's
+// sums are one 512-bit register each (the AVX2 kernels' Y0|Y1 and Y2|Y3:
+// element e of the row into lane e mod 32), each multiply-add is fused as
+// there, and a row is reduced in reduce32's order: t = a_lo + a_hi
+// (t_l = a_l + a_{l+16}), u_l = t_l + t_{l+8}, then REDUCE32's last steps.
+//
+// Registers: DI out, SI row 0's blocks, R8 row bytes, DX x, CX rows (a
+// multiple of 4), BX blocks per row; R9/R12/R13/R14 the four rows' block
+// pointers, R10 x pointer, R11 block count. Z0–Z7 the four rows' sums,
+// Z16–Z18 scratch, Z30/Z31 x, Z14/Z15 constants (Q4_0).
+
+#include "textflag.h"
+
+// q40table: the float32 values −8, −7, …, 7 (a Q4_0 nibble j stands for j−8).
+DATA q40table<>+0(SB)/4, $0xc1000000
+DATA q40table<>+4(SB)/4, $0xc0e00000
+DATA q40table<>+8(SB)/4, $0xc0c00000
+DATA q40table<>+12(SB)/4, $0xc0a00000
+DATA q40table<>+16(SB)/4, $0xc0800000
+DATA q40table<>+20(SB)/4, $0xc0400000
+DATA q40table<>+24(SB)/4, $0xc0000000
+DATA q40table<>+28(SB)/4, $0xbf800000
+DATA q40table<>+32(SB)/4, $0x00000000
+DATA q40table<>+36(SB)/4, $0x3f800000
+DATA q40table<>+40(SB)/4, $0x40000000
+DATA q40table<>+44(SB)/4, $0x40400000
+DATA q40table<>+48(SB)/4, $0x40800000
+DATA q40table<>+52(SB)/4, $0x40a00000
+DATA q40table<>+56(SB)/4, $0x40c00000
+DATA q40table<>+60(SB)/4, $0x40e00000
+GLOBL q40table<>(SB), RODATA|NOPTR, $64
+
+// q4kiota: the float32 values 0, 1, …, 15.
+DATA q4kiota<>+0(SB)/4, $0x00000000
+DATA q4kiota<>+4(SB)/4, $0x3f800000
+DATA q4kiota<>+8(SB)/4, $0x40000000
+DATA q4kiota<>+12(SB)/4, $0x40400000
+DATA q4kiota<>+16(SB)/4, $0x40800000
+DATA q4kiota<>+20(SB)/4, $0x40a00000
+DATA q4kiota<>+24(SB)/4, $0x40c00000
+DATA q4kiota<>+28(SB)/4, $0x40e00000
+DATA q4kiota<>+32(SB)/4, $0x41000000
+DATA q4kiota<>+36(SB)/4, $0x41100000
+DATA q4kiota<>+40(SB)/4, $0x41200000
+DATA q4kiota<>+44(SB)/4, $0x41300000
+DATA q4kiota<>+48(SB)/4, $0x41400000
+DATA q4kiota<>+52(SB)/4, $0x41500000
+DATA q4kiota<>+56(SB)/4, $0x41600000
+DATA q4kiota<>+60(SB)/4, $0x41700000
+GLOBL q4kiota<>(SB), RODATA|NOPTR, $64
+
+// PF4(off): prefetch the four rows after these, off bytes into the block
+// being read (the engine's gemv kernels prefetch one row group ahead the
+// same way; without it a Q8_0 matrix streams at half the BF16 kernel's rate).
+#define PF4(off) \
+	PREFETCHT0 off(R9)(R8*4); \
+	PREFETCHT0 off(R12)(R8*4); \
+	PREFETCHT0 off(R13)(R8*4); \
+	PREFETCHT0 off(R14)(R8*4)
+
+// X2Z: Z30, Z31 = the block's x values 0–15 and 16–31.
+#define X2Z \
+	VMOVUPS (R10), Z30; \
+	VMOVUPS 64(R10), Z31
+
+// Q80ROW(p, lo, hi): lo += d·q[0:16]·x, hi += d·q[16:32]·x for the Q8_0 block at p.
+#define Q80ROW(p, lo, hi) \
+	VPBROADCASTW (p), Y16; \
+	VCVTPH2PS Y16, Z16; \
+	VPMOVSXBD 2(p), Z17; \
+	VPMOVSXBD 18(p), Z18; \
+	VCVTDQ2PS Z17, Z17; \
+	VCVTDQ2PS Z18, Z18; \
+	VMULPS Z16, Z17, Z17; \
+	VMULPS Z16, Z18, Z18; \
+	VFMADD231PS Z30, Z17, lo; \
+	VFMADD231PS Z31, Z18, hi
+
+// Q40ROW(p, lo, hi): the same for the Q4_0 block at p: values 0–15 the low
+// nibbles, 16–31 the high ones, each minus 8, times d. Each nibble j picks
+// the float32 j−8 from Z15 (the value VCVTDQ2PS gives for the integer
+// j−8, exactly), so the products are the AVX2 kernel's.
+#define Q40ROW(p, lo, hi) \
+	VPBROADCASTW (p), Y16; \
+	VCVTPH2PS Y16, Z16; \
+	VPMOVZXBD 2(p), Z17; \
+	VPSRLD $4, Z17, Z18; \
+	VPANDD Z14, Z17, Z17; \
+	VPERMPS Z15, Z17, Z17; \
+	VPERMPS Z15, Z18, Z18; \
+	VMULPS Z16, Z17, Z17; \
+	VMULPS Z16, Z18, Z18; \
+	VFMADD231PS Z30, Z17, lo; \
+	VFMADD231PS Z31, Z18, hi
+
+// RED(lo, hi, Ylo, Yhi, Xlo, Xhi, off): out[off/4] = reduce32 of the row's lo|hi.
+#define RED(lo, hi, Ylo, Yhi, Xlo, Xhi, off) \
+	VADDPS hi, lo, lo; \
+	VEXTRACTF32X8 $1, lo, Yhi; \
+	VADDPS Yhi, Ylo, Ylo; \
+	VHADDPS Ylo, Ylo, Ylo; \
+	VHADDPS Ylo, Ylo, Ylo; \
+	VEXTRACTF128 $1, Ylo, Xhi; \
+	VADDPS Xhi, Xlo, Xlo; \
+	VMOVSS Xlo, off(DI)
+
+#define PROLOGUE4 \
+	MOVQ out+0(FP), DI; \
+	MOVQ w+8(FP), SI; \
+	MOVQ rowBytes+16(FP), R8; \
+	MOVQ x+24(FP), DX; \
+	MOVQ rows+32(FP), CX; \
+	MOVQ n+40(FP), BX
+
+#define ROWS4_START \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+	VPXORD Z4, Z4, Z4; \
+	VPXORD Z5, Z5, Z5; \
+	VPXORD Z6, Z6, Z6; \
+	VPXORD Z7, Z7, Z7; \
+	MOVQ SI, R9; \
+	LEAQ (SI)(R8*1), R12; \
+	LEAQ (SI)(R8*2), R13; \
+	LEAQ (R12)(R8*2), R14; \
+	MOVQ DX, R10; \
+	MOVQ BX, R11
+
+#define ROWS4_END \
+	RED(Z0, Z1, Y0, Y1, X0, X1, 0); \
+	RED(Z2, Z3, Y2, Y3, X2, X3, 4); \
+	RED(Z4, Z5, Y4, Y5, X4, X5, 8); \
+	RED(Z6, Z7, Y6, Y7, X6, X7, 12); \
+	ADDQ $16, DI; \
+	LEAQ (SI)(R8*4), SI; \
+	SUBQ $4, CX
+
+// func matvecQ8_0AVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+// rows a positive multiple of 4, n ≥ 1 blocks per row.
+TEXT ·matvecQ8_0AVX512(SB), NOSPLIT, $0-48
+	PROLOGUE4
+q80z4:
+	ROWS4_START
+q80zblk:
+	PF4(0)
+	X2Z
+	Q80ROW(R9, Z0, Z1)
+	Q80ROW(R12, Z2, Z3)
+	Q80ROW(R13, Z4, Z5)
+	Q80ROW(R14, Z6, Z7)
+	ADDQ $34, R9
+	ADDQ $34, R12
+	ADDQ $34, R13
+	ADDQ $34, R14
+	ADDQ $128, R10
+	DECQ R11
+	JNZ  q80zblk
+	ROWS4_END
+	JNZ  q80z4
+	VZEROUPPER
+	RET
+
+// func matvecQ4_0AVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+TEXT ·matvecQ4_0AVX512(SB), NOSPLIT, $0-48
+	PROLOGUE4
+	MOVQ $q40table<>(SB), AX
+	VMOVUPS (AX), Z15
+	MOVL $0x0f, AX
+	VPBROADCASTD AX, Z14
+q40z4:
+	ROWS4_START
+q40zblk:
+	PF4(0)
+	X2Z
+	Q40ROW(R9, Z0, Z1)
+	Q40ROW(R12, Z2, Z3)
+	Q40ROW(R13, Z4, Z5)
+	Q40ROW(R14, Z6, Z7)
+	ADDQ $18, R9
+	ADDQ $18, R12
+	ADDQ $18, R13
+	ADDQ $18, R14
+	ADDQ $128, R10
+	DECQ R11
+	JNZ  q40zblk
+	ROWS4_END
+	JNZ  q40z4
+	VZEROUPPER
+	RET
+
+// ---- Q4_K: 144-byte super-blocks: fp16 d, dmin; 12 bytes of 6-bit scales
+// and mins at 4(p); qs[128] at 16(p), bytes 32c.. holding sub-block 2c in
+// their low nibbles and 2c+1 in their high ones. Value d·sc_j·q − dmin·m_j,
+// with d·sc_j and dmin·m_j rounded first (dequantQ4_K, KSCALES). ----
+
+// KSC(p, b) stores row p's d·sc_j at b+4j(SP) and dmin·m_j at b+32+4j(SP)
+// (KSCALES of kernels_amd64.s, its scratch words at b+64(SP)).
+#define KSC(p, b) \
+	MOVL 4(p), AX; \
+	MOVL 8(p), R15; \
+	MOVL 12(p), BX; \
+	MOVL AX, DX; \
+	ANDL $0x3f3f3f3f, DX; \
+	MOVL DX, (b+64)(SP); \
+	SHRL $2, AX; \
+	ANDL $0x30303030, AX; \
+	MOVL BX, DX; \
+	ANDL $0x0f0f0f0f, DX; \
+	ORL DX, AX; \
+	MOVL AX, (b+68)(SP); \
+	MOVL R15, DX; \
+	ANDL $0x3f3f3f3f, DX; \
+	MOVL DX, (b+72)(SP); \
+	SHRL $2, R15; \
+	ANDL $0x30303030, R15; \
+	SHRL $4, BX; \
+	ANDL $0x0f0f0f0f, BX; \
+	ORL BX, R15; \
+	MOVL R15, (b+76)(SP); \
+	VPBROADCASTW (p), X8; \
+	VCVTPH2PS X8, Y8; \
+	VPBROADCASTW 2(p), X9; \
+	VCVTPH2PS X9, Y9; \
+	VPMOVZXBD (b+64)(SP), Y10; \
+	VCVTDQ2PS Y10, Y10; \
+	VMULPS Y8, Y10, Y10; \
+	VMOVUPS Y10, (b)(SP); \
+	VPMOVZXBD (b+72)(SP), Y11; \
+	VCVTDQ2PS Y11, Y11; \
+	VMULPS Y9, Y11, Y11; \
+	VMOVUPS Y11, (b+32)(SP)
+
+// Q4KROW(p, b, c, lo, hi): sub-blocks 2c and 2c+1 of row p into lo, hi.
+// Each sub-block's 16 possible values d1·q − m1 (q = 0…15, the product
+// rounded before the difference, as dequantQ4_K computes each value) are
+// made once, from Z13 = 0, 1, …, 15, and each nibble picks its value:
+// exactly the values the AVX2 kernel computes one by one. Sub-block 2c is
+// added to every lane before 2c+1, as there.
+#define Q4KROW(p, b, c, lo, hi) \
+	VBROADCASTSS (b+8*(c))(SP), Z16; \
+	VBROADCASTSS (b+32+8*(c))(SP), Z19; \
+	VMULPS Z16, Z13, Z16; \
+	VSUBPS Z19, Z16, Z16; \
+	VBROADCASTSS (b+8*(c)+4)(SP), Z20; \
+	VBROADCASTSS (b+36+8*(c))(SP), Z21; \
+	VMULPS Z20, Z13, Z20; \
+	VSUBPS Z21, Z20, Z20; \
+	VPMOVZXBD (16+32*(c))(p), Z17; \
+	VPMOVZXBD (32+32*(c))(p), Z18; \
+	VPANDD Z14, Z17, Z22; \
+	VPANDD Z14, Z18, Z23; \
+	VPSRLD $4, Z17, Z17; \
+	VPSRLD $4, Z18, Z18; \
+	VPERMPS Z16, Z22, Z22; \
+	VPERMPS Z16, Z23, Z23; \
+	VPERMPS Z20, Z17, Z17; \
+	VPERMPS Z20, Z18, Z18; \
+	VFMADD231PS Z26, Z22, lo; \
+	VFMADD231PS Z27, Z23, hi; \
+	VFMADD231PS Z28, Z17, lo; \
+	VFMADD231PS Z29, Z18, hi
+
+// Q4KPAIR(c): x for sub-blocks 2c and 2c+1, then the four rows.
+#define Q4KPAIR(c) \
+	VMOVUPS (256*(c))(R10), Z26; \
+	VMOVUPS (256*(c)+64)(R10), Z27; \
+	VMOVUPS (256*(c)+128)(R10), Z28; \
+	VMOVUPS (256*(c)+192)(R10), Z29; \
+	Q4KROW(R9, 0, c, Z0, Z1); \
+	Q4KROW(R12, 80, c, Z2, Z3); \
+	Q4KROW(R13, 160, c, Z4, Z5); \
+	Q4KROW(R14, 240, c, Z6, Z7)
+
+// func matvecQ4_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+// KSC uses DX and BX as scratch: x and n are read again from the
+// arguments before the next rows start.
+TEXT ·matvecQ4_KAVX512(SB), $320-48
+	PROLOGUE4
+	MOVL $0x0f, AX
+	VPBROADCASTD AX, Z14
+	MOVQ $q4kiota<>(SB), AX
+	VMOVUPS (AX), Z13
+q4kz4:
+	ROWS4_START
+q4kzblk:
+	PF4(0)
+	PF4(64)
+	PF4(128)
+	KSC(R9, 0)
+	KSC(R12, 80)
+	KSC(R13, 160)
+	KSC(R14, 240)
+	Q4KPAIR(0)
+	Q4KPAIR(1)
+	Q4KPAIR(2)
+	Q4KPAIR(3)
+	ADDQ $144, R9
+	ADDQ $144, R12
+	ADDQ $144, R13
+	ADDQ $144, R14
+	ADDQ $1024, R10
+	DECQ R11
+	JNZ  q4kzblk
+	MOVQ x+24(FP), DX
+	MOVQ n+40(FP), BX
+	ROWS4_END
+	JNZ  q4kz4
+	VZEROUPPER
+	RET

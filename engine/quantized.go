@@ -1,0 +1,272 @@
+package engine
+
+// quantized.go: weight matrices stored in ggml's block formats (F16, Q8_0,
+// Q4_0, Q4_K, Q5_K, Q6_K; package quant) in the forward pass. Activations
+// stay float32: every kernel dequantizes the blocks it reads (into
+// registers or a small buffer) and multiplies float32 by float32, so a
+// product on quantized weights is the float32 product on the dequantized
+// weights up to the order of the sums, and no whole matrix is ever
+// dequantized. The embedding's rows are dequantized one token at a time.
+//
+// Kernels: quant.Matrix.MatVecRows for one row of activations (decode),
+// MatMatRows for a batch's rows or a short prefill (each weight block read
+// and dequantized once for every row, each result equal bit for bit to
+// MatVecRows', so a batched decode step equals the lone one), and for a
+// long prefill the packed GEMM on panels dequantized block by block
+// (packQuantPanel). Each output row of MatVecRows is a function of that
+// row alone: splitting the rows across workers does not change a value.
+//
+// Summation order: the quant kernels keep 32 partial sums per row, the
+// engine's float32 gemv 16, so a quantized F16 matrix and the same values
+// in F32 give products that differ in the last bits (tolerance agreed
+// with package quant: relative 1e-5 of a logit's scale).
+
+import (
+	"fmt"
+
+	"github.com/inferscope/inferscope/engine/quant"
+)
+
+// The block types a Mat can hold in Q.
+const (
+	F16  DType = 2 + iota // IEEE half precision
+	Q8_0                  // 32 int8 values × one fp16 scale (8.5 bits per weight)
+	Q4_0                  // 32 4-bit values × one fp16 scale (4.5 bits)
+	Q4_K                  // 256-value super-blocks of 4-bit values, 6-bit sub-block scales and minimums (4.5 bits)
+	Q5_K                  // as Q4_K with a fifth bit per value (5.5 bits)
+	Q6_K                  // 256-value super-blocks of 6-bit values, 8-bit sub-block scales (6.56 bits)
+)
+
+var quantTypes = map[DType]quant.Type{F16: quant.F16, Q8_0: quant.Q8_0, Q4_0: quant.Q4_0, Q4_K: quant.Q4_K, Q5_K: quant.Q5_K, Q6_K: quant.Q6_K}
+
+// quantDTypeName is the lower-case ggml name of a block type ("q4_k").
+func quantDTypeName(d DType) string {
+	if t, ok := quantTypes[d]; ok {
+		switch t {
+		case quant.Q8_0:
+			return "q8_0"
+		case quant.Q4_0:
+			return "q4_0"
+		case quant.Q4_K:
+			return "q4_k"
+		case quant.Q5_K:
+			return "q5_k"
+		case quant.Q6_K:
+			return "q6_k"
+		}
+		return "f16"
+	}
+	return fmt.Sprintf("dtype %d", uint8(d))
+}
+
+// IsQuantized reports whether d is a block type (held in Mat.Q).
+func (d DType) IsQuantized() bool { _, ok := quantTypes[d]; return ok }
+
+// ParseDType reads a weight precision by name: "f32", "bf16", "f16",
+// "q8_0", "q4_0", "q4_k", "q5_k", "q6_k" (any case).
+func ParseDType(s string) (DType, error) {
+	for _, d := range []DType{F32, BF16, F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K} {
+		if equalFold(s, d.String()) {
+			return d, nil
+		}
+	}
+	return 0, fmt.Errorf("weight precision %q not known (known: f32, bf16, f16, q8_0, q4_0, q4_k, q5_k, q6_k)", s)
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// dtypeOfQuant is the DType of a ggml type (F32 and BF16 included); ok is
+// false for a type the engine does not compute with.
+func dtypeOfQuant(t quant.Type) (DType, bool) {
+	switch t {
+	case quant.F32:
+		return F32, true
+	case quant.BF16:
+		return BF16, true
+	}
+	for d, q := range quantTypes {
+		if q == t {
+			return d, true
+		}
+	}
+	return 0, false
+}
+
+// QuantMat wraps a block-quantized matrix (rows × cols, [out][in]) as a Mat.
+// The data is used in place: never write to it.
+func QuantMat(q *quant.Matrix) (Mat, error) {
+	d, ok := dtypeOfQuant(q.Type)
+	if !ok || !d.IsQuantized() {
+		return Mat{}, fmt.Errorf("a %s matrix is not a block type the engine computes with (%s)", q.Type, "F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K")
+	}
+	return Mat{Rows: q.Rows, Cols: q.Cols, DType: d, Ld: q.Cols, Q: q}, nil
+}
+
+// quantRows returns rows lo..hi−1 of a block-quantized matrix (a view of
+// its bytes): GPT-2's fused attn_qkv gives Wq, Wk and Wv this way.
+func quantRows(m Mat, lo, hi int) Mat {
+	q := *m.Q
+	q.Rows, q.Data = hi-lo, q.Data[lo*q.RowBytes:hi*q.RowBytes]
+	m.Rows, m.Q = hi-lo, &q
+	return m
+}
+
+// quantAt is W[o][i] of a block matrix: the block holding it, dequantized.
+func (m *Mat) quantAt(o, i int) float32 {
+	if o < 0 || o >= m.Rows || i < 0 || i >= m.Cols {
+		panic(fmt.Sprintf("mat: element (%d, %d) of %d×%d", o, i, m.Rows, m.Cols))
+	}
+	t := m.Q.Type
+	n, bb := t.BlockSize(), t.BlockBytes()
+	b := i / n
+	var buf [quant.QK_K]float32
+	off := o*m.Q.RowBytes + b*bb
+	if err := quant.Dequantize(t, buf[:n], m.Q.Data[off:off+bb]); err != nil {
+		panic(err.Error())
+	}
+	return buf[i%n]
+}
+
+// gemvQuant is gemvRange for a block matrix: outputs [lo, hi) of one job
+// for a single position.
+func gemvQuant(j linJob, x []float32, lo, hi int) {
+	w := j.w
+	out := j.out[lo:hi]
+	w.Q.MatVecRows(out, x[:w.Cols], lo, hi)
+	if j.bias != nil {
+		for i, b := range j.bias[lo:hi] {
+			out[i] += b
+		}
+	}
+}
+
+// rowsQuant is linearRows' inner loop for a block matrix: outputs [lo, hi)
+// of one job for each of B rows of x [B][in], blk weight rows at a time,
+// each block of weights dequantized once for all B rows (MatMatRows, whose
+// every value is MatVecRows' for that row: what a lone decode step gets).
+func rowsQuant(j linJob, x []float32, B, lo, hi int) {
+	w, rows, in := j.w, j.w.Rows, j.w.Cols
+	xs, outs := make([][]float32, B), make([][]float32, B)
+	for s := range B {
+		xs[s] = x[s*in : (s+1)*in]
+	}
+	blk := batchBlock(w)
+	for a := lo; a < hi; a += blk {
+		e := min(a+blk, hi)
+		for s := range B {
+			outs[s] = j.out[s*rows+a : s*rows+e]
+		}
+		w.Q.MatMatRows(outs, xs, a, e)
+		if j.bias != nil {
+			for _, out := range outs {
+				for i, b := range j.bias[a:e] {
+					out[i] += b
+				}
+			}
+		}
+	}
+}
+
+// packQuantPanel is packPanel for a block matrix: outputs o0..o0+n−1 as an
+// [in][nr] panel (columns past n zero), each row dequantized one block (at
+// most 256 values) at a time, so no row or matrix is ever widened whole.
+func packQuantPanel(bp []float32, w *Mat, o0, n, nr int) {
+	in, q := w.Cols, w.Q
+	if n < nr {
+		clear(bp[:in*nr])
+	}
+	t := q.Type
+	bn, bb := t.BlockSize(), t.BlockBytes()
+	step := bn
+	if bn == 1 {
+		step = quant.QK_K
+	}
+	var buf [quant.QK_K]float32
+	for j := 0; j < n; j++ {
+		row := q.Data[(o0+j)*q.RowBytes : (o0+j+1)*q.RowBytes]
+		for c := 0; c < in; c += step {
+			k := min(step, in-c)
+			if err := quant.Dequantize(t, buf[:k], row[c/bn*bb:(c+k)/bn*bb]); err != nil {
+				panic(err.Error())
+			}
+			for i, v := range buf[:k] {
+				bp[(c+i)*nr+j] = v
+			}
+		}
+	}
+}
+
+// quantBatchRowBytes is a block matrix's bytes per row, for batchBlock.
+func quantBatchRowBytes(w *Mat) int { return w.Q.RowBytes }
+
+// quantizeMat returns m's values in block type d, [out][in]: quant.Quantize
+// over each row (ggml's reference quantizer, as llama-quantize writes
+// Q8_0 and Q4_0). ok is false when the rows are not a whole number of
+// blocks; m is then kept as it is.
+func quantizeMat(m *Mat, d DType) (Mat, bool, error) {
+	if m.Empty() {
+		return Mat{}, true, nil
+	}
+	t := quantTypes[d]
+	rb, err := t.RowBytes(m.Cols)
+	if err != nil {
+		return *m, false, nil
+	}
+	data := make([]byte, m.Rows*rb)
+	row := make([]float32, m.Cols)
+	for o := 0; o < m.Rows; o++ {
+		if err := quant.Quantize(t, data[o*rb:(o+1)*rb], m.Row(o, row)); err != nil {
+			return Mat{}, false, err
+		}
+	}
+	q, err := quant.NewMatrix(t, data, m.Rows, m.Cols)
+	if err != nil {
+		return Mat{}, false, err
+	}
+	out, err := QuantMat(q)
+	return out, err == nil, err
+}
+
+// Quantized returns the model with its weight matrices (embedding, head,
+// every layer's projections) quantized to d (Q8_0 or Q4_0: the types
+// quant.Quantize writes) at load, as llama.cpp's quantizer writes them;
+// norms, biases and GPT-2's position table stay float32. A matrix whose
+// rows are not a whole number of 32-value blocks stays as it is. m is not
+// changed.
+func (m *Model) Quantized(d DType) (*Model, error) {
+	if d != Q8_0 && d != Q4_0 {
+		return nil, fmt.Errorf("quantizing to %s is not supported (q8_0 and q4_0 are)", d)
+	}
+	var err error
+	w := m.Weights.mapMats(func(x *Mat) Mat {
+		if err != nil || x.DType == d {
+			return *x
+		}
+		q, ok, e := quantizeMat(x, d)
+		if e != nil {
+			err = e
+		}
+		if !ok {
+			return *x
+		}
+		return q
+	})
+	if err != nil {
+		return nil, fmt.Errorf("quantize %s to %s: %w", m.Name, d, err)
+	}
+	return &Model{Name: m.Name, Source: m.Source, Config: m.Config, Weights: w, Tokenizer: m.Tokenizer, GGUF: m.GGUF}, nil
+}

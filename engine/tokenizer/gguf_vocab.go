@@ -1,0 +1,137 @@
+package tokenizer
+
+// gguf_vocab.go: a tokenizer from a GGUF file's tokenizer.ggml.* metadata:
+// "gpt2" (byte-level BPE: tokens, merges, pre-tokenizer by name) and
+// "llama" (SentencePiece BPE: tokens, scores, token types), as llama.cpp's
+// llama-vocab.cpp reads them.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/inferscope/inferscope/engine/gguf"
+)
+
+// GGUF token types (llama_token_type, gguf-py's TokenType).
+const (
+	ggufTokenNormal      = 1
+	ggufTokenUnknown     = 2
+	ggufTokenControl     = 3
+	ggufTokenUserDefined = 4
+)
+
+// ggufPreSteps are the byte-level pre-tokenizers this package runs exactly,
+// by their tokenizer.ggml.pre name (llama.cpp's LLAMA_VOCAB_PRE_TYPE_*):
+// GPT-2's split, and SmolLM's (each digit alone, then GPT-2's split).
+var ggufPreSteps = map[string][]preStep{
+	"":       gpt2Steps,
+	"gpt-2":  gpt2Steps,
+	"gpt2":   gpt2Steps,
+	"smollm": {{kind: stepDigits, individual: true}, {kind: stepByteLevel, useRegex: true}},
+}
+
+// FromGGUF builds the tokenizer a GGUF file describes. Models other than
+// "gpt2" and "llama", and byte-level pre-tokenizers other than GPT-2's and
+// SmolLM's, are refused by name. Tokens of type CONTROL (and UNKNOWN) are
+// special: matched in the input only when the caller allows specials;
+// USER_DEFINED tokens are matched always, as llama.cpp does.
+func FromGGUF(t *gguf.Tokenizer) (Tokenizer, error) {
+	n := len(t.Tokens)
+	if n == 0 || n > maxVocabIDs {
+		return nil, fmt.Errorf("gguf tokenizer: %d tokens (allowed 1 to %d)", n, maxVocabIDs)
+	}
+	typ := func(i int) int32 {
+		if t.TokenTypes == nil {
+			return ggufTokenNormal
+		}
+		return t.TokenTypes[i]
+	}
+	var v *vocabulary
+	var tk Tokenizer
+	switch t.Model {
+	case "gpt2":
+		steps, ok := ggufPreSteps[t.Pre]
+		if !ok {
+			return nil, fmt.Errorf("gguf tokenizer: pre-tokenizer %q is not supported (supported: gpt-2, smollm)", t.Pre)
+		}
+		vocab := make(map[string]int, n)
+		for i, p := range t.Tokens {
+			if _, dup := vocab[p]; dup {
+				return nil, fmt.Errorf("gguf tokenizer: token %d %q is also token %d", i, p, vocab[p])
+			}
+			vocab[p] = i
+		}
+		merges := make([][2]string, len(t.Merges))
+		for i, m := range t.Merges {
+			a, b, ok := strings.Cut(m, " ")
+			if !ok || a == "" || b == "" || strings.Contains(b, " ") {
+				return nil, fmt.Errorf("gguf tokenizer: merge %d %q is not two pieces separated by one space", i+1, m)
+			}
+			merges[i] = [2]string{a, b}
+		}
+		bl, err := newByteLevel(vocab, merges, "byte-level BPE (GGUF)")
+		if err != nil {
+			return nil, fmt.Errorf("gguf tokenizer: %w", err)
+		}
+		bl.steps = steps
+		v, tk = &bl.vocabulary, bl
+	case "llama":
+		if t.Scores == nil {
+			return nil, fmt.Errorf("gguf tokenizer: a SentencePiece (llama) vocabulary needs tokenizer.ggml.scores")
+		}
+		sp := &SentencePiece{vocabulary: vocabulary{pieces: append([]string(nil), t.Tokens...), ids: make(map[string]int, n),
+			special: map[int]bool{}, kind: "SentencePiece BPE (GGUF)", bos: -1, eos: -1},
+			scores: t.Scores, dummyPrefix: true, spaceRune: "▁"}
+		for i, p := range t.Tokens {
+			if _, dup := sp.ids[p]; !dup {
+				sp.ids[p] = i
+			}
+			sp.maxLen = max(sp.maxLen, len(p))
+		}
+		sp.finish()
+		sp.hf.unk = -1
+		if t.UNK >= 0 {
+			sp.hf.unk = t.UNK
+		}
+		v, tk = &sp.vocabulary, sp
+	default:
+		return nil, fmt.Errorf("gguf tokenizer: model %q is not supported (supported: gpt2 (byte-level BPE), llama (SentencePiece))", t.Model)
+	}
+	for i := range n {
+		switch typ(i) {
+		case ggufTokenControl, ggufTokenUnknown:
+			v.special[i] = true
+			v.specials = append(v.specials, v.pieces[i])
+			v.raw[i] = []byte(v.pieces[i])
+		case ggufTokenUserDefined:
+			if v.always == nil {
+				v.always = map[string]bool{}
+			}
+			v.always[v.pieces[i]] = true
+			v.specials = append(v.specials, v.pieces[i])
+			v.raw[i] = []byte(v.pieces[i])
+		}
+	}
+	// byte-level BPE marks <|endoftext|> special by convention; keep it once
+	v.specials = dedupe(v.specials)
+	sortSpecials(v.specials)
+	if t.BOS >= 0 {
+		v.bos = t.BOS
+	}
+	if t.EOS >= 0 {
+		v.eos = t.EOS
+	}
+	return tk, nil
+}
+
+func dedupe(s []string) []string {
+	seen := make(map[string]bool, len(s))
+	out := s[:0]
+	for _, x := range s {
+		if x != "" && !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}

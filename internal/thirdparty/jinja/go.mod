@@ -1,0 +1,3 @@
+module github.com/ardanlabs/jinja
+
+go 1.26.0
