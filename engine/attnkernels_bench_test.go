@@ -83,3 +83,32 @@ func BenchmarkAttendDepth(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPrefill512 is a 512-token prefill of the gpt2-124M and
+// SmolLM2-135M shapes (attention is a quarter of its time).
+func BenchmarkPrefill512(b *testing.B) {
+	for _, name := range []string{"gpt2-124M", "smollm2-135M"} {
+		b.Run(name, func(b *testing.B) {
+			m, err := RandomModel(name, Shapes[name], 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			toks := make([]int, 512)
+			for i := range toks {
+				toks[i] = i * 7 % m.Config.VocabSize
+			}
+			st := NewState(m.Config)
+			kv, _ := NewKVCache(m.Config, 512)
+			m.Forward(st, kv, toks, nil)
+			b.ResetTimer()
+			c0 := cpuTime()
+			for i := 0; i < b.N; i++ {
+				kv.Truncate(0)
+				if _, err := m.Forward(st, kv, toks, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
