@@ -22,7 +22,7 @@ type acts struct {
 	rsin   []float32 // [R][rotary/2] RoPE sin
 	rcosL  []float32 // the same for sliding layers with their own RoPE base (Gemma 3)
 	rsinL  []float32
-	att    [][]float32 // [workers][positions] attention weights no record keeps
+	attn   attnScratch // attention's scores and partial sums (attnkernels.go)
 	part   [][]float32 // per worker partial sums of [in][out] matrices (splitK)
 
 	// decodeRows has every linear pass compute each row as a lone decode
@@ -48,31 +48,16 @@ func (a *acts) alloc(c Config, R int) {
 	a.hb2 = make([]float32, R*c.HiddenDim)
 }
 
-// growAtt makes each worker's attention scratch hold n positions (at least
-// doubling, so a growing context reallocates rarely; at most limit).
-func (a *acts) growAtt(n, limit int) {
-	if len(a.att) > 0 && len(a.att[0]) >= n {
-		return
-	}
-	if len(a.att) > 0 {
-		n = max(n, min(2*len(a.att[0]), limit))
-	}
-	a.att = make([][]float32, maxWorkers())
-	for i := range a.att {
-		a.att[i] = make([]float32, n)
-	}
-}
-
 // bytes is the scratch memory the activations hold.
 func (a *acts) bytes() int64 {
 	n := len(a.x) + len(a.xb) + len(a.q) + len(a.k) + len(a.v) + len(a.ao) + len(a.proj) +
 		len(a.hb) + len(a.hb2) + len(a.logits) + len(a.rcos) + len(a.rsin) + len(a.rcosL) + len(a.rsinL) + len(a.gemmTail)
-	for _, s := range [][][]float32{a.att, a.part, a.pack, a.tile} {
+	for _, s := range [][][]float32{a.part, a.pack, a.tile} {
 		for _, b := range s {
 			n += len(b)
 		}
 	}
-	return 4 * int64(n)
+	return 4*int64(n) + a.attn.bytes()
 }
 
 // pass is what one forward pass computes: a token per row, and for each
@@ -143,7 +128,6 @@ type State struct {
 func NewState(c Config) *State {
 	st := &State{cfg: c}
 	st.grow(1)
-	st.growAtt(c.SeqLen, c.SeqLen)
 	st.rec = newRecord(c)
 	st.logits = make([]float32, c.VocabSize)
 	maxIn := max(c.Dim, c.HiddenDim, c.QDim())

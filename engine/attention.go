@@ -38,59 +38,7 @@ func (m *Model) attention(a *acts, p *pass, lw *LayerWeights, l int) {
 			copy(vc[s.pos0*kvd:(s.pos0+s.n)*kvd], a.v[s.r0*kvd:(s.r0+s.n)*kvd])
 		}
 	}
-	a.growAtt(p.maxLen(), c.SeqLen)
-
-	group := H / c.NKVHeads // query heads per key/value head
-	scale := c.AttnScale()
-	window := 0
-	if local {
-		window = c.Window
-	}
-	softcap := float32(c.AttnSoftcap)
-	// One work item per (row, head); items are split statically.
-	parallelFor(R*H, 1, func(w, lo, hi int) {
-		for it := lo; it < hi; it++ {
-			r, h := it/H, it%H
-			s := &p.spans[p.spanOf[r]]
-			t := r - s.r0
-			n := s.pos0 + t + 1 // positions up to this query's
-			first := 0          // the first it sees
-			if window > 0 {
-				first = max(0, n-window)
-			}
-			q := a.q[r*qd+h*hd : r*qd+(h+1)*hd]
-			kvh := h / group
-			// the weights go where the sequence's record keeps them for
-			// its hooks, else to the worker's scratch; positions the
-			// window hides get weight 0
-			att := s.rec.weights(t, h, n)
-			if att == nil {
-				att = a.att[w][:n]
-			}
-			clear(att[:first])
-			vis := att[first:]
-			runs, nr := s.kvRuns(l, first, n-1, kvh*hd, kvd, a.k, a.v)
-			// scores: vis[i] = q·k_(first+i) (rows of this head, stride kv_dim)
-			for _, ru := range runs[:nr] {
-				gemvF32(vis[ru.i:], ru.k, kvd, q, ru.n, hd)
-			}
-			for i := range vis {
-				vis[i] *= scale
-			}
-			if softcap > 0 { // Gemma2Attention: softcap·tanh(score/softcap)
-				for i, v := range vis {
-					vis[i] = softcap * float32(math.Tanh(float64(v/softcap)))
-				}
-			}
-			softmaxInPlace(vis)
-			// weighted sum: out = Σ_p att[p]·v_p
-			out := a.ao[r*qd+h*hd : r*qd+(h+1)*hd]
-			clear(out)
-			for _, ru := range runs[:nr] {
-				gemvTAcc(out, ru.v, kvd, vis[ru.i:], ru.n, hd)
-			}
-		}
-	})
+	a.attend(c, p, l) // scores, softmax, weighted sums into a.ao (attnkernels.go)
 	for _, s := range p.spans {
 		if s.kv.ring(l) { // the last rows of the pass enter the window's ring
 			kc, vc, slots := s.kv.layerKV(l)

@@ -59,6 +59,28 @@ type benchResult struct {
 	PrefillVsTokenByToken      float64 `json:"prefill_speedup_vs_token_by_token"`
 }
 
+// labResult is the lab's run as the server streams it to the page
+// (bench_lab.go): a greedy run of GenTokens started with the lab's
+// settings (every position's attention, the logit lens) and run with
+// detail_ms 250, read over a websocket in this process without parsing,
+// against the bare loop (prefill, forward and argmax) of the same prompt
+// and length, in alternating rounds; medians over the rounds.
+type labResult struct {
+	Model     string  `json:"model"`
+	GenTokens int     `json:"gen_tokens"`
+	Rounds    int     `json:"rounds"`
+	LabMs     float64 `json:"lab_run_ms"` // the run command to the stop event
+	BareMs    float64 `json:"bare_ms"`
+	// LabVsBare is the bare loop's time ÷ the run's (median of the
+	// rounds' ratios); LabVsBareCPU the same with the process's CPU time.
+	LabVsBare    float64 `json:"lab_vs_bare"`
+	LabVsBareCPU float64 `json:"lab_vs_bare_cpu"`
+	// GCCPUPercent is the collector's share of the runs' CPU time (the
+	// runtime's estimate); AllocKiBPerRun what a run allocates.
+	GCCPUPercent   float64 `json:"gc_cpu_percent"`
+	AllocKiBPerRun float64 `json:"alloc_KiB_per_run"`
+}
+
 type benchReport struct {
 	Machine struct {
 		CPUs    int    `json:"cpus"`
@@ -83,6 +105,10 @@ type benchReport struct {
 	Generate   []generateResult   `json:"generate,omitempty"`
 	// Paired is --paired's figures (bench_paired.go).
 	Paired []pairedResult `json:"paired,omitempty"`
+	// Long is --depth's figures (bench_long.go), Lab --model's thinned lab
+	// run against its bare decode (bench_lab.go).
+	Long []longResult `json:"long_context,omitempty"`
+	Lab  []labResult  `json:"lab_run,omitempty"`
 }
 
 // benchBatched runs --concurrent's batched half through the server's
@@ -91,10 +117,13 @@ type benchReport struct {
 var (
 	benchBatched    func(m *engine.Model, n, promptN, genN, maxBatch int) (concurrentResult, error)
 	defaultMaxBatch = 32
+	// benchLab runs the lab's thinned run through the web server
+	// (bench_lab.go); nil in the engine-only build.
+	benchLab func(m *engine.Model, genN, rounds int) (labResult, error)
 )
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16|q8_0|q4_0] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--concurrent N [--max-batch B]] [--paired] [--write-llama2c PATH] [--write-hf DIR]", stderr)
+	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16|q8_0|q4_0] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--depth N] [--rounds N] [--concurrent N [--max-batch B]] [--paired] [--write-llama2c PATH] [--write-hf DIR]", stderr)
 	var names []string
 	for n := range engine.Shapes {
 		names = append(names, n)
@@ -111,6 +140,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	concurrent := fs.Int("concurrent", 0, "also run N sessions decoding at once, batched (the server's scheduler) and unbatched, in the same run")
 	paired := fs.Bool("paired", false, "also decode in rounds of probe run, F32 step and BF16 step back to back, and report the per-round ratios' median and quartiles (decode vs the bandwidth bound, BF16 vs F32); needs --probe-bytes > 0")
 	maxBatch := fs.Int("max-batch", defaultMaxBatch, "with --concurrent: most decode steps per batched pass")
+	depth := fs.Int("depth", 0, "also decode with this many positions already cached (random keys and values), against a short depth and the bandwidth probe in alternating rounds: attention's cost against the KV cache read floor")
+	rounds := fs.Int("rounds", 9, "rounds of --depth's and the lab run's alternating measurements (medians reported)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -119,6 +150,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *concurrent > 0 && benchBatched == nil {
 		return fmt.Errorf("--concurrent needs the server's scheduler, which this engine-only build (-tags engineonly) leaves out: use the full inferscope binary")
+	}
+	if *depth < 0 || *rounds < 1 {
+		return fmt.Errorf("--depth %d / --rounds %d out of range: --depth at least 0, --rounds at least 1", *depth, *rounds)
 	}
 	if *paired && *probe <= 0 {
 		return fmt.Errorf("--paired needs the bandwidth probe: --probe-bytes must be above 0")
@@ -195,12 +229,29 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			rep.Paired = append(rep.Paired, pr)
 		}
+		if *depth > 0 {
+			if *depth >= m.Config.SeqLen {
+				return fmt.Errorf("%s: --depth %d leaves no room in the context %d", m.Name, *depth, m.Config.SeqLen)
+			}
+			lr, err := benchLong(m, *depth, *rounds, *probe)
+			if err != nil {
+				return err
+			}
+			rep.Long = append(rep.Long, lr)
+		}
 		if m.Tokenizer != nil {
 			g, err := benchGenerate(m, *genN)
 			if err != nil {
 				return err
 			}
 			rep.Generate = append(rep.Generate, g)
+			if benchLab != nil {
+				lab, err := benchLab(m, *genN, *rounds)
+				if err != nil {
+					return err
+				}
+				rep.Lab = append(rep.Lab, lab)
+			}
 		}
 		if *concurrent > 0 {
 			cr, err := benchBatched(m, *concurrent, *promptN, *genN, *maxBatch)

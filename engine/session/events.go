@@ -271,19 +271,61 @@ func NewHistogram(v []float32, n int) Histogram {
 	if len(v) == 0 {
 		return h
 	}
-	h.Lo, h.Hi = v[0], v[0]
-	for _, x := range v {
-		h.Lo, h.Hi = min(h.Lo, x), max(h.Hi, x)
-	}
+	h.Lo, h.Hi = minMax(v)
 	w := (h.Hi - h.Lo) / float32(n)
-	for _, x := range v {
-		b := n - 1
-		if w > 0 {
-			b = min(int((x-h.Lo)/w), n-1)
+	if !(w > 0) {
+		h.Counts[n-1] = len(v)
+		return h
+	}
+	// four sets of counts, so that consecutive values do not wait on one
+	// another (the same counts in the end)
+	var cs [4][]int
+	if n <= 64 {
+		var buf [4 * 64]int
+		for k := range cs {
+			cs[k] = buf[k*n : (k+1)*n]
 		}
-		h.Counts[b]++
+	} else {
+		cs = [4][]int{h.Counts, h.Counts, h.Counts, h.Counts}
+	}
+	lo0 := h.Lo
+	bin := func(x float32) int { return min(int((x-lo0)/w), n-1) }
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		x := v[i : i+4 : i+4]
+		cs[0][bin(x[0])]++
+		cs[1][bin(x[1])]++
+		cs[2][bin(x[2])]++
+		cs[3][bin(x[3])]++
+	}
+	for ; i < len(v); i++ {
+		cs[0][bin(v[i])]++
+	}
+	if n <= 64 {
+		for b := range h.Counts {
+			h.Counts[b] = cs[0][b] + cs[1][b] + cs[2][b] + cs[3][b]
+		}
 	}
 	return h
+}
+
+// minMax is the least and the greatest value of v (NaN when v has one),
+// with four running extremes so that consecutive values do not wait on
+// one another; v is not empty.
+func minMax(v []float32) (float32, float32) {
+	lo, hi := [4]float32{v[0], v[0], v[0], v[0]}, [4]float32{v[0], v[0], v[0], v[0]}
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		x := v[i : i+4 : i+4]
+		lo[0], hi[0] = min(lo[0], x[0]), max(hi[0], x[0])
+		lo[1], hi[1] = min(lo[1], x[1]), max(hi[1], x[1])
+		lo[2], hi[2] = min(lo[2], x[2]), max(hi[2], x[2])
+		lo[3], hi[3] = min(lo[3], x[3]), max(hi[3], x[3])
+	}
+	for ; i < len(v); i++ {
+		lo[0], hi[0] = min(lo[0], v[i]), max(hi[0], v[i])
+	}
+	return min(lo[0], lo[1], lo[2], lo[3]), max(hi[0], hi[1], hi[2], hi[3])
 }
 
 // CDFPoint is one kept candidate on the cumulative distribution.
@@ -406,7 +448,16 @@ type Event struct {
 	// send a copy without the heavy detail (layer traces, lens, most of the
 	// top list, the CDF) and mark it so.
 	Thin bool `json:"thin,omitempty"`
+	// partial: made while DeferLens was on, the event has only what a thin
+	// copy keeps (Partial); FillLens completes it.
+	partial bool
 }
+
+// Partial reports whether ev was made with only what a thin copy of it
+// keeps (DeferLens) and not completed since (FillLens): a watcher that
+// forwards it must send it thin, or complete it first. A thin copy is
+// never partial.
+func (ev *Event) Partial() bool { return ev.partial && !ev.Thin }
 
 // TokenCount is how often a token was drawn.
 type TokenCount struct {

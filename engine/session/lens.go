@@ -121,31 +121,111 @@ func (s *Session) viewHooks(h *engine.Hooks, deferLens bool) *engine.Hooks {
 	return h
 }
 
-// DeferLens, with on, has the decode steps' forward passes that follow
-// capture the logit lens (Config.Lens) without reading it: their append
-// events carry no lens, and FillLens reads the last pass's afterwards. A
-// stream that shows the lens of only some tokens (a thinned run, web's
-// thin.go) pays for only those: a reading costs layers−1 extra rows of the
-// unembedding and a softmax over the vocabulary per layer. Off (the
-// default) reads every pass's lens as it runs.
+// DeferLens, with on, has the stages that follow make their events as a
+// stream that sends them thin (web's thin.go) needs them, paying only for
+// what it shows: a decode step's forward pass captures the logit lens
+// (Config.Lens) without reading it and keeps no layer traces beyond the
+// Inspect view's; a logits event lists the first LightTopN candidates and
+// the histogram's range without its counts; a sample event has no
+// cumulative distribution. Such events are Partial, and FillLens completes
+// one while its stage's state is still at hand (the run's last pass and
+// the distribution of the last two positions), bit for bit as an eager
+// session makes it. Off (the default) makes every event whole.
 func (s *Session) DeferLens(on bool) { s.deferLens = on }
 
-// FillLens gives ev, an append event whose forward pass deferred its lens
-// (DeferLens), the reading that pass would have carried, bit for bit, while
-// it is still the session's last pass; it reports whether it did. Any
-// other event, or a pass since, leaves ev as it is.
+// LightTopN is how many candidates a Partial logits event lists.
+const LightTopN = 8
+
+// FillLens completes ev where it is Partial (DeferLens) and its state is
+// still at hand: an append event's deferred lens and its layer traces
+// (while its pass is still the session's last), a logits event's top list
+// and histogram, a sample event's cumulative distribution (while the
+// distribution of its position is one of the last two). It reports
+// whether it added anything; any other event is left as it is.
 func (s *Session) FillLens(ev *Event) bool {
-	v := &s.view
-	if ev == nil || ev.Append == nil || !ev.Append.Forwarded || ev.Append.Lens != nil ||
-		!v.deferred || !v.valid || v.pos != ev.Append.Pos || s.logitPos != v.pos {
+	if ev == nil || ev.Thin {
 		return false
 	}
+	filled := false
+	if ev.partial {
+		filled = s.complete(ev)
+	}
+	v := &s.view
+	if ev.Append == nil || !ev.Append.Forwarded || ev.Append.Lens != nil ||
+		!v.deferred || !v.valid || v.pos != ev.Append.Pos || s.logitPos != v.pos {
+		return filled
+	}
 	if !s.lens.Read(s.m, v.pos, s.logits) {
-		return false
+		return filled
 	}
 	v.deferred = false
 	ev.Append.Lens = v.lens
 	return true
+}
+
+// complete gives a Partial event its heavy fields where their state is
+// still at hand, and reports whether it did.
+func (s *Session) complete(ev *Event) bool {
+	done := false
+	switch {
+	case ev.Logits != nil:
+		if d, logits := s.distAt(ev.Logits.Pos); d != nil {
+			ev.Logits.Top = s.topList(d, s.cfg.TopN)
+			ev.Logits.Histogram = NewHistogram(logits, HistogramBins)
+			done = true
+		}
+	case ev.Sample != nil:
+		if d, _ := s.distAt(s.nPrompt - 1 + ev.Sample.Step); d != nil {
+			ev.Sample.CDF, ev.Sample.CDFTail = s.cdf(d, ev.Sample.Chosen.Rank)
+			done = true
+		}
+	case ev.Append != nil:
+		if v := &s.view; v.valid && v.pos == ev.Append.Pos {
+			ev.Append.LayerTraces = s.viewTraces()
+			done = true
+		}
+	}
+	if done {
+		ev.partial = false
+	}
+	return done
+}
+
+// distAt is the distribution over the logits of position pos and those
+// logits, while they are the current step's or the one before; nil after.
+func (s *Session) distAt(pos int) (*Distribution, []float32) {
+	switch {
+	case s.dist != nil && s.logitPos == pos:
+		return s.dist, s.logits
+	case s.prevDist != nil && s.prevPos == pos:
+		return s.prevDist, s.prevLogits
+	}
+	return nil, nil
+}
+
+// viewTraces are the layer traces of the last pass's last position, from
+// the Inspect view: what traceHooks reports for a decode step.
+func (s *Session) viewTraces() []LayerTrace {
+	c, v := s.m.Config, &s.view
+	out := make([]LayerTrace, c.NLayers)
+	for l := range out {
+		n := 2
+		for h := range c.NHeads {
+			n += len(v.att.w[l*c.NHeads+h])
+		}
+		buf := make([]float32, n)
+		lt := LayerTrace{Layer: l, Attn: make([]Compact, c.NHeads)}
+		lt.ResidualNorm, lt.MLPNorm, buf = buf[0:1:1], buf[1:2:2], buf[2:]
+		lt.ResidualNorm[0] = norm(v.resid[l*c.Dim : (l+1)*c.Dim])
+		lt.MLPNorm[0] = norm(v.mlp[l*c.HiddenDim : (l+1)*c.HiddenDim])
+		for h := range lt.Attn {
+			w := v.att.w[l*c.NHeads+h]
+			lt.Attn[h], buf = Compact(buf[:len(w):len(w)]), buf[len(w):]
+			copy(lt.Attn[h], w)
+		}
+		out[l] = lt
+	}
+	return out
 }
 
 // lensReading turns each layer's scores into its top tokens with softmax

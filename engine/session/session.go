@@ -55,7 +55,12 @@ type Session struct {
 	usedWeights   time.Time         // the end of the run's last forward pass (RecheckWeightsSince)
 	view          passView          // the last pass's last position, for Inspect (lens.go)
 	lens          *engine.LogitLens // the lens's scratch, with Config.Lens
-	deferLens     bool              // decode steps capture the lens for FillLens (DeferLens)
+	deferLens     bool              // stages make Partial events; decode steps capture the lens for FillLens (DeferLens)
+	// the step before the current one's logits and distribution, for
+	// FillLens (prevDist nil once its candidates' memory is reused)
+	prevLogits []float32
+	prevDist   *Distribution
+	prevPos    int
 }
 
 type pendingStop struct{ reason, detail string }
@@ -212,9 +217,11 @@ func (s *Session) Step(ctx context.Context) (*Event, error) {
 		s.next = StageLogits
 	case StageLogits:
 		ev.Logits = s.logitsStage(false)
+		ev.partial = s.deferLens && !s.cfg.TextOnly
 		s.next = StageSample
 	case StageSample:
 		ev.Sample = s.sample()
+		ev.partial = s.deferLens && !s.cfg.TextOnly
 		s.next = StageAppend
 		if s.isEOS(s.chosen) && (s.cfg.StopAtEOS == nil || *s.cfg.StopAtEOS) {
 			s.pending = pendingStop{StopEOS, eosDetail(s.m.Tokenizer.Piece(s.chosen))}
@@ -222,6 +229,7 @@ func (s *Session) Step(ctx context.Context) (*Event, error) {
 		}
 	case StageAppend:
 		ev.Append, err = s.appendToken()
+		ev.partial = err == nil && s.deferLens && !s.cfg.TextOnly && ev.Append.Forwarded
 	case StageStop:
 		return s.stop(s.pending.reason, s.pending.detail), nil
 	}
@@ -302,6 +310,7 @@ func (s *Session) Rewind(n int) (*Event, error) {
 	}
 	s.logits = append(s.logits[:0], logits...)
 	s.logitPos = keep - 1
+	s.prevDist = nil
 	// rebuild the generated text and timings
 	s.dec = tokenizer.NewStreamDecoder(s.m.Tokenizer, s.ids[s.nPrompt-1])
 	s.text.Reset()

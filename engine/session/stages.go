@@ -46,7 +46,15 @@ func (s *Session) traceHooks(all bool, out *[]LayerTrace) *engine.Hooks {
 	return &engine.Hooks{AllAttention: all, LayerDone: func(l engine.LayerInfo) {
 		t0 := time.Now()
 		defer func() { s.hookTime += time.Since(t0) }()
-		lt := LayerTrace{Layer: l.Layer, ResidualNorm: make([]float32, len(l.Hidden)), Attn: make([]Compact, len(l.Attn)), MLPNorm: make([]float32, len(l.MLP))}
+		// one block of memory for the layer's norms and weights
+		n := len(l.Hidden) + len(l.MLP)
+		for _, a := range l.Attn {
+			n += len(a)
+		}
+		buf := make([]float32, n)
+		lt := LayerTrace{Layer: l.Layer, Attn: make([]Compact, len(l.Attn))}
+		lt.ResidualNorm, buf = buf[:len(l.Hidden):len(l.Hidden)], buf[len(l.Hidden):]
+		lt.MLPNorm, buf = buf[:len(l.MLP):len(l.MLP)], buf[len(l.MLP):]
 		for i, h := range l.Hidden {
 			lt.ResidualNorm[i] = norm(h)
 		}
@@ -54,7 +62,8 @@ func (s *Session) traceHooks(all bool, out *[]LayerTrace) *engine.Hooks {
 			lt.MLPNorm[i] = norm(a)
 		}
 		for h, a := range l.Attn {
-			lt.Attn[h] = append([]float32(nil), a...)
+			lt.Attn[h], buf = Compact(buf[:len(a):len(a)]), buf[len(a):]
+			copy(lt.Attn[h], a)
 		}
 		if l.AttnAll != nil {
 			lt.AttnAll = make([][]Compact, len(l.AttnAll))
@@ -76,7 +85,12 @@ func (s *Session) passHooks(all, decode bool, out *[]LayerTrace) *engine.Hooks {
 	if s.cfg.TextOnly {
 		return nil
 	}
-	return s.viewHooks(s.traceHooks(all, out), decode && s.deferLens)
+	light := decode && s.deferLens // Partial: the Inspect view's traces are enough (FillLens)
+	var h *engine.Hooks
+	if !light {
+		h = s.traceHooks(all, out)
+	}
+	return s.viewHooks(h, light)
 }
 
 // rewindHooks are a rewind's recomputation's hooks: the Inspect view and
@@ -114,6 +128,7 @@ func (s *Session) prefill() (*PrefillInfo, error) {
 	s.timings.InspectMs += info.InspectMs
 	s.logits = append(s.logits[:0], logits...)
 	s.logitPos = s.nPrompt - 1
+	s.prevDist = nil
 	info.DurationMs = msf(el)
 	info.TokensPerSec = float64(s.nPrompt) / el.Seconds()
 	s.timings.PrefillMs = info.DurationMs
@@ -168,6 +183,9 @@ func (s *Session) logitsStage(recomputed bool) *LogitsInfo {
 	if s.dist != nil {
 		buf = s.dist.Sorted
 	}
+	if buf != nil {
+		s.prevDist = nil // its candidates are about to be overwritten
+	}
 	s.spare = nil
 	if s.cfg.TextOnly {
 		s.dist = newDistributionText(s.logits, s.cfg.Sampling, buf)
@@ -176,7 +194,8 @@ func (s *Session) logitsStage(recomputed bool) *LogitsInfo {
 			Kept: d.Kept, KeptMass: d.KeptMass, Full: s.logits, FromPrefill: s.logitPos == s.nPrompt-1}
 	} else {
 		s.dist = newDistributionTop(s.logits, s.cfg.Sampling, s.cfg.TopN, buf)
-		info = s.logitsInfo(s.dist, s.cfg.TopN)
+		light := s.deferLens && !recomputed
+		info = s.logitsInfoOf(s.dist, s.logits, s.logitPos, s.cfg.TopN, light)
 	}
 	info.Recomputed = recomputed
 	info.DurationMs = msf(time.Since(start))
@@ -189,23 +208,45 @@ func (s *Session) logitsStage(recomputed bool) *LogitsInfo {
 // logits, listing the first topN candidates (the logits stage and Resample
 // share it).
 func (s *Session) logitsInfo(d *Distribution, topN int) *LogitsInfo {
-	info := &LogitsInfo{Pos: s.logitPos, Vocab: len(s.logits), Params: d.Params, AfterTopK: d.AfterK, AfterTopP: d.AfterP,
-		Kept: d.Kept, KeptMass: d.KeptMass, Entropy1: d.Entropy1, EntropyT: d.EntropyT, Full: s.logits,
-		FromPrefill: s.logitPos == s.nPrompt-1}
+	return s.logitsInfoOf(d, s.logits, s.logitPos, topN, false)
+}
+
+// HistogramBins is the number of bins of a logits event's histogram.
+const HistogramBins = 40
+
+// logitsInfoOf is logitsInfo over logits of position pos; light lists
+// LightTopN candidates at most and leaves the histogram's counts out (a
+// Partial event: see DeferLens).
+func (s *Session) logitsInfoOf(d *Distribution, logits []float32, pos, topN int, light bool) *LogitsInfo {
+	info := &LogitsInfo{Pos: pos, Vocab: len(logits), Params: d.Params, AfterTopK: d.AfterK, AfterTopP: d.AfterP,
+		Kept: d.Kept, KeptMass: d.KeptMass, Entropy1: d.Entropy1, EntropyT: d.EntropyT, Full: logits,
+		FromPrefill: pos == s.nPrompt-1}
 	var sum float64
-	for _, v := range s.logits {
+	for _, v := range logits {
 		sum += float64(v)
 	}
-	info.Mean = float32(sum / float64(len(s.logits)))
-	info.Histogram = NewHistogram(s.logits, 40)
+	info.Mean = float32(sum / float64(len(logits)))
+	if light {
+		info.Histogram = Histogram{}
+		info.Histogram.Lo, info.Histogram.Hi = minMax(logits)
+		topN = min(topN, LightTopN)
+	} else {
+		info.Histogram = NewHistogram(logits, HistogramBins)
+	}
 	info.Min, info.Max = info.Histogram.Lo, info.Histogram.Hi
 	info.Chain = s.chain(d)
-	n := min(topN, len(d.Sorted))
-	info.Top = make([]TokenProb, 0, n)
-	for r := 0; r < n; r++ {
-		info.Top = append(info.Top, s.tokenProb(d, d.Sorted[r], r))
-	}
+	info.Top = s.topList(d, topN)
 	return info
+}
+
+// topList is the first topN candidates of d.
+func (s *Session) topList(d *Distribution, topN int) []TokenProb {
+	n := min(topN, len(d.Sorted))
+	top := make([]TokenProb, 0, n)
+	for r := 0; r < n; r++ {
+		top = append(top, s.tokenProb(d, d.Sorted[r], r))
+	}
+	return top
 }
 
 // drawFor is the uniform number for generated token `step`: a pure function
@@ -222,7 +263,7 @@ func (s *Session) sample() *SampleInfo {
 		s.logitsStage(false)
 	}
 	step := len(s.gen)
-	info := s.sampleInfo(s.dist, step, s.forced)
+	info := s.sampleInfoOf(s.dist, step, s.forced, s.deferLens)
 	s.sampledForced = s.forced >= 0
 	s.forced = -1
 	s.chosen = info.Chosen.ID
@@ -245,6 +286,12 @@ func (s *Session) sample() *SampleInfo {
 // step's draw lands on, with the cumulative distribution it was read from
 // (the sample stage and Resample share it).
 func (s *Session) sampleInfo(d *Distribution, step, forced int) *SampleInfo {
+	return s.sampleInfoOf(d, step, forced, false)
+}
+
+// sampleInfoOf is sampleInfo; light leaves the cumulative distribution
+// out (a Partial event: see DeferLens).
+func (s *Session) sampleInfoOf(d *Distribution, step, forced int, light bool) *SampleInfo {
 	p := d.Params
 	info := &SampleInfo{Draw: -1, Step: step, Rule: samplingRule(p)}
 	var rank int
@@ -262,20 +309,26 @@ func (s *Session) sampleInfo(d *Distribution, step, forced int) *SampleInfo {
 	}
 	info.Chosen = s.tokenProb(d, cand, rank)
 	info.Kept = d.Kept
-	if s.cfg.TextOnly {
+	if s.cfg.TextOnly || light {
 		return info
 	}
+	info.CDF, info.CDFTail = s.cdf(d, rank)
+	return info
+}
+
+// cdf is the cumulative distribution a sample event shows for a draw that
+// landed on rank: the first 64 kept candidates, extended to include the
+// chosen one, and the tail beyond them.
+func (s *Session) cdf(d *Distribution, rank int) ([]CDFPoint, []CDFRank) {
 	var cum float64
-	// the first 64 kept candidates, extended to include the chosen one
 	n := min(d.Kept, max(64, rank+1))
-	info.CDF = make([]CDFPoint, 0, n)
+	out := make([]CDFPoint, 0, n)
 	for i := 0; i < n; i++ {
 		cum += d.Sorted[i].ProbKept
 		id := d.Sorted[i].ID
-		info.CDF = append(info.CDF, CDFPoint{ID: id, Piece: s.m.Tokenizer.Piece(id), Text: string(s.m.Tokenizer.TokenBytes(id)), Cum: float32(cum)})
+		out = append(out, CDFPoint{ID: id, Piece: s.m.Tokenizer.Piece(id), Text: string(s.m.Tokenizer.TokenBytes(id)), Cum: float32(cum)})
 	}
-	info.CDFTail = cdfTail(d, len(info.CDF), cum)
-	return info
+	return out, cdfTail(d, len(out), cum)
 }
 
 // cdfTail samples the cumulative distribution of the kept candidates from
@@ -343,6 +396,9 @@ func (s *Session) appendToken() (*AppendInfo, error) {
 			feed = s.ids
 		}
 		var traces []LayerTrace
+		if !s.cfg.TextOnly && !s.deferLens {
+			traces = make([]LayerTrace, 0, c.NLayers)
+		}
 		s.hookTime = 0
 		var logits []float32
 		var err error
@@ -364,10 +420,13 @@ func (s *Session) appendToken() (*AppendInfo, error) {
 			return nil, err
 		}
 		info.Lens = s.view.lens
-		for _, lt := range traces { // report the new position only
+		for i := range traces { // report the new position only
+			lt := &traces[i]
 			lt.ResidualNorm = lt.ResidualNorm[len(lt.ResidualNorm)-1:]
 			lt.MLPNorm = lt.MLPNorm[len(lt.MLPNorm)-1:]
-			info.LayerTraces = append(info.LayerTraces, lt)
+		}
+		if len(traces) > 0 {
+			info.LayerTraces = traces
 		}
 		el := time.Since(start)
 		info.ModelMs, info.InspectMs = msf(el-s.hookTime), msf(s.hookTime)
@@ -375,7 +434,10 @@ func (s *Session) appendToken() (*AppendInfo, error) {
 		s.timings.InspectMs += info.InspectMs
 		s.timings.QueueMs += info.QueueMs
 		s.stepModelMs += info.ModelMs
+		// the step before keeps its logits and distribution for FillLens
+		s.prevLogits, s.logits = s.logits, s.prevLogits
 		s.logits = append(s.logits[:0], logits...)
+		s.prevPos, s.prevDist = s.logitPos, s.dist
 		s.logitPos = len(s.ids) - 1
 		if s.dist != nil {
 			s.spare = s.dist.Sorted

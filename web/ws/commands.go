@@ -376,8 +376,8 @@ func (c *Conn) runStage(ctx context.Context, id int64, th *thinner, full bool) (
 	asked := time.Now()
 	err := c.engineWork(ctx, c.batchedNext(), func() {
 		start := time.Now()
-		c.runner.AddQueue(start.Sub(asked)) // waiting for a slot is queue time
-		c.runner.DeferLens(th.deferLens())  // a token that goes out thin reads no lens (thin.go)
+		c.runner.AddQueue(start.Sub(asked))                     // waiting for a slot is queue time
+		c.runner.DeferLens(th.deferLens(c.runner.Next(), full)) // a token that goes out thin makes only that (thin.go)
 		var evs []*session.Event
 		evs, o.err = c.runner.Advance(ctx, session.UntilStage, nil)
 		if len(evs) == 0 {

@@ -26,7 +26,7 @@ import (
 
 // ThinTopN is how many candidates a thin logits event keeps (the
 // generated text's tooltip lists the first 8).
-const ThinTopN = 8
+const ThinTopN = session.LightTopN
 
 // GroupEvery is how long a thinned run gathers consecutive thin events
 // into one events message: a browser pays a task per websocket message,
@@ -41,6 +41,7 @@ type thinner struct {
 	every   time.Duration
 	last    time.Time // when the last full token began
 	full    bool      // the current token goes out in full
+	decided bool      // full was decided for a logits event about to come (deferLens)
 	// pend holds, per stage (logits, sample, append), the latest event
 	// sent thin since that stage's last full one (for append: the last
 	// that ran a forward pass).
@@ -81,13 +82,10 @@ func (t *thinner) Pass(ev *session.Event, full bool) *session.Event {
 	}
 	if full {
 		t.full, t.last = true, time.Time{}
-	} else if k == 0 {
-		now := time.Now()
-		t.full = t.last.IsZero() || now.Sub(t.last) >= t.every
-		if t.full {
-			t.last = now
-		}
+	} else if k == 0 && !t.decided {
+		t.decide()
 	}
+	t.decided = false
 	if !Heavy(ev) {
 		// nothing to leave out (an append that ran no forward pass): it
 		// goes as it is and keeps the last pass pending
@@ -101,15 +99,37 @@ func (t *thinner) Pass(ev *session.Event, full bool) *session.Event {
 	return ThinEvent(ev)
 }
 
-// deferLens says whether the run's next forward pass may leave its logit
-// lens unread: the token in progress goes out thin, so its append event
-// will not carry the lens (a thinned run reads it for the tokens sent in
-// full, and for the last pass, in detailMsg).
-func (t *thinner) deferLens() bool { return t != nil && !t.full }
+// decide says whether the token beginning now goes out in full.
+func (t *thinner) decide() {
+	now := time.Now()
+	t.full = t.last.IsZero() || now.Sub(t.last) >= t.every
+	if t.full {
+		t.last = now
+	}
+}
+
+// deferLens says whether the run's next stage (next; full: every event in
+// full) belongs to a token that goes out thin, so that the session may
+// make only what its thin events carry (session.DeferLens: no logit lens,
+// top list, histogram counts, CDF or layer traces; a thinned run completes
+// the last ones, in detailMsg). A token's detail is decided here, just
+// before its logits stage runs, and Pass keeps that decision.
+func (t *thinner) deferLens(next session.Stage, full bool) bool {
+	if t == nil || full {
+		return false
+	}
+	if next == session.StageLogits {
+		t.decide()
+		t.decided = true
+	}
+	return !t.full
+}
 
 // Heavy says whether ev has fields a thin copy leaves out.
 func Heavy(ev *session.Event) bool {
 	switch {
+	case ev.Partial(): // made for a thin copy (deferLens): FillLens completes it
+		return true
 	case ev.Logits != nil:
 		return len(ev.Logits.Top) > ThinTopN || len(ev.Logits.Histogram.Counts) > 0 || ev.Logits.Lens != nil
 	case ev.Sample != nil:
@@ -202,7 +222,7 @@ func (c *Conn) detailMsg(id int64, t *thinner) (OutMsg, bool) {
 		return OutMsg{}, false
 	}
 	for _, ev := range evs {
-		c.runner.FillLens(ev) // the pending append is the run's last pass: its lens, read now
+		c.runner.FillLens(ev) // the pending events are the run's latest: their lens and detail, made now
 	}
 	m, err := c.encodeOut(id, wire.MsgDetail, map[string]any{"events": evs}, evs)
 	return m, err == nil

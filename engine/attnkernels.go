@@ -1,0 +1,402 @@
+package engine
+
+// attnkernels.go: attention's arithmetic for every head layout (MHA, GQA,
+// MQA): each query against the cached keys, a softmax, the weighted sum of
+// the values, in blocks of attnBlock positions so that a long context
+// splits across workers even for one row (a decode step), and the query
+// heads that share a key/value head read its cache rows once.
+//
+// The numbers are defined by the pure-Go kernels below; the SIMD kernels
+// (attnkernels_amd64.s) repeat their operations in their order, every
+// multiply and add rounded on its own (no FMA), so every path gives the
+// same bits (TestAttnKernelsBitExact). For a row attending to n positions,
+// per head:
+//
+//	s_p   = dot16(q, k_p) · scale        16 lanes, lane d%16 sums q_d·k_{p,d} in order, combined as sum16
+//	block b = positions [b·B, min(n, (b+1)·B)), B = attnBlock:
+//	m_b   = max s_p
+//	e_p   = expAtt(s_p − m_b)
+//	l_b   = Σ e_p                        16 lanes (p%16), combined as sum16
+//	o_b   = Σ e_p · v_p                  in position order
+//	M     = max m_b,  c_b = expAtt(m_b − M)
+//	out   = (Σ_b c_b·o_b) / (Σ_b c_b·l_b)   in block order
+//	weight_p = (e_p·c_b) / Σ_b c_b·l_b   (what the hooks read)
+//
+// With one block (n ≤ B) this is the textbook softmax: c_0 = 1, out =
+// Σ e_p·v_p / Σ e_p, weight_p = e_p / Σ e_p (every position of a model
+// whose context is 256, like the default one). How the blocks and heads
+// are spread over workers never changes a value.
+
+import "math"
+
+// attnBlock is the positions per block (a multiple of 16).
+const attnBlock = 256
+
+// expAtt is e^x for x ≤ 0 in float32, with expf's steps (Cephes: x = k·ln2
+// + r, a degree-6 polynomial for e^r, ·2^k) except that k is rounded from
+// the float32 sum x·log2e + 0.5, as the SIMD kernels compute it; below
+// −87.33654 (where e^x leaves float32's normal range, and is below 2^−126
+// of the softmax's largest term, which is 1) it is 0. Every product that
+// an add follows is rounded by a float32 conversion (no FMA; see expf).
+func expAtt(x float32) float32 {
+	if x != x {
+		return x
+	}
+	if x < -87.33654 {
+		return 0
+	}
+	t := float32(x * 1.442695041)
+	k := float32(math.Floor(float64(float32(t + 0.5))))
+	r := float32(x-float32(k*0.693359375)) + float32(k*2.12194440e-4)
+	p := float32(1.9875691500e-4)
+	p = float32(p*r) + 1.3981999507e-3
+	p = float32(p*r) + 8.3334519073e-3
+	p = float32(p*r) + 4.1665795894e-2
+	p = float32(p*r) + 1.6666665459e-1
+	p = float32(p*r) + 5.0000001201e-1
+	p = float32(float32(float32(p*r)*r)+r) + 1
+	return p * math.Float32frombits(uint32(int32(k)+127)<<23)
+}
+
+// attnKernels is one implementation of the three block kernels.
+type attnKernels struct {
+	name string
+	// scores sets s[g·lds+p] = dot16(q_g, k_p)·scale for g < G, p < n, where
+	// q_g = q[g·hd:] and k_p = k[p·ldk:]; v is where the same positions'
+	// values start (stride ldk), which a kernel may prefetch for wsum.
+	scores func(s []float32, lds int, q, k, v []float32, ldk, n, hd, G int, scale float32)
+	// softmax replaces s by e_p = expAtt(s_p − m) and returns m = max s_p
+	// and l = Σ e_p (16 lanes, sum16); len(s) ≥ 1.
+	softmax func(s []float32) (m, l float32)
+	// wsum sets o[g·ldo+j] = Σ_p e[g·lde+p]·v[p·ldv+j] (position order) for
+	// g < G, j < hd, p < n, or with acc adds those terms to o, one after
+	// another in the same order (a sum that goes on over a second run of
+	// rows); pk and pv (maybe empty) are where the next block's keys and
+	// values start (stride ldv), which a kernel may prefetch meanwhile.
+	wsum func(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int, acc bool, pk, pv []float32)
+}
+
+var goAttn = attnKernels{name: "go", scores: attnScoresGo, softmax: attnSoftmaxGo, wsum: attnWsumGo}
+
+// attnSIMD maps a SIMD kernel set's name to its attention kernels (set by
+// the architecture file).
+var attnSIMD = map[string]*attnKernels{}
+
+// attnOverride, when set (tests), is used instead.
+var attnOverride *attnKernels
+
+// attnFor is the attention kernels that go with the kernel set in use.
+func attnFor(k *kernelSet) *attnKernels {
+	if attnOverride != nil {
+		return attnOverride
+	}
+	if a := attnSIMD[k.name]; a != nil {
+		return a
+	}
+	return &goAttn
+}
+
+func attnScoresGo(s []float32, lds int, q, k, _ []float32, ldk, n, hd, G int, scale float32) {
+	for g := range G {
+		qg := q[g*hd : (g+1)*hd]
+		sg := s[g*lds : g*lds+n]
+		for p := range sg {
+			kp := k[p*ldk : p*ldk+hd]
+			var a [16]float32
+			for d, x := range qg {
+				a[d&15] += float32(x * kp[d])
+			}
+			sg[p] = sum16(&a) * scale
+		}
+	}
+}
+
+func attnSoftmaxGo(s []float32) (m, l float32) {
+	m = s[0]
+	for _, v := range s[1:] {
+		m = max(m, v)
+	}
+	var a [16]float32
+	for p, v := range s {
+		e := expAtt(v - m)
+		s[p] = e
+		a[p&15] += e
+	}
+	return m, sum16(&a)
+}
+
+func attnWsumGo(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int, acc bool, _, _ []float32) {
+	for g := range G {
+		og := o[g*ldo : g*ldo+hd]
+		if !acc {
+			clear(og)
+		}
+		for p, ep := range e[g*lde : g*lde+n] {
+			vp := v[p*ldv : p*ldv+hd]
+			for j, x := range vp {
+				og[j] += float32(ep * x)
+			}
+		}
+	}
+}
+
+// attnSlot is the scratch of one row in flight: every head's scores (then
+// exponentials) and each block's partial results.
+type attnSlot struct {
+	ld, nb int       // positions and blocks per head it holds
+	s      []float32 // [H][ld] scores, then e_p
+	o      []float32 // [H][nb][hd] o_b
+	m, l   []float32 // [H][nb] m_b, l_b
+}
+
+// attnScratch is attention's scratch: slots reused from pass to pass (grown
+// by doubling, never shrunk: a steady decode allocates nothing).
+type attnScratch struct {
+	slots            []attnSlot
+	w                attnWork                 // the layer in flight
+	rowsFn, blocksFn func(worker, lo, hi int) // w's methods, bound to bound
+	bound            *attnWork
+}
+
+// slot returns slot i sized for n positions of H heads of hd dimensions.
+func (sc *attnScratch) slot(i, n, H, hd, limit int) *attnSlot {
+	for len(sc.slots) <= i {
+		sc.slots = append(sc.slots, attnSlot{})
+	}
+	sl := &sc.slots[i]
+	if sl.ld < n {
+		ld := max(n, min(2*sl.ld, limit))
+		nb := (ld + attnBlock - 1) / attnBlock
+		*sl = attnSlot{ld: ld, nb: nb, s: make([]float32, H*ld), o: make([]float32, H*nb*hd),
+			m: make([]float32, H*nb), l: make([]float32, H*nb)}
+	}
+	return sl
+}
+
+func (sc *attnScratch) bytes() int64 {
+	var n int
+	for _, sl := range sc.slots {
+		n += len(sl.s) + len(sl.o) + len(sl.m) + len(sl.l)
+	}
+	return 4 * int64(n)
+}
+
+// attnRowsAlone is the most rows a pass splits by blocks (a decode step,
+// a small batch or a short prompt); with more, each worker takes whole rows.
+const attnRowsAlone = 8
+
+// attend runs the attention of every row of pass p at layer l (its queries
+// in a.q; the keys and values in the caches, or for a sliding layer's ring
+// this pass's rows in a.k, a.v: see kvRuns) into a.ao. It allocates
+// nothing once the scratch has grown to the pass's size.
+func (a *acts) attend(c Config, p *pass, l int) {
+	R, H, hd := len(p.tokens), c.NHeads, c.HeadDim
+	sc := &a.attn
+	sc.w = attnWork{a: a, c: c, p: p, l: l, ak: attnFor(kern), scale: c.AttnScale(), softcap: float32(c.AttnSoftcap)}
+	if c.Sliding(l) {
+		sc.w.window = c.Window
+	}
+	if sc.bound != &sc.w { // bound once: a method value made per call would be allocated per call
+		sc.rowsFn, sc.blocksFn, sc.bound = sc.w.rows, sc.w.blocks, &sc.w
+	}
+	w := &sc.w
+	if R > attnRowsAlone {
+		for i := range maxWorkers() {
+			sc.slot(i, p.maxLen(), H, hd, c.SeqLen)
+		}
+		parallelFor(R, 1, sc.rowsFn)
+	} else {
+		// one slot per row; items are (row, block) pairs
+		items := 0
+		for r := range R {
+			first, n := w.visible(r)
+			sc.slot(r, n-first, H, hd, c.SeqLen)
+			items += (n - first + attnBlock - 1) / attnBlock
+		}
+		parallelFor(items, 1, sc.blocksFn)
+		for r := range R {
+			w.combine(&sc.slots[r], r)
+		}
+	}
+	sc.w = attnWork{} // keep no pass alive
+}
+
+// rows is a worker's share of whole rows (passes of more than
+// attnRowsAlone rows), in an order that pairs short rows with long ones (a
+// prompt's rows attend to 1..T positions): the static split gives each
+// worker about the same positions.
+func (w *attnWork) rows(wk, lo, hi int) {
+	R := len(w.p.tokens)
+	sl := &w.a.attn.slots[wk]
+	for it := lo; it < hi; it++ {
+		r := it / 2
+		if it%2 == 1 {
+			r = R - 1 - it/2
+		}
+		first, n := w.visible(r)
+		for b := 0; b*attnBlock < n-first; b++ {
+			w.block(sl, r, b)
+		}
+		w.combine(sl, r)
+	}
+}
+
+// blocks is a worker's share of the (row, block) items of a pass of few
+// rows, each row in its own slot.
+func (w *attnWork) blocks(_, lo, hi int) {
+	r, b0 := 0, 0 // row r's blocks are items b0..
+	for it := lo; it < hi; it++ {
+		first, n := w.visible(r)
+		for it-b0 >= (n-first+attnBlock-1)/attnBlock {
+			b0 += (n - first + attnBlock - 1) / attnBlock
+			r++
+			first, n = w.visible(r)
+		}
+		w.block(&w.a.attn.slots[r], r, it-b0)
+	}
+}
+
+// attnWork is one layer's attention in flight.
+type attnWork struct {
+	a       *acts
+	c       Config
+	p       *pass
+	l       int
+	ak      *attnKernels
+	scale   float32
+	softcap float32 // > 0: scores become softcap·tanh(score/softcap) (Gemma 2)
+	window  int     // > 0: a sliding layer's window
+}
+
+// visible is the positions row r attends to, first..n−1: its own and the
+// earlier ones of its sequence (causal), in a sliding layer only the last
+// window of them. Blocks count from first.
+func (w *attnWork) visible(r int) (first, n int) {
+	n = w.p.pos(r) + 1
+	if w.window > 0 {
+		first = max(0, n-w.window)
+	}
+	return first, n
+}
+
+// block computes block b of row r's visible positions for every head into
+// the slot: scores, m_b, e_p, l_b, o_b. The query heads of one key/value
+// head go together, so its rows are read once. The rows come in up to
+// three runs (kvRuns: a ring's wrap, this pass's rows); the weighted sum
+// goes on across them in position order.
+func (w *attnWork) block(sl *attnSlot, r, b int) {
+	c := w.c
+	H, hd, kvd, qd := c.NHeads, c.HeadDim, c.KVDim(), c.QDim()
+	G := H / c.NKVHeads
+	s := &w.p.spans[w.p.spanOf[r]]
+	first, n := w.visible(r)
+	p0 := b * attnBlock // from first
+	nb := min(attnBlock, n-first-p0)
+	q := w.a.q[r*qd : (r+1)*qd]
+	for kvh := range c.NKVHeads {
+		h0 := kvh * G
+		sc := sl.s[h0*sl.ld+p0:]
+		runs, nr := s.kvRuns(w.l, first, n-1, kvh*hd, kvd, w.a.k, w.a.v)
+		for _, ru := range runs[:nr] { // scores of the block's positions in each run
+			lo, hi := max(p0, ru.i), min(p0+nb, ru.i+ru.n)
+			if lo < hi {
+				o := (lo - ru.i) * kvd
+				w.ak.scores(sc[lo-p0:], sl.ld, q[h0*hd:(h0+G)*hd], ru.k[o:], ru.v[o:], kvd, hi-lo, hd, G, w.scale)
+			}
+		}
+		if w.softcap > 0 { // Gemma2Attention: softcap·tanh(score/softcap)
+			for g := range G {
+				vis := sc[g*sl.ld : g*sl.ld+nb]
+				for i, v := range vis {
+					vis[i] = w.softcap * float32(math.Tanh(float64(v/w.softcap)))
+				}
+			}
+		}
+		for g := range G {
+			i := (h0+g)*sl.nb + b
+			sl.m[i], sl.l[i] = w.ak.softmax(sc[g*sl.ld : g*sl.ld+nb])
+		}
+		o := sl.o[(h0*sl.nb+b)*hd:]
+		acc := false
+		for _, ru := range runs[:nr] {
+			lo, hi := max(p0, ru.i), min(p0+nb, ru.i+ru.n)
+			if lo >= hi {
+				continue
+			}
+			var pk, pv []float32 // the next block's rows in the same run, to prefetch
+			if nr == 1 {
+				if p1 := p0 + attnBlock; p1 < ru.n {
+					pk, pv = ru.k[p1*kvd:], ru.v[p1*kvd:]
+				}
+			}
+			off := (lo - ru.i) * kvd
+			w.ak.wsum(o, sl.nb*hd, sc[lo-p0:], sl.ld, ru.v[off:], kvd, hi-lo, hd, G, acc, pk, pv)
+			acc = true
+		}
+	}
+}
+
+// combine joins row r's blocks into its output rows of a.ao and, where the
+// sequence's record keeps them, the weights (0 before the window).
+func (w *attnWork) combine(sl *attnSlot, r int) {
+	c := w.c
+	H, hd, qd := c.NHeads, c.HeadDim, c.QDim()
+	s := &w.p.spans[w.p.spanOf[r]]
+	first, n := w.visible(r)
+	m := n - first
+	nblk := (m + attnBlock - 1) / attnBlock
+	for h := range H {
+		out := w.a.ao[r*qd+h*hd : r*qd+(h+1)*hd]
+		ms, ls := sl.m[h*sl.nb:h*sl.nb+nblk], sl.l[h*sl.nb:h*sl.nb+nblk]
+		os := sl.o[h*sl.nb*hd:]
+		sum := attnCombine(out, os, ms, ls, hd)
+		if wt := s.rec.weights(r-s.r0, h, n); wt != nil {
+			clear(wt[:first])
+			wt = wt[first:]
+			e := sl.s[h*sl.ld : h*sl.ld+m]
+			M := ms[0]
+			for _, m := range ms[1:] {
+				M = max(M, m)
+			}
+			for b := range nblk {
+				cb := float32(1)
+				if nblk > 1 {
+					cb = expAtt(ms[b] - M)
+				}
+				lo, hi := b*attnBlock, min(m, (b+1)*attnBlock)
+				for p := lo; p < hi; p++ {
+					wt[p] = float32(e[p]*cb) / sum
+				}
+			}
+		}
+	}
+}
+
+// attnCombine sets out = (Σ_b c_b·o_b) / Σ_b c_b·l_b over the blocks of one
+// head (o_b = os[b·hd:]) and returns the denominator.
+func attnCombine(out, os, ms, ls []float32, hd int) float32 {
+	if len(ms) == 1 {
+		l := ls[0]
+		for j, x := range os[:hd] {
+			out[j] = x / l
+		}
+		return l
+	}
+	M := ms[0]
+	for _, m := range ms[1:] {
+		M = max(M, m)
+	}
+	clear(out)
+	var sum float32
+	for b, m := range ms {
+		cb := expAtt(m - M)
+		sum += float32(cb * ls[b])
+		for j, x := range os[b*hd : (b+1)*hd] {
+			out[j] += float32(cb * x)
+		}
+	}
+	for j := range out {
+		out[j] /= sum
+	}
+	return sum
+}
