@@ -69,6 +69,7 @@ func waitSessions(t *testing.T, base string, want int) {
 // persisted) with its run exactly where it was, on a new session, and the
 // next token is the engine's.
 func TestBrowserBackForwardCache(t *testing.T) {
+	t.Parallel()
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -125,6 +126,7 @@ func TestBrowserBackForwardCache(t *testing.T) {
 // (the decode loop, stepped by the student) closes it when it is scrolled
 // more than two screens away, and runs again when scrolled back.
 func TestBrowserLessonPanelScrolledAway(t *testing.T) {
+	t.Parallel()
 	ts, _ := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx

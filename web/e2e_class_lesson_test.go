@@ -127,7 +127,7 @@ func TestBrowserClassLesson(t *testing.T) {
 	// the next section: the presenter's slider reaches the students within 200 ms
 	c.must(pres, "next section", c.click("#sec-next"))
 	for _, s := range students {
-		c.wait(s, `!document.getElementById('section-2').hidden && !!document.querySelector('#section-2 [data-testid=mirror-covered]')`)
+		c.wait(s, `document.getElementById('section-2')?.hidden === false && !!document.querySelector('#section-2 [data-testid=mirror-covered]')`)
 	}
 	c.wait(pres, `!!document.querySelector('#section-2 [data-testid=slider-temperature]') && !!document.querySelector('#section-2 [data-testid=q-skip]')`)
 	c.must(pres, "show the panel", c.click("#section-2 [data-testid=q-skip]"))
@@ -186,6 +186,7 @@ func TestBrowserClassLesson(t *testing.T) {
 // candidate's votes, the model's probability the draw uses, as the
 // presenter's logits panel has it.
 func TestBrowserClassNextToken(t *testing.T) {
+	t.Parallel()
 	ts, c, pres := newClass(t)
 	ready := `document.getElementById('main').dataset.runState === 'ready' && document.body.dataset.busy === '0'`
 	c.must(pres, "open the lab", chromedp.Navigate(ts.URL+"/lab?prompt=The+President+said&n=8&t=0.9&seed=3"))

@@ -25,6 +25,7 @@ import (
 )
 
 func TestBrowserClassRequest(t *testing.T) {
+	t.Parallel()
 	cat, _ := batchingCatalog(t, true, serve.DefaultOptions())
 	srv, err := web.New(web.Options{Catalog: cat})
 	if err != nil {
@@ -131,7 +132,7 @@ func TestBrowserClassRequest(t *testing.T) {
 		t.Fatalf("%v: %v", err, evalJS[any](t, pres, `({cls: typeof window.ISClass, p: window.ISClass && window.ISClass.presenting(), sec: document.getElementById('section-16') && document.getElementById('section-16').innerText.slice(0, 400), errs: 0})`))
 	}
 	for _, s := range students {
-		c.wait(s, `location.pathname === '/lessons/after-send' && !document.getElementById('section-16').hidden`)
+		c.wait(s, `location.pathname === '/lessons/after-send' && document.getElementById('section-16')?.hidden === false`)
 	}
 	c.must(pres, "send it from the lesson", c.click("#section-16 [data-testid=btn-class-send]"))
 	c.wait(pres, `document.querySelector('#section-16 [data-testid=class-request]').dataset.state === 'done' && document.querySelector('#section-16 [data-live="busy.n"]').textContent === '2'`)

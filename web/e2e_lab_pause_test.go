@@ -13,6 +13,7 @@ import (
 )
 
 func TestBrowserLabPause(t *testing.T) {
+	t.Parallel()
 	ts := slowLabServer(t, 2*time.Millisecond)
 	b := browsertest.New(t)
 	must := func(what string, err error) {

@@ -130,6 +130,7 @@ func engineRun(t *testing.T, m *engine.Model, cfg session.Config) (*session.Sess
 }
 
 func TestBrowserLab(t *testing.T) {
+	t.Parallel()
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -331,6 +332,7 @@ func TestBrowserCompare(t *testing.T) {
 // reconnects and restores the run with one resume message, so the student
 // loses nothing.
 func TestBrowserLabReconnect(t *testing.T) {
+	t.Parallel()
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -654,6 +656,7 @@ func TestBrowserLabBytes(t *testing.T) {
 // TestBrowserLabStop: Stop shows "cancelled" at once (in the same task as
 // the click), the server's stop confirms it, and nothing is left running.
 func TestBrowserLabStop(t *testing.T) {
+	t.Parallel()
 	ts := slowLabServer(t, 2*time.Millisecond)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -698,6 +701,7 @@ func TestBrowserLabStop(t *testing.T) {
 // run: the buttons are disabled, the error is plain English, and the old
 // run's panels are gone.
 func TestBrowserLabRejectedStart(t *testing.T) {
+	t.Parallel()
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -738,6 +742,7 @@ func TestBrowserLabRejectedStart(t *testing.T) {
 // and after a run), the stepping controls stay on screen, and every
 // control is at least 24×24 px.
 func TestBrowserLabPhone(t *testing.T) {
+	t.Parallel()
 	ts, _ := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -782,6 +787,7 @@ func TestBrowserLabPhone(t *testing.T) {
 // token and the inter-token chart grows with each token, before the run
 // stops.
 func TestBrowserLabLiveTiming(t *testing.T) {
+	t.Parallel()
 	ts, _ := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx

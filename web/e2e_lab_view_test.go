@@ -23,6 +23,7 @@ import (
 // drawing while a run streams) the KV cache panel scrolled into view is
 // drawn by the frames and ends on the engine's cache length.
 func TestBrowserLabOffscreenPanels(t *testing.T) {
+	t.Parallel()
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
@@ -146,6 +147,7 @@ func countAppends(evs []*session.Event) int {
 // 60 frames a second for the whole run): main carries data-streaming then,
 // and the parts' transition is off; after the stop it is back.
 func TestBrowserLabNoFadesWhileStreaming(t *testing.T) {
+	t.Parallel()
 	ts, _ := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx

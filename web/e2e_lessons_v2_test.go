@@ -99,6 +99,7 @@ func encode(t *testing.T, m *engine.Model, text string) []tokenizer.Token {
 }
 
 func TestBrowserLessonAfterSendV2(t *testing.T) {
+	t.Parallel()
 	ts, m := batchedLessonServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx

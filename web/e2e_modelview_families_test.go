@@ -26,6 +26,7 @@ import (
 )
 
 func TestBrowserModelViewFamilies(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		dir  string
 		want []string // texts the picture must show

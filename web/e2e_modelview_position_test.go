@@ -12,6 +12,7 @@ import (
 )
 
 func TestBrowserModelViewOnePosition(t *testing.T) {
+	t.Parallel()
 	ts, _, b, must := labBrowser(t, "modelview-position-failure")
 	ctx := b.Ctx
 	ready := labReadyJS

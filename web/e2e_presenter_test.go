@@ -308,7 +308,7 @@ func TestBrowserPresenterPages(t *testing.T) {
 	if !evalJS[bool](t, pres, atTop) {
 		t.Errorf("the presenter's new section opens at %v px, want at the top", evalJS[float64](t, pres, `document.getElementById('section-3').getBoundingClientRect().top`))
 	}
-	if err := waitJS(s1, `!document.getElementById('section-3').hidden && `+atTop); err != nil {
+	if err := waitJS(s1, `document.getElementById('section-3')?.hidden === false && `+atTop); err != nil {
 		t.Errorf("the student's new section: %v (%s)", err, evalJS[string](t, s1, `JSON.stringify({top: document.getElementById('section-3').getBoundingClientRect().top, y: scrollY, h: document.documentElement.scrollHeight, s: location.search})`))
 	}
 

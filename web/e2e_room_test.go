@@ -30,6 +30,7 @@ const pageState = `(() => {
 })()`
 
 func TestBrowserRoom(t *testing.T) {
+	t.Parallel()
 	ts := roomServer(t, room.RoomOptions{})
 	b := browsertest.New(t)
 	pres := b.Ctx
@@ -346,6 +347,7 @@ const countMsgsJS = `(() => {
 // the stop), and a follower's page, and a student who joins after the
 // run, end with the presenter's tokens and final panels.
 func TestBrowserRoomFastRun(t *testing.T) {
+	t.Parallel()
 	ts, c, pres := newClass(t)
 	ready := `document.getElementById('main').dataset.runState === 'ready' && document.body.dataset.busy === '0'`
 	c.must(pres, "open the lab", chromedp.Navigate(ts.URL+"/lab?prompt=Once+upon+a+time&n=60&t=0.9&seed=5"))

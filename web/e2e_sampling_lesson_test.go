@@ -17,6 +17,7 @@ import (
 )
 
 func TestBrowserSamplingLesson(t *testing.T) {
+	t.Parallel()
 	ts, m := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx

@@ -68,6 +68,7 @@ func readWhole(t *testing.T, c *websocket.Conn, what string) (msgs int) {
 }
 
 func TestPingFloodThroughServe(t *testing.T) {
+	t.Parallel()
 	base := serveReal(t, ws.Limits{MsgsPerSecond: 1000, Burst: 1000})
 	ws := "ws" + strings.TrimPrefix(base, "http")
 	const rounds = 20

@@ -88,13 +88,6 @@ import (
 // clients instead of running tests (see TestMain).
 const roomClientsEnv = "INFERSCOPE_ROOM_CLIENTS"
 
-func TestMain(m *testing.M) {
-	if spec := os.Getenv(roomClientsEnv); spec != "" {
-		os.Exit(roomClientsMain(spec))
-	}
-	os.Exit(m.Run())
-}
-
 // clientSpec tells the client process whom to follow.
 type clientSpec struct {
 	URLs      []string `json:"urls"` // ws://host/ws/room?code=…, followers round-robin
