@@ -14,6 +14,10 @@ type Model struct {
 	Weights   Weights
 	Tokenizer tokenizer.Tokenizer // nil when loaded without one
 	GGUF      *GGUFMeta           // a GGUF file's metadata (special ids, chat template); nil for other formats
+	// Original is the float weights a model quantized at load (Quantized)
+	// was made from, so a block can be shown beside the values it stands
+	// for (weightblock.go); nil for weights loaded as they are stored.
+	Original *Weights
 
 	checksum checksum // of Weights, computed on first use (checksum.go)
 }
@@ -26,13 +30,13 @@ func (m *Model) Precision() string { return m.Weights.DType().String() }
 // WithWeights returns the model with its weight matrices in precision d: m
 // itself when they already are, else a new Model (same name, config and
 // tokenizer) whose matrices are rounded to bfloat16 (half the bytes per
-// decode step) or widened to float32, or quantized to Q8_0 or Q4_0
+// decode step) or widened to float32, or quantized to Q8_0, Q4_0 or Q4_K
 // (Quantized). m is not changed.
 func (m *Model) WithWeights(d DType) *Model {
 	if m.Weights.DType() == d {
 		return m
 	}
-	if d == Q8_0 || d == Q4_0 {
+	if d == Q8_0 || d == Q4_0 || d == Q4_K {
 		if q, err := m.Quantized(d); err == nil {
 			return q
 		}

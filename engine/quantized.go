@@ -242,14 +242,16 @@ func quantizeMat(m *Mat, d DType) (Mat, bool, error) {
 }
 
 // Quantized returns the model with its weight matrices (embedding, head,
-// every layer's projections) quantized to d (Q8_0 or Q4_0: the types
+// every layer's projections) quantized to d (Q8_0, Q4_0 or Q4_K: the types
 // quant.Quantize writes) at load, as llama.cpp's quantizer writes them;
 // norms, biases and GPT-2's position table stay float32. A matrix whose
-// rows are not a whole number of 32-value blocks stays as it is. m is not
-// changed.
+// rows are not a whole number of d's blocks stays as it is, except that
+// for Q4_K (256-value super-blocks) such a matrix is Q8_0 when its rows
+// are whole 32-value blocks (llama-quantize falls back to a 32-value type
+// the same way). The result keeps m's weights as Original; m is not changed.
 func (m *Model) Quantized(d DType) (*Model, error) {
-	if d != Q8_0 && d != Q4_0 {
-		return nil, fmt.Errorf("quantizing to %s is not supported (q8_0 and q4_0 are)", d)
+	if d != Q8_0 && d != Q4_0 && d != Q4_K {
+		return nil, fmt.Errorf("quantizing to %s is not supported (q8_0, q4_0 and q4_k are)", d)
 	}
 	var err error
 	w := m.Weights.mapMats(func(x *Mat) Mat {
@@ -257,6 +259,9 @@ func (m *Model) Quantized(d DType) (*Model, error) {
 			return *x
 		}
 		q, ok, e := quantizeMat(x, d)
+		if !ok && e == nil && d == Q4_K && x.DType != Q8_0 {
+			q, ok, e = quantizeMat(x, Q8_0)
+		}
 		if e != nil {
 			err = e
 		}
@@ -268,5 +273,9 @@ func (m *Model) Quantized(d DType) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("quantize %s to %s: %w", m.Name, d, err)
 	}
-	return &Model{Name: m.Name, Source: m.Source, Config: m.Config, Weights: w, Tokenizer: m.Tokenizer, GGUF: m.GGUF}, nil
+	orig := m.Original
+	if orig == nil {
+		orig = &m.Weights
+	}
+	return &Model{Name: m.Name, Source: m.Source, Config: m.Config, Weights: w, Tokenizer: m.Tokenizer, GGUF: m.GGUF, Original: orig}, nil
 }

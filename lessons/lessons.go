@@ -78,7 +78,9 @@ var PanelKinds = []string{"tokens", "chat", "logits", "checksum",
 	// static/js/lessonpanels/ (appcontext.js, position.js, attncache.js)
 	"app-context", "position", "attention-cache",
 	// static/js/lessonpanels/serving.js
-	"kv-lifecycle", "prefix-reuse", "context-overflow", "big-models", "fair-compare"}
+	"kv-lifecycle", "prefix-reuse", "context-overflow", "big-models", "fair-compare",
+	// static/js/lessonpanels/quantization.js
+	"quantization"}
 
 // DrawnOptions are the panel options that list alternatives, one drawn per
 // visit, and the option each one sets.

@@ -147,6 +147,7 @@ func New(opts Options) (*Server, error) {
 	s.roomRoutes(e)
 	s.initServerView()
 	s.initMachineView() // machineview.go: /api/machine, the serving lesson's measured bandwidth
+	s.initQuantView()   // quantview.go: /api/quantization, the quantization section's measurements
 	return s, nil
 }
 

@@ -123,7 +123,7 @@ var (
 )
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16|q8_0|q4_0] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--depth N] [--rounds N] [--concurrent N [--max-batch B]] [--paired] [--write-llama2c PATH] [--write-hf DIR]", stderr)
+	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16|q8_0|q4_0|q4_k] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--depth N] [--rounds N] [--concurrent N [--max-batch B]] [--paired] [--write-llama2c PATH] [--write-hf DIR]", stderr)
 	var names []string
 	for n := range engine.Shapes {
 		names = append(names, n)
@@ -135,7 +135,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	genN := fs.Int("gen-tokens", 64, "decode steps")
 	writeL2C := fs.String("write-llama2c", "", "write a random-weight stories15M llama2.c checkpoint (and tokenizer.bin beside it) to PATH and exit")
 	writeHF := fs.String("write-hf", "", "write the first --shape with random weights as a Hugging Face directory (config.json + model.safetensors) to DIR and exit")
-	weights := fs.String("weights", "", "weight precision to run: f32, bf16, q8_0 or q4_0 (default: as stored; synthetic shapes are f32)")
+	weights := fs.String("weights", "", "weight precision to run: f32, bf16, q8_0, q4_0 or q4_k (default: as stored; synthetic shapes are f32)")
 	probe := fs.Int("probe-bytes", 512<<20, "bytes the bandwidth probe streams; 0 skips it")
 	concurrent := fs.Int("concurrent", 0, "also run N sessions decoding at once, batched (the server's scheduler) and unbatched, in the same run")
 	paired := fs.Bool("paired", false, "also decode in rounds of probe run, F32 step and BF16 step back to back, and report the per-round ratios' median and quartiles (decode vs the bandwidth bound, BF16 vs F32); needs --probe-bytes > 0")

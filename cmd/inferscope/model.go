@@ -25,7 +25,7 @@ func addModelFlags(fs *flag.FlagSet) modelFlags {
 	return modelFlags{
 		model:     fs.String("model", "default", `model: "default" (embedded), a Hugging Face model directory, a llama2.c .bin file, or a model in Ollama's or LM Studio's store: ollama:NAME[:TAG], lmstudio:PUBLISHER/REPO[/FILE.gguf]`),
 		tokenizer: fs.String("tokenizer", "", "tokenizer file (llama2.c tokenizer.bin or tokenizer.json); default: the model's own"),
-		weights:   fs.String("weights", "", "weight precision to run: f32, bf16 (half the bytes per token), or q8_0 / q4_0 (quantized at load, as llama.cpp's quantizer writes them); default: as stored"),
+		weights:   fs.String("weights", "", "weight precision to run: f32, bf16 (half the bytes per token), or q8_0 / q4_0 / q4_k (quantized at load, as llama.cpp's quantizer writes them; q4_k's 256-value blocks fall back to q8_0 for rows they do not divide); default: as stored"),
 	}
 }
 
@@ -81,8 +81,8 @@ func (f modelFlags) load() (*engine.Model, error) {
 }
 
 // parseWeightsDType reads a --weights value: "f32", "bf16", "q8_0",
-// "q4_0" or "" (as stored); convert reports whether the model is to be
-// converted (WithWeights: q8_0 and q4_0 quantize its matrices at load).
+// "q4_0", "q4_k" or "" (as stored); convert reports whether the model is to be
+// converted (WithWeights: q8_0, q4_0 and q4_k quantize its matrices at load).
 func parseWeightsDType(s string) (d engine.DType, convert bool, err error) {
 	switch s {
 	case "", "auto":
@@ -95,6 +95,8 @@ func parseWeightsDType(s string) (d engine.DType, convert bool, err error) {
 		return engine.Q8_0, true, nil
 	case "q4_0", "Q4_0":
 		return engine.Q4_0, true, nil
+	case "q4_k", "Q4_K":
+		return engine.Q4_K, true, nil
 	}
-	return engine.F32, false, fmt.Errorf("weights precision %q not supported (allowed: f32, bf16, q8_0, q4_0)", s)
+	return engine.F32, false, fmt.Errorf("weights precision %q not supported (allowed: f32, bf16, q8_0, q4_0, q4_k)", s)
 }

@@ -11,8 +11,10 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/internal/human"
 	"github.com/inferscope/inferscope/web/catalog"
 	"github.com/inferscope/inferscope/web/room"
@@ -37,6 +39,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tokPath := fs.String("tokenizer", "", "tokenizer for a llama2.c --model (default: tokenizer.bin beside it)")
 	localOK := fs.Bool("local-models", false, "offer every model in this machine's Ollama and LM Studio stores ($OLLAMA_MODELS or ~/.ollama/models, ~/.lmstudio/models) in the lab's model picker; off by default")
 	defaultName := fs.String("default", "", "name of the model the lab starts with (default: the embedded model, or the first --model)")
+	quantized := fs.String("quantized", "", "also offer the embedded model quantized at load to these types (comma-separated: bf16, q8_0, q4_0, q4_k), each named NAME-TYPE: the model view shows their blocks beside the original weights")
 	var origins multiFlag
 	fs.Var(&origins, "allow-origin", "extra websocket origin to accept, e.g. https://class.example.org (repeatable)")
 	var hosts multiFlag
@@ -79,6 +82,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	lg := slog.New(slog.NewTextHandler(stderr, nil))
 	cat, err := buildCatalog(extra, *tokPath, *defaultName, *localOK, lg)
+	if err == nil && *quantized != "" {
+		err = addQuantized(cat, *quantized)
+	}
 	if err != nil {
 		return err
 	}
@@ -177,6 +183,30 @@ func buildCatalog(paths []string, tokenizer, deflt string, localOK bool, lg *slo
 		}
 	}
 	return cat, nil
+}
+
+// addQuantized adds the embedded model quantized at load to each listed
+// type, named NAME-TYPE ("stories-q4_k").
+func addQuantized(cat *catalog.EngineCatalog, list string) error {
+	m, err := models.Default()
+	if err != nil {
+		return err
+	}
+	for _, s := range strings.Split(list, ",") {
+		dt, convert, err := parseWeightsDType(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("--quantized: %w", err)
+		}
+		if !convert || dt == engine.F32 {
+			return fmt.Errorf("--quantized: %q is the embedded model itself (allowed: bf16, q8_0, q4_0, q4_k)", s)
+		}
+		q := m.WithWeights(dt)
+		v := &engine.Model{Name: m.Name + "-" + dt.String(), Source: m.Source, Config: q.Config, Weights: q.Weights, Tokenizer: q.Tokenizer, GGUF: q.GGUF, Original: q.Original}
+		if err := cat.Add(v, "the embedded model quantized to "+dt.String()+" at load", false); err != nil {
+			return fmt.Errorf("--quantized: %w", err)
+		}
+	}
+	return nil
 }
 
 // servedHosts is the Host allowlist beyond localhost and IP literals: the

@@ -12,7 +12,7 @@ import (
 
 // Quantize writes len(src) values (a multiple of t's block size) as type t
 // into dst, which must be exactly their size. It supports F32, F16, BF16,
-// Q8_0 and Q4_0.
+// Q8_0, Q4_0 and Q4_K (quantize_k.go).
 func Quantize(t Type, dst []byte, src []float32) error {
 	if len(src) == 0 {
 		if len(dst) != 0 {
@@ -48,8 +48,12 @@ func Quantize(t Type, dst []byte, src []float32) error {
 		for b := 0; b < len(src)/32; b++ {
 			quantizeQ4_0(dst[18*b:18*b+18], src[32*b:32*b+32])
 		}
+	case Q4_K:
+		for b := 0; b < len(src)/QK_K; b++ {
+			quantizeQ4_K(dst[144*b:144*b+144], src[QK_K*b:QK_K*b+QK_K])
+		}
 	default:
-		return fmt.Errorf("quant: quantizing to %s is not implemented (F32, F16, BF16, Q8_0 and Q4_0 are)", t)
+		return fmt.Errorf("quant: quantizing to %s is not implemented (F32, F16, BF16, Q8_0, Q4_0 and Q4_K are)", t)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import "./lessonpanels/appcontext.js";
 import "./lessonpanels/position.js";
 import "./lessonpanels/attncache.js";
 import "./lessonpanels/serving.js";
+import "./lessonpanels/quantization.js";
 import * as SamplingPanels from "./lessonpanels/sampling.js";
 import { initRoom, panelTrees, mirrorPanels, liveValues } from "./room.js";
 

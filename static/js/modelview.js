@@ -11,10 +11,13 @@
 // every key (cached or new), q·k, the 1/√d scaling, the causal mask, the
 // softmax weights and the weighted sum of the values. A colour scale
 // explains the heads' cells in either color scheme. A native ES module used
-// by the lab and by lessons: new ModelView(box, {onInspect, label}).
+// by the lab and by lessons: new ModelView(box, {onInspect, label}); with
+// onWeightBlock, a quantized model's weight blocks can be picked and shown
+// (weightblock.js).
 import { el, clear, fmt, count, pct, tokenLabel, seq, isDark } from "./core.js";
 import { esc, hbars, boxWidth } from "./charts.js";
 import { strip } from "./panels.js";
+import { WeightBlockView } from "./weightblock.js";
 
 const NS = "http://www.w3.org/2000/svg";
 const STAGE_PARTS = { tokenize: ["tokens"], embed: ["embed"], prefill: ["tokens"], logits: ["final", "unembed", "logits"],
@@ -155,6 +158,11 @@ export class ModelView {
     this.inspectBox = el("div", { class: "mv-inspect", "data-testid": "mv-inspect", "aria-live": "polite" });
     this.lensBox = el("div", { class: "mv-lens table-wrap", "data-testid": "mv-lens", tabindex: "0", role: "region", "aria-label": "Logit lens: the top tokens after each block" });
     root.append(this.legendBox, this.pic, this.inspectBox, this.lensBox);
+    if (opts.onWeightBlock) {
+      const box = el("section", { class: "mv-weights", "data-testid": "mv-weights", hidden: true });
+      root.append(box);
+      this.blocks = new WeightBlockView(box, { onAsk: opts.onWeightBlock });
+    }
     this.pic.addEventListener("click", (e) => this.pick(e.target));
     this.pic.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); e.stopPropagation(); this.pick(e.target); } });
     // the width comes from the observer: reading clientWidth while drawing
@@ -169,6 +177,7 @@ export class ModelView {
   }
 
   setModel(card) {
+    if (this.blocks && (!this.card || !card || card.name !== this.card.name)) this.blocks.setModel(card);
     this.card = card;
     this.s = fresh();
     this.selected = null;
@@ -276,6 +285,9 @@ export class ModelView {
       box.append(f);
     }
   }
+  // weightBlock shows the engine's answer to a weight_block request.
+  weightBlock(p) { if (this.blocks) this.blocks.show(p); }
+  weightBlockError(msg) { if (this.blocks) this.blocks.error(msg); }
   inspectError(msg) { clear(this.inspectBox).append(el("p", { class: "error small", text: msg })); }
 
   ask(req) {

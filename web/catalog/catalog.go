@@ -113,7 +113,17 @@ func ModelCardFor(m *engine.Model) ModelCard {
 		Precision: m.Precision(), Layers: cf.NLayers, Dim: cf.Dim, Heads: cf.NHeads, KVHeads: cf.NKVHeads, HeadDim: cf.HeadDim, HiddenDim: cf.HiddenDim,
 		Vocab: cf.VocabSize, Context: cf.SeqLen, KVBytesPerToken: cf.KVBytesPerToken(), Tokenizer: m.Tokenizer.Kind(),
 		Position: pos, Checksum: m.WeightsChecksum(), Chat: string(tokenizer.ChatStyleFor(m.Tokenizer)), Shape: modelShape(m),
-		EOSID: m.Tokenizer.EOS()}
+		EOSID: m.Tokenizer.EOS(), WeightTypes: m.Weights.ByType(), Quantized: m.Weights.DType().IsQuantized(), OriginalsKnown: m.Original != nil}
+}
+
+// WeightBlock takes apart one block of a loaded model's weight matrix
+// ("" = the default model): engine.Model.WeightBlock.
+func (c *EngineCatalog) WeightBlock(model string, r engine.WeightBlockRequest) (*engine.WeightBlock, error) {
+	m, err := c.Model(model)
+	if err != nil {
+		return nil, err
+	}
+	return m.WeightBlock(r)
 }
 
 // modelShape describes m's structure for the model view.

@@ -58,13 +58,20 @@ type Run struct {
 
 // ModelCard describes a model the server offers.
 type ModelCard struct {
-	Name            string `json:"name"`
-	Default         bool   `json:"default"`
-	Arch            string `json:"arch"`
-	Source          string `json:"source"`
-	Params          int64  `json:"params"`
-	WeightsBytes    int64  `json:"weights_bytes"`
-	Precision       string `json:"precision"` // how the weight matrices are stored and read: "f32" or "bf16"
+	Name         string `json:"name"`
+	Default      bool   `json:"default"`
+	Arch         string `json:"arch"`
+	Source       string `json:"source"`
+	Params       int64  `json:"params"`
+	WeightsBytes int64  `json:"weights_bytes"`
+	Precision    string `json:"precision"` // how the weight matrices are stored and read: "f32", "bf16" or a block type ("q4_k")
+	// WeightTypes splits the parameters by storage type: bytes per
+	// parameter from the loaded tensors (the memory panel).
+	WeightTypes []engine.TypeBytes `json:"weight_types"`
+	// Quantized says the matrices are in block types; OriginalsKnown that
+	// they were quantized at load, so the float weights are known.
+	Quantized       bool   `json:"quantized,omitempty"`
+	OriginalsKnown  bool   `json:"originals_known,omitempty"`
 	Layers          int    `json:"layers"`
 	Dim             int    `json:"dim"`
 	Heads           int    `json:"heads"`

@@ -13,11 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/engine/session"
 	"github.com/inferscope/inferscope/engine/tokenizer"
 )
@@ -45,6 +47,10 @@ const (
 	CmdResume    = "resume"   // ResumePayload: rebuild a run after a reconnect
 	CmdInspect   = "inspect"  // session.InspectRequest: one part's tensor at the current step
 	CmdResample  = "resample" // ResamplePayload: the current step under other sampling settings, no forward pass
+	// CmdWeightBlock asks for one stored block of a quantized weight matrix
+	// (WeightBlockPayload; needs no run): its integers, scales, values and,
+	// quantized at load, the original weights and the error.
+	CmdWeightBlock = "weight_block"
 )
 
 // MaxResumeLog bounds a resume message's command log.
@@ -67,6 +73,7 @@ const (
 	MsgEvents      = "events"       // {events}: consecutive thin events of a thinned run, in order (thin.go)
 	MsgPaused      = "paused"       // {next, stages}: a run command stopped streaming at pause; the run goes on with the next command
 	MsgSamplingSet = "sampling_set" // {sampling, next, logits?, sample?}: set_sampling's answer: the settings now, the current step under them
+	MsgWeightBlock = "weight_block" // a weight_block's answer: engine.WeightBlock
 )
 
 // Command is a decoded client message.
@@ -83,6 +90,8 @@ type Command struct {
 	Inspect *session.InspectRequest `json:"-"`
 	// Resample is a resample's settings (session.Session.Resample).
 	Resample *ResamplePayload `json:"-"`
+	// WeightBlock is a weight_block's request.
+	WeightBlock *WeightBlockPayload `json:"-"`
 	// DetailMs is a run's detail_ms: 0 sends every event in full, N > 0
 	// at most one token's heavy detail per N ms (thin.go).
 	DetailMs int `json:"-"`
@@ -108,6 +117,14 @@ type StartPayload struct {
 	// Class marks the run as a student's part of a class request
 	// (classrequest.go): its timings go to the room's presenter.
 	Class *ClassTag `json:"class,omitempty"`
+}
+
+// WeightBlockPayload names one block of a model's weight matrix: the
+// model ("" the default), the matrix (engine.WeightMatrices), the layer of
+// a projection, the output row and the block along it.
+type WeightBlockPayload struct {
+	Model string `json:"model"`
+	engine.WeightBlockRequest
 }
 
 // ResumePayload rebuilds a run on a new connection: the start settings and
@@ -264,7 +281,7 @@ func protoErr(code, format string, args ...any) error {
 	return &ProtocolError{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
-var commandTypes = append([]string{CmdHello, CmdStart, CmdResume, CmdStep, CmdStepToken, CmdRun, CmdCancel, CmdPause, CmdSampling, CmdRewind, CmdForce, CmdReset, CmdLogits, CmdSampleN, CmdPing, CmdInspect, CmdResample}, roomCommandTypes...)
+var commandTypes = append([]string{CmdHello, CmdStart, CmdResume, CmdStep, CmdStepToken, CmdRun, CmdCancel, CmdPause, CmdSampling, CmdRewind, CmdForce, CmdReset, CmdLogits, CmdSampleN, CmdPing, CmdInspect, CmdResample, CmdWeightBlock}, roomCommandTypes...)
 
 // DecodeCommand parses and checks one client message. Unknown types,
 // unknown fields, wrong field types and invalid UTF-8 are errors that say
@@ -380,6 +397,18 @@ func DecodeCommand(b []byte) (Command, error) {
 			return c, protoErr(CodeBadPayload, "resample payload: %s", describeJSONError(err))
 		}
 		c.Resample = &p
+	case CmdWeightBlock:
+		var p WeightBlockPayload
+		if err := strictUnmarshal(payload, &p); err != nil {
+			return c, protoErr(CodeBadPayload, "weight_block payload: %s (allowed: {\"model\", \"matrix\", \"layer\", \"row\", \"block\"})", describeJSONError(err))
+		}
+		if !slices.Contains(engine.WeightMatrices, p.Matrix) {
+			return c, protoErr(CodeBadPayload, "weight_block payload: matrix %q is not one of %s", p.Matrix, strings.Join(engine.WeightMatrices, ", "))
+		}
+		if p.Layer < 0 || p.Row < 0 || p.Block < 0 {
+			return c, protoErr(CodeBadPayload, "weight_block payload: layer, row and block count from 0 (got %d, %d, %d)", p.Layer, p.Row, p.Block)
+		}
+		c.WeightBlock = &p
 	case CmdSampling:
 		var p SamplingPayload
 		if err := strictUnmarshal(payload, &p); err != nil {

@@ -116,6 +116,10 @@ func (c *Conn) Handle(cmd wire.Command) {
 			}
 			c.Reply(cmd.ID, wire.MsgInspection, r)
 		}
+	case wire.CmdWeightBlock:
+		if c.dataAllowed(cmd.ID, "weight_block") {
+			c.weightBlock(cmd.ID, cmd.WeightBlock)
+		}
 	case wire.CmdCancel:
 		if c.needRunner(cmd.ID) {
 			if c.runner.Done() {

@@ -40,7 +40,7 @@ function showModelCard() {
   const m = currentModel();
   if (!m) return;
   const box = $("model-card");
-  box.textContent = m.arch + " · " + C.count(m.params) + " parameters (" + C.bytes(m.weights_bytes) + " as " + (m.precision === "bf16" ? "bfloat16" : "float32") + ") · " + m.layers + " layers · width " + m.dim +
+  box.textContent = m.arch + " · " + C.count(m.params) + " parameters (" + C.bytes(m.weights_bytes) + " as " + ({ bf16: "bfloat16", f32: "float32" }[m.precision] || m.precision.toUpperCase()) + ") · " + m.layers + " layers · width " + m.dim +
     " · " + m.heads + " query heads, " + m.kv_heads + " key/value heads of " + m.head_dim + " · vocabulary " + m.vocab + " · context " + m.context +
     " · " + m.position + (m.note && !m.card_url ? " · " + m.note : "");
   const t = m.trained;

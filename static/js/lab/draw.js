@@ -23,6 +23,8 @@ export const actions = { force: () => {} };
 // connection is down, or lost with it, is simply not drawn
 export const mv = new ModelView($("modelview"), { label: posLabel, schedule: () => mark("model"), onInspect: (req) => {
   client.request("inspect", req).then((m) => mv.inspection(m.payload), (err) => { if (err.code !== "closed" && err.code !== "not_connected") mv.inspectError(err.message); });
+}, onWeightBlock: (req) => {
+  client.request("weight_block", req).then((m) => mv.weightBlock(m.payload), (err) => { if (err.code !== "closed" && err.code !== "not_connected") mv.weightBlockError(err.message); });
 } });
 
 // ---------- the status line ----------
@@ -339,7 +341,22 @@ function drawBudget(mem) {
   box.appendChild(bar);
   box.appendChild(C.el("p", { class: "small legend" }, parts.flatMap((p) => [C.el("span", { class: "key " + p[2] }), " " + p[0] + " " + C.bytes(p[1]) + "  "]).concat(["· total " + C.bytes(total)])));
   box.appendChild(C.el("p", { class: "small muted", "data-testid": "scratch-note" }, "Scratch buffers hold one pass's activations. Their size depends on this run's settings: the prompt's length (prefill passes every prompt position at once), the engine's threads, and whether every position's attention is kept, so two runs of the same model can differ."));
+  if (S.run.model && S.run.model.weight_types) box.appendChild(bytesPerParam(S.run.model));
   whatIf();
+}
+// bytesPerParam: the weights' bytes per parameter, overall and by storage
+// type, from the loaded tensors (the model card's weight_types).
+function bytesPerParam(m) {
+  const types = m.weight_types, all = m.weights_bytes / m.params;
+  const t = C.el("table", { class: "mv-lens-table", "data-testid": "bytes-per-param" });
+  t.append(C.el("caption", { text: "Weights: " + C.bytes(m.weights_bytes) + " for " + m.params.toLocaleString("en-US") + " parameters, " + C.fmt(all, 4) + " bytes per parameter overall" }));
+  t.append(C.el("tr", {}, ["stored as", "tensors", "parameters", "bytes", "bytes per parameter"].map((h) => C.el("th", { scope: "col", text: h }))));
+  for (const x of types) {
+    t.append(C.el("tr", { "data-type": x.type, "data-bpp": String(x.bytes_per_param), "data-params": String(x.params), "data-bytes": String(x.bytes) }, [
+      C.el("th", { scope: "row", text: x.type.toUpperCase() }), C.el("td", { text: String(x.tensors) }), C.el("td", { text: x.params.toLocaleString("en-US") }),
+      C.el("td", { text: C.bytes(x.bytes) }), C.el("td", { text: String(+x.bytes_per_param.toFixed(4)) })]));
+  }
+  return C.el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Bytes per parameter", "data-testid": "bytes-per-param-wrap", "data-overall": String(all) }, [t]);
 }
 export function whatIf() {
   const m = S.run.model, mem = S.run.memory;
