@@ -49,7 +49,9 @@ type modelSource interface {
 	Model(name string) (*engine.Model, error)
 }
 
-var quantViews struct {
+// quantState is a server's quantized copies of its default model and its
+// latest measurement.
+type quantState struct {
 	mu     sync.Mutex
 	model  *engine.Model
 	models []*engine.Model
@@ -91,18 +93,18 @@ func QuantPrompt(m *engine.Model, text string) ([]int, error) {
 func (s *Server) initQuantView() {
 	s.echo.GET("/api/quantization", func(c echo.Context) error {
 		if site := c.Request().Header.Get("Sec-Fetch-Site"); site == "cross-site" {
-			return c.JSON(http.StatusForbidden, map[string]string{"error": "read by this site's lessons only"})
+			return echo.NewHTTPError(http.StatusForbidden, "the quantization comparison is readable from this site's pages only")
 		}
 		src, ok := s.opts.Catalog.(modelSource)
 		if !ok {
-			return c.JSON(http.StatusNotFound, map[string]string{"error": "this server has no engine models"})
+			return echo.NewHTTPError(http.StatusNotFound, "this server has no engine models")
 		}
 		m, err := src.Model("")
 		if err != nil {
-			return c.JSON(http.StatusNotFound, map[string]string{"error": err.Error()})
+			return echo.NewHTTPError(http.StatusNotFound, err.Error())
 		}
 		if m.Original != nil || m.Weights.DType() != engine.F32 {
-			return c.JSON(http.StatusConflict, map[string]string{"error": "the default model is stored as " + m.Precision() + ": the comparison starts from float32 weights"})
+			return echo.NewHTTPError(http.StatusConflict, "the default model is stored as "+m.Precision()+": the comparison starts from float32 weights")
 		}
 		num := func(key string, def, hi int) (int, error) {
 			q := c.QueryParam(key)
@@ -116,28 +118,58 @@ func (s *Server) initQuantView() {
 			return n, nil
 		}
 		steps, err := num("steps", quantStepsDefault, quantStepsMax)
-		if err == nil {
-			var rounds int
-			if rounds, err = num("rounds", quantRoundsDefault, quantRoundsMax); err == nil {
-				text := c.QueryParam("prompt")
-				if text == "" {
-					text = "Once upon a time"
-				}
-				var v QuantView
-				if v, err = quantMeasure(m, text, steps, rounds); err == nil {
-					c.Response().Header().Set("Cache-Control", "no-store")
-					return c.JSON(http.StatusOK, v)
-				}
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+		}
+		rounds, err := num("rounds", quantRoundsDefault, quantRoundsMax)
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+		}
+		text := c.QueryParam("prompt")
+		if text == "" {
+			text = "Once upon a time"
+		}
+		v, ok := s.quant.recent(m, text, steps, rounds)
+		if !ok {
+			// a measurement is engine work: it takes a fair-queue slot, so a
+			// visitor asking for many prompts gets its share of the cores
+			r := c.Request()
+			if qerr := s.sched.Run(r.Context(), s.visitorOf(r), func() {
+				v, err = s.quant.measure(m, text, steps, rounds)
+			}); qerr != nil {
+				return echo.NewHTTPError(http.StatusServiceUnavailable, "the measurement was cancelled before the server had time for it: reload the page")
+			}
+			if err != nil {
+				return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 			}
 		}
-		return c.JSON(http.StatusBadRequest, map[string]string{"error": err.Error()})
+		c.Response().Header().Set("Cache-Control", "no-store")
+		return c.JSON(http.StatusOK, v)
 	})
 }
 
-// quantMeasure measures (or reuses a measurement younger than quantKeep
-// of the same prompt, steps and rounds); one runs at a time.
-func quantMeasure(m *engine.Model, text string, steps, rounds int) (QuantView, error) {
-	q := &quantViews
+func quantKey(steps, rounds int, text string) string {
+	return fmt.Sprintf("%d|%d|%s", steps, rounds, text)
+}
+
+// recent returns a measurement of m younger than quantKeep with the same
+// prompt, steps and rounds.
+func (q *quantState) recent(m *engine.Model, text string, steps, rounds int) (QuantView, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	c, ok := q.last[quantKey(steps, rounds, text)]
+	if !ok || q.model != m || time.Since(c.at) >= quantKeep {
+		return QuantView{}, false
+	}
+	v := c.v
+	v.MeasuredAgoMs = float64(time.Since(c.at).Microseconds()) / 1000
+	return v, true
+}
+
+// measure runs the comparison on m's quantized copies (made on first use)
+// and keeps the answer; one measurement runs at a time, so two do not
+// slow each other's timings.
+func (q *quantState) measure(m *engine.Model, text string, steps, rounds int) (QuantView, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.model != m {
@@ -145,8 +177,8 @@ func quantMeasure(m *engine.Model, text string, steps, rounds int) (QuantView, e
 		q.models, _ = QuantModels(m)
 		q.last = map[string]quantCached{}
 	}
-	key := fmt.Sprintf("%d|%d|%s", steps, rounds, text)
-	if c, ok := q.last[key]; ok && time.Since(c.at) < quantKeep {
+	key := quantKey(steps, rounds, text)
+	if c, ok := q.last[key]; ok && time.Since(c.at) < quantKeep { // measured while this one waited
 		v := c.v
 		v.MeasuredAgoMs = float64(time.Since(c.at).Microseconds()) / 1000
 		return v, nil

@@ -92,6 +92,7 @@ type Server struct {
 	// a refused search waits for its 429 (vocab.go)
 	vocabRate  *sched.VisitorRate
 	vocabDelay time.Duration
+	quant      quantState // the quantization comparison's copies and latest answer (quantview.go)
 }
 
 // New builds the routes. It does not listen; use ServeHTTP or ListenAndServe.
