@@ -156,6 +156,7 @@ func ggufArchConfig(f *gguf.File, hp *gguf.HyperParams, arch string, c *Config) 
 			c.LayerTypes = strings.Repeat("s", c.NLayers)
 		}
 	case ArchQwen2, ArchQwen3:
+		c.QKNorm = c.Arch == ArchQwen3 // attn_q_norm, attn_k_norm
 		if window > 0 {
 			return fmt.Errorf("%s (%d) is not supported for %s (llama.cpp runs none)", key("attention.sliding_window"), window, arch)
 		}
