@@ -637,6 +637,15 @@ func FuzzLoadGGUF(f *testing.F) {
 			f.Add(b[:len(b)/2])
 		}
 	}
+	// every other architecture, as llama.cpp's converter lays it out (gguf_arch_test.go)
+	for _, name := range []string{"llama3-rope-f32", "mistral-window-f32", "qwen2-bias-bf16", "qwen3-qknorm-f32",
+		"phi3-fused-f32", "gemma2-gguf-f32", "gemma3-gguf-f32"} {
+		m, err := LoadModel(filepath.Join("testdata/arch", name), "")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(ggufFromArchModel(f, m, quant.F32))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := LoadGGUFBytes(b, "fuzz.gguf")
 		if err != nil {
