@@ -91,7 +91,7 @@ func TestArchConfigDefaults(t *testing.T) {
 		}},
 		{"llama3 rope_scaling", map[string]any{"model_type": "llama", "rope_scaling": map[string]any{"rope_type": "llama3", "factor": 32.0,
 			"low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}}, func(c Config) string {
-			if c.RopeScaling != (RopeScaling{"llama3", 32, 1, 4, 8192}) {
+			if c.RopeScaling != (RopeScaling{Type: "llama3", Factor: 32, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMax: 8192}) {
 				return "want the llama3 parameters"
 			}
 			return ""

@@ -1,7 +1,8 @@
 package engine
 
-// gguf_load.go: LoadGGUF: a llama.cpp GGUF file (llama and gpt2
-// architectures; F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K tensors) as a
+// gguf_load.go: LoadGGUF: a llama.cpp GGUF file (llama, gpt2, and the
+// architectures of gguf_arch.go: qwen2, qwen3, phi3, gemma2, gemma3; F32,
+// F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K tensors) as a
 // Model, its weight matrices used in place in the file's memory, its
 // tokenizer built from the tokenizer.ggml.* metadata.
 //
@@ -43,7 +44,7 @@ type GGUFMeta struct {
 }
 
 // ggufArchs are the architectures LoadGGUF runs.
-const ggufArchs = "llama, gpt2"
+const ggufArchs = "llama, gpt2, qwen2, qwen3, phi3, gemma2, gemma3"
 
 // LoadGGUF loads a GGUF file. The file is read once into private,
 // read-only memory (as the other loaders do: a file changed on disk
@@ -102,15 +103,18 @@ func modelFromGGUF(f *gguf.File, path string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if arch != "llama" && arch != "gpt2" {
+	family, ok := ggufArchOf[arch]
+	if !ok {
 		return nil, fmt.Errorf("GGUF architecture %q is not supported (supported: %s)", arch, ggufArchs)
 	}
 	hp, err := f.HyperParams()
 	if err != nil {
 		return nil, err
 	}
-	if err := refuseGGUFKeys(f, arch); err != nil {
-		return nil, err
+	if family == ArchGPT2 {
+		if err := refuseGGUFKeys(f, arch); err != nil {
+			return nil, err
+		}
 	}
 	g := &ggufTensors{f: f, used: map[string]bool{}}
 	emb, ok := f.Tensor("token_embd.weight")
@@ -122,30 +126,12 @@ func modelFromGGUF(f *gguf.File, path string) (*Model, error) {
 		return nil, fmt.Errorf("%s.vocab_size is %d but token_embd.weight has %d rows", arch, hp.VocabSize, vocab)
 	}
 	_, hasHead := f.Tensor("output.weight")
-	c := Config{Arch: Arch(arch), Dim: hp.EmbeddingLength, HiddenDim: hp.FeedForwardLength, NLayers: hp.BlockCount,
+	c := Config{Arch: family, Dim: hp.EmbeddingLength, HiddenDim: hp.FeedForwardLength, NLayers: hp.BlockCount,
 		NHeads: hp.HeadCount, NKVHeads: hp.HeadCountKV, VocabSize: vocab, SeqLen: hp.ContextLength, TiedHead: !hasHead}
 	if c.Dim > 0 && c.NHeads > 0 {
 		c.HeadDim = c.Dim / c.NHeads
 	}
-	switch c.Arch {
-	case ArchLlama:
-		if hp.KeyLength != 0 {
-			c.HeadDim = hp.KeyLength
-		}
-		if hp.ValueLength != 0 && hp.ValueLength != c.HeadDim {
-			return nil, fmt.Errorf("llama.attention.value_length %d differs from the key length %d: not supported", hp.ValueLength, c.HeadDim)
-		}
-		if hp.RopeDimensionCount != 0 && hp.RopeDimensionCount != c.HeadDim {
-			return nil, fmt.Errorf("llama.rope.dimension_count %d is not the head size %d (partial RoPE): not supported", hp.RopeDimensionCount, c.HeadDim)
-		}
-		c.NormEps, c.RopeTheta, c.Rope = float32(hp.RMSEpsilon), hp.RopeFreqBase, RopeAdjacent
-		if c.NormEps == 0 {
-			c.NormEps = 1e-5 // llama.cpp's default for llama
-		}
-		if c.RopeTheta == 0 {
-			c.RopeTheta = 10000
-		}
-	case ArchGPT2:
+	if c.Arch == ArchGPT2 {
 		if c.HiddenDim == 0 {
 			c.HiddenDim = 4 * c.Dim
 		}
@@ -156,15 +142,22 @@ func modelFromGGUF(f *gguf.File, path string) (*Model, error) {
 		if pe, ok := f.Tensor("position_embd.weight"); ok && len(pe.Dims) == 2 && c.SeqLen == 0 {
 			c.SeqLen = int(pe.Dims[1])
 		}
+	} else if err := ggufArchConfig(f, hp, arch, &c); err != nil {
+		return nil, err
 	}
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("GGUF metadata: %w", err)
 	}
 	var w Weights
-	if c.Arch == ArchLlama {
-		w = g.llama(c)
-	} else {
+	if c.Arch == ArchGPT2 {
 		w = g.gpt2(c)
+	} else {
+		w = g.decoder(&c) // a rope_freqs tensor sets c.RopeScaling
+		if g.err == nil {
+			if err := c.Validate(); err != nil {
+				return nil, fmt.Errorf("GGUF metadata: %w", err)
+			}
+		}
 	}
 	if g.err != nil {
 		return nil, g.err
@@ -218,8 +211,9 @@ func modelName(name, path string) string {
 	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 
-// refuseGGUFKeys refuses metadata that changes the computation in ways the
-// engine does not implement, by name.
+// refuseGGUFKeys refuses metadata that changes GPT-2's computation in ways
+// the engine does not implement, by name (the other architectures check
+// every {arch}.… key: ggufArchConfig).
 func refuseGGUFKeys(f *gguf.File, arch string) error {
 	if v, ok := f.Get(arch + ".rope.scaling.type"); ok {
 		if s, _ := v.Str(); s != "" && s != "none" {
@@ -325,30 +319,6 @@ func (g *ggufTensors) allUsed(arch string) error {
 		}
 	}
 	return nil
-}
-
-func (g *ggufTensors) llama(c Config) Weights {
-	d, hd, qd, kvd, V := c.Dim, c.HiddenDim, c.QDim(), c.KVDim(), c.VocabSize
-	w := Weights{TokenEmbed: g.mat("token_embd.weight", V, d), Layers: make([]LayerWeights, c.NLayers)}
-	for l := range w.Layers {
-		p := fmt.Sprintf("blk.%d.", l)
-		lw := &w.Layers[l]
-		lw.AttnNorm = g.vec(p+"attn_norm.weight", d)
-		lw.Wq = g.mat(p+"attn_q.weight", qd, d)
-		lw.Wk = g.mat(p+"attn_k.weight", kvd, d)
-		lw.Wv = g.mat(p+"attn_v.weight", kvd, d)
-		lw.Wo = g.mat(p+"attn_output.weight", d, qd)
-		lw.MLPNorm = g.vec(p+"ffn_norm.weight", d)
-		lw.WGate = g.mat(p+"ffn_gate.weight", hd, d)
-		lw.WUp = g.mat(p+"ffn_up.weight", hd, d)
-		lw.WDown = g.mat(p+"ffn_down.weight", d, hd)
-	}
-	w.FinalNorm = g.vec("output_norm.weight", d)
-	w.Head = w.TokenEmbed
-	if !c.TiedHead {
-		w.Head = g.mat("output.weight", V, d)
-	}
-	return w
 }
 
 func (g *ggufTensors) gpt2(c Config) Weights {

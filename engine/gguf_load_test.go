@@ -571,7 +571,7 @@ func TestGGUFRefuses(t *testing.T) {
 		file []byte
 		want string
 	}{
-		{"architecture", withKey(func(b *ggufBuilder) { b.str("general.architecture", "qwen2") }, "general.architecture"), `architecture "qwen2" is not supported`},
+		{"architecture", withKey(func(b *ggufBuilder) { b.str("general.architecture", "mamba") }, "general.architecture"), `architecture "mamba" is not supported`},
 		{"no shape", withKey(func(*ggufBuilder) {}, "llama.block_count"), "llama.block_count is missing"},
 		{"rope scaling", withKey(func(b *ggufBuilder) { b.str("llama.rope.scaling.type", "yarn") }), `llama.rope.scaling.type "yarn" is not supported`},
 		{"experts", withKey(func(b *ggufBuilder) { b.u32("llama.expert_count", 8) }), "llama.expert_count (8) is not supported"},
@@ -590,7 +590,10 @@ func TestGGUFRefuses(t *testing.T) {
 			}
 			return true
 		}), "tensor output_norm.weight has dims [32 2]"},
-		{"extra tensor", withTensors(nil, ggufTensor{"blk.0.attn_q.bias", []uint64{64}, quant.F32, make([]byte, 256)}), "tensor blk.0.attn_q.bias is not part of the llama architecture"},
+		{"extra tensor", withTensors(nil, ggufTensor{"blk.0.ffn_gate_inp.weight", []uint64{32}, quant.F32, make([]byte, 128)}), "tensor blk.0.ffn_gate_inp.weight is not part of the llama architecture"},
+		{"some biases", withTensors(nil, ggufTensor{"blk.0.attn_q.bias", []uint64{64}, quant.F32, make([]byte, 256)}), "biases on some of q, k, v but not all"},
+		{"unknown key", withKey(func(b *ggufBuilder) { b.f32("llama.attention.scale", 0.5) }), "llama.attention.scale (0.5) is not supported"},
+		{"rope_freqs size", withTensors(nil, ggufTensor{"rope_freqs.weight", []uint64{7}, quant.F32, make([]byte, 28)}), "tensor rope_freqs.weight has dims [7]"},
 		{"unsupported type", withTensors(func(x *ggufTensor) bool {
 			if x.name == "blk.0.ffn_up.weight" {
 				x.typ = 3 // Q4_1
@@ -633,6 +636,15 @@ func FuzzLoadGGUF(f *testing.F) {
 			f.Add(b)
 			f.Add(b[:len(b)/2])
 		}
+	}
+	// every other architecture, as llama.cpp's converter lays it out (gguf_arch_test.go)
+	for _, name := range []string{"llama3-rope-f32", "mistral-window-f32", "qwen2-bias-bf16", "qwen3-qknorm-f32",
+		"phi3-fused-f32", "gemma2-gguf-f32", "gemma3-gguf-f32"} {
+		m, err := LoadModel(filepath.Join("testdata/arch", name), "")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(ggufFromArchModel(f, m, quant.F32))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := LoadGGUFBytes(b, "fuzz.gguf")

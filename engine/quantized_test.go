@@ -15,8 +15,12 @@ import (
 )
 
 // ref64 is a float64 forward pass written from the families' definitions
-// (Hugging Face's LlamaForCausalLM and GPT2LMHeadModel; RoPE on the pairs
-// Config.Rope names), one position at a time with its own cache, on m's
+// (Hugging Face's LlamaForCausalLM and GPT2LMHeadModel, and the Config
+// features of the other decoder families: q/k norms, (1 + w) norms, post
+// norms, GeGLU, embedding and score scales, soft-caps, sliding windows,
+// partial and rescaled RoPE — its frequencies from Config.ropeInvFreq,
+// which TestRopeInvFreq checks against the reference formulas; RoPE on the
+// pairs Config.Rope names), one position at a time with its own cache, on m's
 // weights as float64 (block types dequantized). It shares no code with the
 // engine's forward pass but Mat.Row (the dequantization, which is exact).
 type ref64 struct {
@@ -32,6 +36,7 @@ type ref64Layer struct {
 	wq, wk, wv, wo, gate, up, down [][]float64
 	bq, bk, bv, bo, bup, bdown     []float64
 	n1, n1b, n2, n2b               []float64
+	qn, kn, postAttn, postMLP      []float64
 }
 
 func dense64(m *Mat) [][]float64 {
@@ -65,7 +70,8 @@ func newRef64(m *Model) *ref64 {
 		r.layers = append(r.layers, ref64Layer{wq: dense64(&l.Wq), wk: dense64(&l.Wk), wv: dense64(&l.Wv), wo: dense64(&l.Wo),
 			gate: dense64(&l.WGate), up: dense64(&l.WUp), down: dense64(&l.WDown),
 			bq: vec64(l.Bq), bk: vec64(l.Bk), bv: vec64(l.Bv), bo: vec64(l.Bo), bup: vec64(l.BUp), bdown: vec64(l.BDown),
-			n1: vec64(l.AttnNorm), n1b: vec64(l.AttnNormBias), n2: vec64(l.MLPNorm), n2b: vec64(l.MLPNormBias)})
+			n1: vec64(l.AttnNorm), n1b: vec64(l.AttnNormBias), n2: vec64(l.MLPNorm), n2b: vec64(l.MLPNormBias),
+			qn: vec64(l.QNorm), kn: vec64(l.KNorm), postAttn: vec64(l.PostAttnNorm), postMLP: vec64(l.PostMLPNorm)})
 	}
 	r.kc, r.vc = make([][][]float64, len(w.Layers)), make([][][]float64, len(w.Layers))
 	return r
@@ -111,21 +117,33 @@ func (r *ref64) norm(x, g, b []float64) []float64 {
 	}
 	inv := 1 / math.Sqrt(ss/float64(len(x))+eps)
 	for i, v := range x {
-		out[i] = v * inv * g[i]
+		w := g[i]
+		if c.NormPlusOne {
+			w++
+		}
+		out[i] = v * inv * w
 	}
 	return out
 }
 
-func (r *ref64) rope(v []float64) {
+func softcap64(x, capv float64) float64 {
+	if capv == 0 {
+		return x
+	}
+	return capv * math.Tanh(x/capv)
+}
+
+func (r *ref64) rope(v []float64, local bool) {
 	c := r.m.Config
 	if c.Rope == RopeNone {
 		return
 	}
-	hd := c.HeadDim
+	hd, rot := c.HeadDim, c.Rotary()
+	inv := c.ropeInvFreq(local)
 	for h := 0; h < len(v); h += hd {
-		for j := 0; j < hd/2; j++ {
-			ang := float64(r.pos) * math.Pow(c.RopeTheta, -float64(2*j)/float64(hd))
-			a, b := h+j, h+j+hd/2
+		for j := 0; j < rot/2; j++ {
+			ang := float64(r.pos) * inv[j]
+			a, b := h+j, h+j+rot/2
 			if c.Rope == RopeAdjacent {
 				a, b = h+2*j, h+2*j+1
 			}
@@ -139,6 +157,11 @@ func (r *ref64) rope(v []float64) {
 func (r *ref64) step(tok int) []float64 {
 	c := r.m.Config
 	x := append([]float64(nil), r.emb[tok]...)
+	if c.EmbedScale != 0 {
+		for i := range x {
+			x[i] *= float64(c.EmbedScale)
+		}
+	}
 	if pe := r.m.Weights.PosEmbed; pe != nil {
 		for i := range x {
 			x[i] += float64(pe[r.pos*c.Dim+i])
@@ -148,8 +171,25 @@ func (r *ref64) step(tok int) []float64 {
 	for li, l := range r.layers {
 		h := r.norm(x, l.n1, l.n1b)
 		q, k, v := mv64(l.wq, h, l.bq), mv64(l.wk, h, l.bk), mv64(l.wv, h, l.bv)
-		r.rope(q)
-		r.rope(k)
+		if l.qn != nil {
+			for o := 0; o < len(q); o += hd {
+				copy(q[o:o+hd], r.norm(q[o:o+hd], l.qn, nil))
+			}
+			for o := 0; o < len(k); o += hd {
+				copy(k[o:o+hd], r.norm(k[o:o+hd], l.kn, nil))
+			}
+		}
+		local := c.Sliding(li)
+		r.rope(q, local)
+		r.rope(k, local)
+		first := 0
+		if local {
+			first = max(0, r.pos+1-c.Window)
+		}
+		scale := 1 / math.Sqrt(float64(hd))
+		if c.QueryScale > 0 {
+			scale = c.QueryScale
+		}
 		r.kc[li], r.vc[li] = append(r.kc[li], k), append(r.vc[li], v)
 		ao := make([]float64, c.QDim())
 		for hh := range c.NHeads {
@@ -157,11 +197,15 @@ func (r *ref64) step(tok int) []float64 {
 			att := make([]float64, r.pos+1)
 			mx := math.Inf(-1)
 			for p := range att {
+				if p < first {
+					att[p] = math.Inf(-1)
+					continue
+				}
 				var s float64
 				for i := range hd {
 					s += q[hh*hd+i] * r.kc[li][p][kvh*hd+i]
 				}
-				att[p] = s / math.Sqrt(float64(hd))
+				att[p] = softcap64(s*scale, c.AttnSoftcap)
 				mx = max(mx, att[p])
 			}
 			var sum float64
@@ -175,7 +219,11 @@ func (r *ref64) step(tok int) []float64 {
 				}
 			}
 		}
-		for i, v := range mv64(l.wo, ao, l.bo) {
+		o := mv64(l.wo, ao, l.bo)
+		if l.postAttn != nil {
+			o = r.norm(o, l.postAttn, nil)
+		}
+		for i, v := range o {
 			x[i] += v
 		}
 		h = r.norm(x, l.n2, l.n2b)
@@ -183,8 +231,12 @@ func (r *ref64) step(tok int) []float64 {
 		if l.gate != nil { // SwiGLU
 			g, u := mv64(l.gate, h, nil), mv64(l.up, h, nil)
 			a = make([]float64, len(g))
-			for i := range g {
-				a[i] = g[i] / (1 + math.Exp(-g[i])) * u[i]
+			for i, v := range g {
+				if c.MLP == MLPGeGLU {
+					a[i] = 0.5 * v * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(v+0.044715*v*v*v))) * u[i]
+				} else {
+					a[i] = v / (1 + math.Exp(-v)) * u[i]
+				}
 			}
 		} else { // GELU, tanh form (gelu_new)
 			a = mv64(l.up, h, l.bup)
@@ -192,12 +244,20 @@ func (r *ref64) step(tok int) []float64 {
 				a[i] = 0.5 * v * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(v+0.044715*v*v*v)))
 			}
 		}
-		for i, v := range mv64(l.down, a, l.bdown) {
+		dn := mv64(l.down, a, l.bdown)
+		if l.postMLP != nil {
+			dn = r.norm(dn, l.postMLP, nil)
+		}
+		for i, v := range dn {
 			x[i] += v
 		}
 	}
 	r.pos++
-	return mv64(r.head, r.norm(x, r.finalNorm, r.finalB), nil)
+	out := mv64(r.head, r.norm(x, r.finalNorm, r.finalB), nil)
+	for i, v := range out {
+		out[i] = softcap64(v, c.FinalSoftcap)
+	}
+	return out
 }
 
 // relErr is max|got − want| / max|want|: a logit's error relative to the

@@ -4,10 +4,12 @@ package engine
 // the rotated dimensions, and the rope_scaling variants that reshape them
 // (transformers' modeling_rope_utils: _compute_default_rope_parameters,
 // _compute_linear_scaling_rope_parameters, _compute_dynamic_ntk_parameters,
-// _compute_llama3_parameters). Computed in float64; the angles pos·freq and
+// _compute_llama3_parameters), and a GGUF file's rope_freqs divisors
+// (ggml_rope_ext's freq_factors). Computed in float64; the angles pos·freq and
 // their cos and sin too, rounded to float32 once (ropeTables).
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 )
@@ -15,7 +17,7 @@ import (
 // RopeScaling is a config's rope_scaling: how the global layers' RoPE
 // frequencies are reshaped for a longer context. The zero value is none.
 type RopeScaling struct {
-	Type string // "" (none), "linear", "dynamic" or "llama3"
+	Type string // "" (none), "linear", "dynamic", "llama3" or "freqs"
 	// Factor: linear divides every frequency by it; llama3 the low ones;
 	// dynamic changes nothing inside the context the engine allows.
 	Factor float64
@@ -24,12 +26,34 @@ type RopeScaling struct {
 	// those between blended.
 	LowFreqFactor, HighFreqFactor float64
 	OriginalMax                   int
+	// freqs only: a GGUF file's rope_freqs tensor (llama.cpp's converter
+	// stores Llama 3.1's llama3 scaling so), one float32 divisor of each
+	// pair's frequency, as its little-endian bytes (a string keeps Config
+	// comparable).
+	FreqFactors string
+}
+
+// RopeFreqFactors makes a "freqs" scaling from per-pair divisors.
+func RopeFreqFactors(f []float32) RopeScaling {
+	b := make([]byte, 4*len(f))
+	for i, x := range f {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return RopeScaling{Type: "freqs", FreqFactors: string(b)}
+}
+
+// factor is the j-th divisor of a "freqs" scaling.
+func (s RopeScaling) factor(j int) float64 {
+	return float64(math.Float32frombits(binary.LittleEndian.Uint32([]byte(s.FreqFactors[4*j : 4*j+4]))))
 }
 
 // String describes the scaling for people ("llama3 ×8" or "").
 func (s RopeScaling) String() string {
-	if s.Type == "" {
+	switch s.Type {
+	case "":
 		return ""
+	case "freqs":
+		return "rope_freqs"
 	}
 	return fmt.Sprintf("%s ×%g", s.Type, s.Factor)
 }
@@ -55,6 +79,16 @@ func (s RopeScaling) validate(c Config) error {
 			!(s.HighFreqFactor > s.LowFreqFactor) || !(s.LowFreqFactor > 0) || math.IsInf(s.HighFreqFactor, 0) {
 			return fmt.Errorf("rope_scaling llama3: factor %g, low_freq_factor %g, high_freq_factor %g, original_max_position_embeddings %d: need factor > 0, 0 < low < high and a positive context",
 				s.Factor, s.LowFreqFactor, s.HighFreqFactor, s.OriginalMax)
+		}
+		return nil
+	case "freqs":
+		if len(s.FreqFactors) != 4*(c.Rotary()/2) {
+			return fmt.Errorf("rope_freqs has %d factors, the rotated dimensions need %d", len(s.FreqFactors)/4, c.Rotary()/2)
+		}
+		for j := range len(s.FreqFactors) / 4 {
+			if f := s.factor(j); !(f > 0) || math.IsInf(f, 0) {
+				return fmt.Errorf("rope_freqs factor %d is %g, must be a positive number", j, f)
+			}
 		}
 		return nil
 	}
@@ -89,6 +123,11 @@ func (c Config) ropeInvFreq(local bool) []float64 {
 		// that length.
 	case "llama3":
 		llama3InvFreq(inv, scale)
+	case "freqs":
+		// ggml_rope_ext with freq_factors: theta_j = pos·base^(−2j/d) / factor_j
+		for j := range inv {
+			inv[j] /= scale.factor(j)
+		}
 	}
 	return inv
 }

@@ -22,12 +22,16 @@ const (
 
 // ggufPreSteps are the byte-level pre-tokenizers this package runs exactly,
 // by their tokenizer.ggml.pre name (llama.cpp's LLAMA_VOCAB_PRE_TYPE_*):
-// GPT-2's split, and SmolLM's (each digit alone, then GPT-2's split).
+// GPT-2's split, SmolLM's (each digit alone, then GPT-2's split), Llama
+// 3's and Qwen 2's (split_llama3.go).
 var ggufPreSteps = map[string][]preStep{
 	"":       gpt2Steps,
 	"gpt-2":  gpt2Steps,
 	"gpt2":   gpt2Steps,
 	"smollm": {{kind: stepDigits, individual: true}, {kind: stepByteLevel, useRegex: true}},
+	// Llama 3 and Qwen 2: their pattern on the text, then the byte map
+	"llama-bpe": {{kind: stepSplit, split: splitLlama3}, {kind: stepByteLevel}},
+	"qwen2":     {{kind: stepSplit, split: splitQwen2}, {kind: stepByteLevel}},
 }
 
 // FromGGUF builds the tokenizer a GGUF file describes. Models other than
@@ -52,7 +56,7 @@ func FromGGUF(t *gguf.Tokenizer) (Tokenizer, error) {
 	case "gpt2":
 		steps, ok := ggufPreSteps[t.Pre]
 		if !ok {
-			return nil, fmt.Errorf("gguf tokenizer: pre-tokenizer %q is not supported (supported: gpt-2, smollm)", t.Pre)
+			return nil, fmt.Errorf("gguf tokenizer: pre-tokenizer %q is not supported (supported: gpt-2, smollm, llama-bpe, qwen2)", t.Pre)
 		}
 		vocab := make(map[string]int, n)
 		for i, p := range t.Tokens {

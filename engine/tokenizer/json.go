@@ -297,16 +297,17 @@ func parseSections(tj tokenizerJSON) (jsonOptions, error) {
 		case "Digits":
 			o.steps = append(o.steps, preStep{kind: stepDigits, individual: c.Individual})
 		case "Split":
-			// Only GPT-2's own pattern, which gpt2Split implements; others
-			// (Llama 3, Qwen) would silently cut text differently.
+			// Only the patterns gpt2Split and llama3Split implement (GPT-2's,
+			// Llama 3's, Qwen 2's); others would silently cut text differently.
 			pat, isRegex := splitPattern(c.Pattern)
-			if !isRegex || !isGPT2Pattern(pat) {
-				return o, fmt.Errorf("pre_tokenizer Split with pattern %q is not supported (only GPT-2's pattern as a Regex)", pat)
+			kind, known := splitOf(strings.TrimSpace(pat))
+			if !isRegex || !known {
+				return o, fmt.Errorf("pre_tokenizer Split with pattern %q is not supported (GPT-2's, Llama 3's or Qwen 2's pattern as a Regex)", pat)
 			}
 			if c.Behavior != "Isolated" || c.Invert {
 				return o, fmt.Errorf("pre_tokenizer Split with behavior %q, invert %v is not supported (allowed: behavior \"Isolated\", invert false)", c.Behavior, c.Invert)
 			}
-			o.steps = append(o.steps, preStep{kind: stepSplit})
+			o.steps = append(o.steps, preStep{kind: stepSplit, split: kind})
 		case "Metaspace":
 			o.metaspace = true
 			if c.Replacement != "" {
@@ -323,7 +324,7 @@ func parseSections(tj tokenizerJSON) (jsonOptions, error) {
 			}
 			o.split = c.Split == nil || *c.Split
 		default:
-			return o, fmt.Errorf("pre_tokenizer %q is not supported (supported: ByteLevel, Digits, Split with GPT-2's pattern, Metaspace)", c.Type)
+			return o, fmt.Errorf("pre_tokenizer %q is not supported (supported: ByteLevel, Digits, Split with GPT-2's, Llama 3's or Qwen 2's pattern, Metaspace)", c.Type)
 		}
 	}
 	if o.byteLevel && o.metaspace {

@@ -15,15 +15,16 @@ type preStepKind int
 const (
 	stepByteLevel preStepKind = iota // optional prefix space, optional GPT-2 split, then bytes → characters
 	stepDigits                       // isolate digits: each one, or each run
-	stepSplit                        // GPT-2's pattern, matches isolated
+	stepSplit                        // GPT-2's, Llama 3's or Qwen 2's pattern, matches isolated
 )
 
 // preStep is one pre-tokenizer of a tokenizer.json Sequence.
 type preStep struct {
 	kind           preStepKind
-	addPrefixSpace bool // ByteLevel: a space before every piece that does not start with one
-	useRegex       bool // ByteLevel: split with GPT-2's pattern
-	individual     bool // Digits: every digit alone (else runs of digits)
+	addPrefixSpace bool      // ByteLevel: a space before every piece that does not start with one
+	useRegex       bool      // ByteLevel: split with GPT-2's pattern
+	individual     bool      // Digits: every digit alone (else runs of digits)
+	split          splitKind // Split (and a GGUF pre-tokenizer's split): which pattern
 }
 
 // gpt2Steps is GPT-2's own pre-tokenizer: ByteLevel with GPT-2's split.
@@ -62,7 +63,9 @@ func preTokenize(text string, steps []preStep) []piece {
 			units, offs = pieceUnits(text, p, mapped, units[:0], offs[:0])
 			if st.kind == stepDigits {
 				cuts = digitSplit(cuts[:0], units, st.individual)
-			} else { // ByteLevel with regex, Split
+			} else if st.kind == stepSplit && st.split != splitGPT2 {
+				cuts = llama3Split(cuts[:0], units, map[splitKind]int{splitLlama3: 3, splitQwen2: 1}[st.split])
+			} else { // ByteLevel with regex, Split with GPT-2's pattern
 				cuts = gpt2Split(cuts[:0], units)
 			}
 			for _, c := range cuts {

@@ -67,6 +67,18 @@ MODELS = [
          cfg=dict(base, model_type="gemma2", num_hidden_layers=2, head_dim=8, hidden_activation="gelu_pytorch_tanh",
                   rope_theta=10000.0, sliding_window=4, query_pre_attn_scalar=16, attn_logit_softcapping=2.0,
                   final_logit_softcapping=4.0, rms_norm_eps=1e-6, tie_word_embeddings=True)),
+    # The Gemmas as llama.cpp's GGUF can hold them (scripts/gguf/hf_arch_to_gguf.py, engine/gguf_arch.go): no GGUF
+    # key for query_pre_attn_scalar (llama.cpp scales by 1/sqrt(head_dim)), Gemma 3's pattern of five sliding
+    # layers in six or its local RoPE base (10000)
+    dict(name="gemma2-gguf-f32", dtype="F32",
+         cfg=dict(base, model_type="gemma2", num_hidden_layers=2, head_dim=8, hidden_activation="gelu_pytorch_tanh",
+                  rope_theta=10000.0, sliding_window=4, query_pre_attn_scalar=8, attn_logit_softcapping=2.0,
+                  final_logit_softcapping=4.0, rms_norm_eps=1e-6, tie_word_embeddings=True)),
+    dict(name="gemma3-gguf-f32", dtype="F32",
+         cfg=dict(base, model_type="gemma3_text", num_hidden_layers=6, num_key_value_heads=1, head_dim=16,
+                  hidden_activation="gelu_pytorch_tanh", rope_theta=1000000.0, rope_local_base_freq=10000.0,
+                  rope_scaling=dict(rope_type="linear", factor=2.0), sliding_window=4, sliding_window_pattern=6,
+                  query_pre_attn_scalar=16, final_logit_softcapping=6.0, rms_norm_eps=1e-6, tie_word_embeddings=True)),
 ]
 
 

@@ -42,6 +42,10 @@ const extra = [
   " ", "  ", "a", " a", "  a", "a ", "\n", "\na", "Hello", " Hello", "<s>Hello</s> world", "<unk>", "▁hello ▁ ▁▁x",
   "hello<|endoftext|>world", "<|endoftext|><|endoftext|>", " <|endoftext|> x",
   "ﬁx it", "prefix fix", "<|user|>hi", "＜|user|＞hi", "a [raw] b", "[raw][raw]", "off ﬀ ﬃ",
+  // Llama 3's and Qwen 2's pattern: case-insensitive contractions, one non-letter before letters, digits by
+  // three, punctuation with its newlines, whitespace through its last newline
+  "'S 'LL 'Ve 'rE 'D 'm", "x  \n\n  y", "a\n \nb", " \t\n", "$$$\n\nabc", "!!\r\n\r\n", " !!\n x",
+  "1234567 12345678", "(abc) [x]y", "\tword \u00a0word", "..., ...\n", "\n\n\tx", "x \r y\r\n\r\n z",
 ];
 
 const sha256 = (b) => crypto.createHash("sha256").update(b).digest("hex");

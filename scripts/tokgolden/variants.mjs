@@ -8,6 +8,9 @@
 // default model's tokenizer does.
 
 const GPT2_PATTERN = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+// Llama 3's pattern (Meta-Llama-3's tokenizer.json) and Qwen 2's (one digit a piece)
+const LLAMA3_PATTERN = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const QWEN2_PATTERN = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 // GPT-2's byte ↔ printable-character map.
 function byteLevelMaps() {
@@ -130,6 +133,17 @@ export function variants(gpt2) {
     "bl-nfkd-prefix-digits-after": tokenizerJSON(bl, {
       normalizer: component("Sequence", { normalizers: [component("NFKD")] }),
       pre_tokenizer: component("Sequence", { pretokenizers: [byteLevel(true), component("Digits", { individual_digits: false })] }),
+      decoder: byteLevel(),
+    }),
+    // Llama 3 / Qwen 2: their Split, then ByteLevel without its own split (as their tokenizer.json files)
+    "bl-llama3-split": tokenizerJSON(bl, {
+      pre_tokenizer: component("Sequence", { pretokenizers: [
+        component("Split", { pattern: { Regex: LLAMA3_PATTERN }, behavior: "Isolated", invert: false }), byteLevel(false, false)] }),
+      decoder: byteLevel(),
+    }),
+    "bl-qwen2-split": tokenizerJSON(bl, {
+      pre_tokenizer: component("Sequence", { pretokenizers: [
+        component("Split", { pattern: { Regex: QWEN2_PATTERN }, behavior: "Isolated", invert: false }), byteLevel(false, false)] }),
       decoder: byteLevel(),
     }),
     "bl-noregex-ignore-merges": tokenizerJSON(bl, {
