@@ -112,7 +112,17 @@ func CompareWeights(models []*Model, names []string, prompt []int, steps, rounds
 		for i, m := range models {
 			d := decs[i]
 			if err := d.kv.Truncate(len(prompt)); err != nil {
-				return nil, err
+				// a sliding-window layer's ring no longer holds the prompt's
+				// last positions: prefill again (not timed)
+				kv, kerr := NewKVCache(m.Config, len(prompt)+steps)
+				if kerr != nil {
+					return nil, kerr
+				}
+				if _, ferr := m.Forward(d.st, kv, prompt, nil); ferr != nil {
+					return nil, ferr
+				}
+				decs[i].kv = kv
+				d = decs[i]
 			}
 			tok := out.Runs[i].NextToken
 			toks := make([]int, 0, steps)

@@ -103,8 +103,10 @@ func (s *Server) initQuantView() {
 		if err != nil {
 			return echo.NewHTTPError(http.StatusNotFound, err.Error())
 		}
-		if m.Original != nil || m.Weights.DType() != engine.F32 {
-			return echo.NewHTTPError(http.StatusConflict, "the default model is stored as "+m.Precision()+": the comparison starts from float32 weights")
+		// the reference is float32: the weights as stored, or BF16 ones
+		// widened exactly
+		if d := m.Weights.DType(); m.Original != nil || d != engine.F32 && d != engine.BF16 {
+			return echo.NewHTTPError(http.StatusConflict, "the default model is stored as "+m.Precision()+": the comparison starts from float32 or bfloat16 weights")
 		}
 		num := func(key string, def, hi int) (int, error) {
 			q := c.QueryParam(key)
@@ -186,6 +188,12 @@ func (q *quantState) measure(m *engine.Model, text string, steps, rounds int) (Q
 	prompt, err := QuantPrompt(m, text)
 	if err != nil {
 		return QuantView{}, err
+	}
+	// a model with a short context decodes what fits after the prompt
+	if room := m.Config.SeqLen - len(prompt); room < 1 {
+		return QuantView{}, fmt.Errorf("the prompt's %d tokens fill this model's context of %d: write a shorter one", len(prompt), m.Config.SeqLen)
+	} else if steps > room {
+		steps = room
 	}
 	names := make([]string, len(QuantPrecisions))
 	for i, d := range QuantPrecisions {

@@ -19,10 +19,20 @@ register("kvgrid", async (o, out, sec, api) => {
     const evs = await r.stepTo("prefill"), t = evs[0].tokenize, P = evs[2].prefill.positions;
     const labels = t.tokens.map((k) => IS.tokenLabel(k));
     // kv[layer][pos] = {keys: [head][d], values: [head][d]}, read from the cache
+    // (null where a sliding-window layer no longer keeps the position)
     const kv = [];
+    let held = 0;
     for (let l = 0; l < m.layers && root.alive(); l++) {
       kv.push([]);
-      for (let p = 0; p < P; p++) kv[l].push((await r.cmd("inspect", { what: "kv", layer: l, pos: p })).payload);
+      for (let p = 0; p < P; p++) {
+        try {
+          kv[l].push((await r.cmd("inspect", { what: "kv", layer: l, pos: p })).payload);
+          held++;
+        } catch (err) {
+          if (!/sliding window/.test(err.message)) throw err;
+          kv[l].push(null);
+        }
+      }
     }
     if (!root.alive()) return;
     const detail = el("p", { class: "lp-detail mono small", "data-testid": "kv-detail", "aria-live": "polite" });
@@ -44,9 +54,9 @@ register("kvgrid", async (o, out, sec, api) => {
       g.scale(dpr, dpr);
       g.font = "11px system-ui, sans-serif";
       let mk = 0, mv = 0;
-      for (let p = 0; p < P; p++) { for (const x of kv[L][p].keys[H]) mk = Math.max(mk, Math.abs(x)); for (const x of kv[L][p].values[H]) mv = Math.max(mv, Math.abs(x)); }
+      for (const e of kv[L]) { if (!e) continue; for (const x of e.keys[H]) mk = Math.max(mk, Math.abs(x)); for (const x of e.values[H]) mv = Math.max(mv, Math.abs(x)); }
       for (const isV of [false, true]) {
-        const [x0, y0] = origin(isV), rows = isV ? kv[L].map((e) => e.values[H]) : kv[L].map((e) => e.keys[H]), mx = isV ? mv : mk;
+        const [x0, y0] = origin(isV), rows = kv[L].map((e) => e && (isV ? e.values[H] : e.keys[H])), mx = isV ? mv : mk;
         g.fillStyle = IS.cssVar("--fg");
         g.textAlign = "left";
         g.fillText(isV ? "values" : "keys", x0, y0 - 4);
@@ -55,6 +65,11 @@ register("kvgrid", async (o, out, sec, api) => {
           g.fillStyle = IS.cssVar("--fg");
           g.textAlign = "right";
           g.fillText(labels[p].length > 9 ? labels[p].slice(0, 8) + "…" : labels[p], lw - 4, y + Math.min(cell, 11) - 1);
+          if (!row) { // left this layer's sliding window: no longer in its cache
+            g.strokeStyle = IS.cssVar("--muted");
+            g.strokeRect(x0 + 0.5, y + 0.5, hd * cell - 1, cell - 1);
+            return;
+          }
           row.forEach((x, i) => { g.fillStyle = IS.heat(x, mx, dark); g.fillRect(x0 + i * cell, y, cell - (cell > 4 ? 1 : 0), cell - (cell > 4 ? 1 : 0)); });
         });
       }
@@ -71,6 +86,11 @@ register("kvgrid", async (o, out, sec, api) => {
       show(P - 1, "key", 0);
     };
     const show = (p, what, i) => {
+      if (!kv[L][p]) {
+        detail.textContent = "layer " + L + ", position " + p + " (“" + labels[p] + "”): no longer in this layer's cache (it attends over a sliding window of the latest positions)";
+        Object.assign(detail.dataset, { layer: L, head: H, pos: p, what, i, value: "" });
+        return;
+      }
       const v = (what === "key" ? kv[L][p].keys : kv[L][p].values)[H][i];
       detail.textContent = "layer " + L + ", key/value head " + H + ", position " + p + " (“" + labels[p] + "”): " + what + " number " + i + " = " + IS.fmt(v, 5);
       Object.assign(detail.dataset, { layer: L, head: H, pos: p, what, i, value: String(v) });
@@ -79,13 +99,15 @@ register("kvgrid", async (o, out, sec, api) => {
     const hs = slider("key/value head", "kv-head", 0, m.kv_heads - 1, 1, 0, (v) => { H = v; draw(); return String(v); });
     root.append(el("div", { class: "lp-controls" }, [ls, hs]), grid, detail,
       el("p", { class: "small muted", text: "Blue negative, red positive; each half scaled to its largest |number|. Hover or tap a cell for its value. " + P + " positions × " + m.layers + " layers × " + m.kv_heads +
-        " key/value heads × (" + m.head_dim + " key + " + m.head_dim + " value numbers) are in the cache now." }));
+        " key/value heads × (" + m.head_dim + " key + " + m.head_dim + " value numbers) are in the cache now." +
+        (held < P * m.layers ? " Not quite: " + (P * m.layers - held) + " of the " + P * m.layers + " layer-positions (outlined empty rows) have left a sliding-window layer's cache, which keeps only its latest positions, so it holds " +
+          held * 2 * m.kv_heads * m.head_dim + " numbers." : "") }));
     draw();
     ls.update(); hs.update();
     // a layer's keys differ from another's for the same token: the first key number of the last position, per layer
     api.setLive(sec, "kvgrid.positions", P);
     api.setLive(sec, "kvgrid.per_position", 2 * m.layers * m.kv_heads * m.head_dim);
-    api.setLive(sec, "kvgrid.cached_numbers", P * 2 * m.layers * m.kv_heads * m.head_dim);
+    api.setLive(sec, "kvgrid.cached_numbers", held * 2 * m.kv_heads * m.head_dim);
     root.dataset.ready = "1";
   } finally { r.close(); }
 });

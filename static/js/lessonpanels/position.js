@@ -66,21 +66,34 @@ register("position", async (o, out, sec, api) => {
   const A = o.prompt || "", B = o.compare || "";
   // 1. one token at two positions
   const r = new api.Run();
-  let m, t, e, pair = null, kvA = null, kvB = null;
+  let m, t, e, pair = null, kvA = null, kvB = null, windowNote = "";
   try {
     m = (await r.start(api.payload(Object.assign({}, o, { prompt: A, temperature: "0" })))).payload.model;
     const evs = await r.stepTo("prefill");
     t = evs[0].tokenize;
     e = evs[1].embed;
-    const seen = new Map();
+    // every repeat of a token with its previous occurrence, the first one first
+    const repeats = [], seen = new Map();
     t.tokens.forEach((k, p) => {
-      if (k.special || pair) return;
-      if (seen.has(k.id)) pair = [seen.get(k.id), p]; else seen.set(k.id, p);
+      if (k.special) return;
+      if (seen.has(k.id)) repeats.push([seen.get(k.id), p]);
+      seen.set(k.id, p);
     });
-    if (pair && m.shape.rope) {
-      kvA = (await r.cmd("inspect", { what: "kv", layer: 0, pos: pair[0] })).payload;
-      kvB = (await r.cmd("inspect", { what: "kv", layer: 0, pos: pair[1] })).payload;
-    }
+    if (repeats.length && m.shape.rope) {
+      // a sliding-window first layer keeps its last positions only: then the
+      // latest repeat whose both positions it still holds
+      for (const cand of [repeats[0], ...repeats.slice(1).reverse()]) {
+        try {
+          kvA = (await r.cmd("inspect", { what: "kv", layer: 0, pos: cand[0] })).payload;
+          kvB = (await r.cmd("inspect", { what: "kv", layer: 0, pos: cand[1] })).payload;
+          pair = cand;
+          break;
+        } catch (err) {
+          if (!/sliding window/.test(err.message)) throw err;
+          windowNote = err.message;
+        }
+      }
+    } else pair = repeats[0] || null;
   } finally { r.close(); }
   if (!root.alive()) return;
   // 2. the same tokens in another order: two real runs
@@ -98,7 +111,10 @@ register("position", async (o, out, sec, api) => {
 
   const one = el("div", { class: "pos-one", "data-testid": "pos-one" });
   root.append(el("p", { class: "lp-sub" }, [el("b", { text: "One token at two positions" })]), one);
-  if (!pair) {
+  if (!pair && windowNote) {
+    one.append(el("p", { "data-testid": "pos-window", text: "This model's first block attends over a sliding window, and its cache keeps only those positions: " + windowNote.replace(/^position/, "position") +
+      ". No repeated token has both its positions inside the window: write one word twice, close together, and press Run." }));
+  } else if (!pair) {
     one.append(el("p", { text: "No token repeats in this prompt: write one word twice (with a space before it both times) and press Run." }));
   } else {
     const [a, b] = pair, lab = IS.tokenLabel(t.tokens[a]);
