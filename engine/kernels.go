@@ -35,6 +35,14 @@ type kernelSet struct {
 	// gemmTile computes a full mr×nr tile: c[i*ldc+j] = Σ_p a[i*lda+p]·bp[p*nr+j].
 	gemmTile func(k int, a []float32, lda int, bp []float32, c []float32, ldc int)
 	nr       int // panel width of gemmTile
+	mr       int // positions (rows of a) per gemmTile
+	// gemmBF16 is gemmTile over bfloat16 pairs (gemm.go): a [mr][lda] and
+	// bp [kp][nr] hold two bfloat16 per uint32 (inputs 2p, 2p+1), and each
+	// output is Σ over pairs of the odd product then the even one, each
+	// added with one rounding (VDPBF16PS; bfloat16 denormals read as zero,
+	// denormal sums flushed to zero). nil where the CPU has no such
+	// instruction (prefill then widens BF16 weights to float32).
+	gemmBF16 func(kp int, a []uint32, lda int, bp []uint32, c []float32, ldc int)
 	simdCols int // gemv/gemvT handle column counts that are multiples of this; 1 = any
 	// gelu and swiglu apply geluTanh (x[i]) and silu(hb[i])·up[i] to a
 	// leading run of their slices, each value bit for bit the scalar
@@ -50,13 +58,14 @@ type kernelSet struct {
 // bytes ahead in the row.
 var gemvPrefetch = -1
 
-// gemmMR is the number of rows (positions) in one gemm tile.
-const gemmMR = 6
+// maxMR is the most rows (positions) of any kernel set's gemm tile.
+const maxMR = 12
 
 // maxNR is the widest gemm panel of any kernel set (scratch is sized for it).
 const maxNR = 32
 
-var goKernels = kernelSet{name: "go", gemv: gemvGo, gemvBF16: gemvBF16Go, gemvT: gemvTGo, gemmTile: gemmTileGo, nr: 16, simdCols: 8}
+var goKernels = kernelSet{name: "go", gemv: gemvGo, gemvBF16: gemvBF16Go, gemvT: gemvTGo, gemmTile: gemmTileGo, nr: 16, mr: 6,
+	gemmBF16: gemmBF16Go, simdCols: 8}
 
 // simdKernels is set by an architecture file when the CPU supports it;
 // otherKernels are further sets this CPU can run (tests check them too).

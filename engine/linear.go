@@ -2,7 +2,7 @@ package engine
 
 // linear.go: linear layers, y = W·x + b, over a pass's rows: GEMV for one
 // position, the same decode kernel row by row for a batch or a short pass,
-// packed GEMM for a long prefill, and split-K for [in][out] matrices.
+// packed GEMM for a long prefill (gemm.go), and split-K for [in][out] matrices.
 
 // linJob is one matrix of a fused linear pass: out[t][o] = Σ_i x[t][i]·W[o][i] + bias[o].
 // out is [T][w.Rows]. Several jobs that read the same x (Q, K and V; gate
@@ -18,13 +18,12 @@ type linJob struct {
 // the gemv kernel; a short pass, or any pass of a with decodeRows, runs
 // the same kernel for every row (linearRows); otherwise (prefill) each
 // worker packs panels of nr output columns and multiplies them with
-// 6-position tiles (gemm).
+// tiles of mr positions (gemm.go).
 func (a *acts) linear(x []float32, T int, jobs ...linJob) {
 	total := 0
 	for _, j := range jobs {
 		total += j.w.Rows
 	}
-	k := kern
 	if T == 1 && inOutRun(jobs) {
 		a.part = splitK(x, 1, total, jobs, a.part)
 		return
@@ -43,32 +42,7 @@ func (a *acts) linear(x []float32, T int, jobs ...linJob) {
 		a.part = linearRows(x, T, a.part, jobs)
 		return
 	}
-	in := jobs[0].w.Cols
-	// The last T%6 positions go through a zero-padded copy of their rows.
-	full := T - T%gemmMR
-	var tail []float32
-	if full < T {
-		tail = a.gemmTail[:gemmMR*in]
-		clear(tail)
-		copy(tail, x[full*in:T*in])
-	}
-	// Units are panels of nr outputs; a job's last panel may be partial.
-	nr := k.nr
-	panels := make([]int, len(jobs)+1) // first panel of each job
-	for i, j := range jobs {
-		panels[i+1] = panels[i] + (j.w.Rows+nr-1)/nr
-	}
-	parallelFor(panels[len(jobs)], 1, func(w, lo, hi int) {
-		bp := a.pack[w][:in*nr]
-		tile := a.tile[w][:gemmMR*nr]
-		for ji, j := range jobs {
-			p0, p1 := max(lo, panels[ji]), min(hi, panels[ji+1])
-			for p := p0; p < p1; p++ {
-				o0 := (p - panels[ji]) * nr
-				gemmPanel(k, j, x, tail, T, full, o0, min(nr, j.w.Rows-o0), bp, tile)
-			}
-		}
-	})
+	a.gemm(x, T, jobs)
 }
 
 // rowsMaxT is the longest pass that acts.linear runs with the decode
@@ -302,83 +276,6 @@ func gemvRange(j linJob, x []float32, lo, hi int) {
 	if j.bias != nil {
 		for i, b := range j.bias[lo:hi] {
 			out[i] += b
-		}
-	}
-}
-
-// packPanel writes outputs o0..o0+n-1 of w as a [in][nr] panel (columns past
-// n are zero), widening BF16.
-func packPanel(bp []float32, w *Mat, o0, n, nr int) {
-	in := w.Cols
-	switch {
-	case w.Q != nil: // block-quantized (quantized.go)
-		packQuantPanel(bp, w, o0, n, nr)
-	case w.InOut && w.DType == F32:
-		for i := 0; i < in; i++ {
-			s := i*w.Ld + w.Off + o0
-			d := bp[i*nr : i*nr+nr]
-			copy(d, w.F32[s:s+n])
-			clear(d[n:])
-		}
-		return
-	case w.DType == F32 && !w.InOut:
-		if n < nr {
-			clear(bp[:in*nr])
-		}
-		for j := 0; j < n; j++ {
-			row := w.F32[(o0+j)*w.Ld+w.Off : (o0+j)*w.Ld+w.Off+in]
-			for i, v := range row {
-				bp[i*nr+j] = v
-			}
-		}
-	case w.DType == BF16 && !w.InOut:
-		if n < nr {
-			clear(bp[:in*nr])
-		}
-		for j := 0; j < n; j++ {
-			row := w.BF16[(o0+j)*w.Ld+w.Off : (o0+j)*w.Ld+w.Off+in]
-			for i, v := range row {
-				bp[i*nr+j] = bf16ToF32(v)
-			}
-		}
-	default:
-		clear(bp[:in*nr])
-		for j := 0; j < n; j++ {
-			for i := 0; i < in; i++ {
-				bp[i*nr+j] = w.At(o0+j, i)
-			}
-		}
-	}
-}
-
-// gemmPanel computes outputs o0..o0+n-1 of job j for all T positions.
-func gemmPanel(k *kernelSet, j linJob, x, tail []float32, T, full, o0, n int, bp, tile []float32) {
-	nr := k.nr
-	in := j.w.Cols
-	rows := j.w.Rows
-	packPanel(bp, j.w, o0, n, nr)
-	for t0 := 0; t0 < T; t0 += gemmMR {
-		m := min(gemmMR, T-t0)
-		a, lda := x[t0*in:], in
-		if t0 >= full {
-			a = tail
-		}
-		if m == gemmMR && n == nr {
-			k.gemmTile(in, a, lda, bp, j.out[t0*rows+o0:], rows)
-		} else {
-			k.gemmTile(in, a, lda, bp, tile, nr)
-			for i := 0; i < m; i++ {
-				copy(j.out[(t0+i)*rows+o0:(t0+i)*rows+o0+n], tile[i*nr:i*nr+n])
-			}
-		}
-		if j.bias != nil {
-			b := j.bias[o0 : o0+n]
-			for i := 0; i < m; i++ {
-				o := j.out[(t0+i)*rows+o0 : (t0+i)*rows+o0+n]
-				for c, v := range b {
-					o[c] += v
-				}
-			}
 		}
 	}
 }
