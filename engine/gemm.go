@@ -173,23 +173,34 @@ func packPanel(bp []float32, w *Mat, o0, n, nr int) {
 		}
 		return
 	case w.DType == F32 && !w.InOut:
+		// column by column of the panel: the stores run in order and the
+		// n rows' current cache lines stay in L1 (writing row by row would
+		// store with a stride of nr floats)
 		if n < nr {
 			clear(bp[:in*nr])
 		}
+		var rows [maxNR][]float32
 		for j := 0; j < n; j++ {
-			row := w.F32[(o0+j)*w.Ld+w.Off : (o0+j)*w.Ld+w.Off+in]
-			for i, v := range row {
-				bp[i*nr+j] = v
+			rows[j] = w.F32[(o0+j)*w.Ld+w.Off : (o0+j)*w.Ld+w.Off+in]
+		}
+		for i := 0; i < in; i++ {
+			d := bp[i*nr : i*nr+n]
+			for j := range d {
+				d[j] = rows[j][i]
 			}
 		}
 	case w.DType == BF16 && !w.InOut:
 		if n < nr {
 			clear(bp[:in*nr])
 		}
+		var rows [maxNR][]uint16
 		for j := 0; j < n; j++ {
-			row := w.BF16[(o0+j)*w.Ld+w.Off : (o0+j)*w.Ld+w.Off+in]
-			for i, v := range row {
-				bp[i*nr+j] = bf16ToF32(v)
+			rows[j] = w.BF16[(o0+j)*w.Ld+w.Off : (o0+j)*w.Ld+w.Off+in]
+		}
+		for i := 0; i < in; i++ {
+			d := bp[i*nr : i*nr+n]
+			for j := range d {
+				d[j] = bf16ToF32(rows[j][i])
 			}
 		}
 	default:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"testing"
 )
 
@@ -110,4 +111,62 @@ func TestLinearBF16Dot(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBF16DotLogits measures what rounding the activations to bfloat16
+// (the BF16 dot-product prefill, off by default) does to every reference
+// model's logits on BF16 weights, against the exact path on the same
+// weights, and checks the greedy token of every position and the torch
+// tolerance TestBF16Weights uses (2.5% of the largest logit) still hold.
+func TestBF16DotLogits(t *testing.T) {
+	dirs, _ := filepath.Glob("testdata/reference/*")
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			m, g := loadReference(t, dir)
+			seq := g.Sequences[len(g.Sequences)-1]
+			if len(seq.IDs) <= rowsMaxT {
+				t.Skipf("%d tokens: the prefill runs the decode kernels", len(seq.IDs))
+			}
+			bf := &Model{Config: m.Config, Weights: m.Weights.toBF16()}
+			logitsOf := func(dot bool) []float32 {
+				defer SetBF16Dot(SetBF16Dot(dot))
+				st := NewState(m.Config)
+				kv, _ := NewKVCache(m.Config, m.Config.SeqLen)
+				out, err := bf.ForwardAll(st, kv, seq.IDs, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return append([]float32(nil), out...)
+			}
+			exact, dot := logitsOf(false), logitsOf(true)
+			V := m.Config.VocabSize
+			var d, top float64
+			flips := 0
+			for p := 0; p < len(exact)/V; p++ {
+				e, o := exact[p*V:(p+1)*V], dot[p*V:(p+1)*V]
+				for i := range e {
+					d = max(d, math.Abs(float64(e[i]-o[i])))
+					top = max(top, math.Abs(float64(e[i])))
+				}
+				if argmaxF32(e) != argmaxF32(o) {
+					flips++
+				}
+			}
+			t.Logf("bf16 dot vs exact prefill on the same BF16 weights: max |Δlogit| %.3g (%.2g of the largest logit %.3g); greedy token differs at %d of %d positions",
+				d, d/top, top, flips, len(exact)/V)
+			if d > 0.025*top {
+				t.Errorf("bf16 dot moves logits by %.3g, more than 2.5%% of the largest (%.3g)", d, top)
+			}
+		})
+	}
+}
+
+func argmaxF32(v []float32) int {
+	b := 0
+	for i, x := range v {
+		if x > v[b] {
+			b = i
+		}
+	}
+	return b
 }
