@@ -62,7 +62,7 @@ func BenchmarkGemmTile(b *testing.B) {
 func reportFlops(b *testing.B, perOp float64, c0 time.Duration) {
 	n := float64(b.N) * perOp / 1e9
 	b.ReportMetric(n/b.Elapsed().Seconds(), "GFLOP/s")
-	b.ReportMetric(n/(cpuTime() - c0).Seconds(), "cpu-GFLOP/s")
+	b.ReportMetric(n/(cpuTime()-c0).Seconds(), "cpu-GFLOP/s")
 }
 
 // BenchmarkPrefillDTypes is a 512-token prefill of the gpt2-124M shape
