@@ -23,7 +23,6 @@ type acts struct {
 	rcosL  []float32 // the same for sliding layers with their own RoPE base (Gemma 3)
 	rsinL  []float32
 	attn   attnScratch // attention's scores and partial sums (attnkernels.go)
-	part   [][]float32 // per worker partial sums of [in][out] matrices (splitK)
 
 	// decodeRows has every linear pass compute each row as a lone decode
 	// step does (batched decode: a row must not depend on its batch).
@@ -54,7 +53,7 @@ func (a *acts) alloc(c Config, R int) {
 func (a *acts) bytes() int64 {
 	n := len(a.x) + len(a.xb) + len(a.q) + len(a.k) + len(a.v) + len(a.ao) + len(a.proj) +
 		len(a.hb) + len(a.hb2) + len(a.logits) + len(a.rcos) + len(a.rsin) + len(a.rcosL) + len(a.rsinL) + len(a.gemmTail) + len(a.xpair)
-	for _, s := range [][][]float32{a.part, a.pack, a.tile} {
+	for _, s := range [][][]float32{a.pack, a.tile} {
 		for _, b := range s {
 			n += len(b)
 		}

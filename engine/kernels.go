@@ -5,7 +5,7 @@ package engine
 // Every matrix product in the engine goes through three kernels:
 //
 //	gemv   out[r] = Σ_c w[r·ldw+c]·x[c]            (decode: one position, W stored [out][in])
-//	gemvT  out[j] += Σ_i x[i]·w[i·ldw+j]           (W stored [in][out]: GPT-2 Conv1D, attention's weighted sum)
+//	gemvT  out[j] += Σ_i x[i]·w[i·ldw+j]           (W stored [in][out]: GPT-2 Conv1D; one chain of steps over i in order)
 //	gemm   C[6][nr] = A[6][k]·Bp[k][nr]            (prefill: a register-blocked tile over a packed panel)
 //
 // plus gemvBF16, gemv over bfloat16 weights widened in registers. On amd64
@@ -27,6 +27,11 @@ type kernelSet struct {
 	gemv     func(out, w []float32, ldw int, x []float32, rows, cols int)
 	gemvBF16 func(out []float32, w []uint16, ldw int, x []float32, rows, cols int)
 	gemvT    func(out, w []float32, ldw int, x []float32, k, n int)
+	tCols    int // gemvT handles n a multiple of this (the wrapper does the rest in Go)
+	// gemmTileLd is the mr×nr tile (mr 12, nr 32) over B read in place with
+	// row stride ldb (an [in][out] matrix): c[i*ldc+j] = Σ_p a[i*lda+p]·b[p*ldb+j],
+	// each output the same chain of fused steps as gemvT's; nil in sets without it.
+	gemmTileLd func(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int)
 	// gemv4 and gemv4BF16 are gemv for four vectors in one pass over the
 	// rows (outs[v][r] = Σ_c w[r·ldw+c]·xs[v][c]), each value equal to
 	// gemv's; nil in sets without them (the caller loops over gemv).
@@ -64,7 +69,7 @@ const maxMR = 12
 // maxNR is the widest gemm panel of any kernel set (scratch is sized for it).
 const maxNR = 32
 
-var goKernels = kernelSet{name: "go", gemv: gemvGo, gemvBF16: gemvBF16Go, gemvT: gemvTGo, gemmTile: gemmTileGo, nr: 16, mr: 6,
+var goKernels = kernelSet{name: "go", gemv: gemvGo, gemvBF16: gemvBF16Go, gemvT: gemvTGo, tCols: 1, gemmTile: gemmTileGo, nr: 16, mr: 6,
 	gemmBF16: gemmBF16Go, simdCols: 8}
 
 // simdKernels is set by an architecture file when the CPU supports it;
@@ -150,25 +155,19 @@ func gemvBF16(out []float32, w []uint16, ldw int, x []float32, rows, cols int) {
 	}
 }
 
-// gemvTAcc adds Σ_i x[i]·w[i·ldw + j] to out[j] for j < n, i < k.
+// gemvTAcc adds Σ_i x[i]·w[i·ldw + j] to out[j] for j < n, i < k, in order of i
+// (the first tCols-multiple of columns with the kernel set's fused steps).
 func gemvTAcc(out, w []float32, ldw int, x []float32, k, n int) {
 	if k == 0 || n == 0 {
 		return
 	}
 	ks := kern
-	main := n - n%ks.simdCols
+	main := n - n%ks.tCols
 	if main > 0 {
 		ks.gemvT(out, w, ldw, x, k, main)
 	}
 	if main < n {
-		for i := 0; i < k; i++ {
-			xi := x[i]
-			row := w[i*ldw+main : i*ldw+n]
-			o := out[main:n]
-			for j, v := range row {
-				o[j] += xi * v
-			}
-		}
+		gemvTGo(out[main:], w[main:], ldw, x, k, n-main)
 	}
 }
 

@@ -13,7 +13,13 @@ func gemvF32AVX2(out, w *float32, ldw int, x *float32, rows, cols int)
 func gemvBF16AVX2(out *float32, w *uint16, ldw int, x *float32, rows, cols int)
 
 //go:noescape
-func gemvTF32AVX2(out, w *float32, ldw int, x *float32, k, n int)
+func gemvTChainAVX2(out, w *float32, ldw int, x *float32, k, n int)
+
+//go:noescape
+func gemvTChainAVX512(out, w *float32, ldw int, x *float32, k, n int)
+
+//go:noescape
+func gemm12x32LdAVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
 func gemm6x16AVX2(k int, a *float32, lda int, b *float32, c *float32, ldc int)
@@ -47,7 +53,7 @@ func init() {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
 		return
 	}
-	k := &kernelSet{name: "avx2-fma", gemv: gemvAVX2, gemvBF16: gemvBF16AVX2w, gemvT: gemvTAVX2,
+	k := &kernelSet{name: "avx2-fma", gemv: gemvAVX2, gemvBF16: gemvBF16AVX2w, gemvT: gemvTAVX2, tCols: 8,
 		gemmTile: gemmTileAVX2, nr: 16, mr: 6, simdCols: 8, gelu: geluAVX2w, swiglu: swigluAVX2w}
 	otherKernels = append(otherKernels, k)
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL {
@@ -58,6 +64,7 @@ func init() {
 		}
 		k512.gemv, k512.gemvBF16 = gemvAVX512, gemvBF16AVX512w
 		k512.gemv4, k512.gemv4BF16 = gemv4AVX512, gemv4BF16AVX512w
+		k512.gemvT, k512.tCols, k512.gemmTileLd = gemvTAVX512, 16, gemmTileLdAVX512
 		k = &k512
 	}
 	simdKernels = k
@@ -107,10 +114,27 @@ func checkGemv(nout, nw, ldw, nx, rows, cols int) {
 }
 
 func gemvTAVX2(out, w []float32, ldw int, x []float32, k, n int) {
-	if k <= 0 || n <= 0 || n%8 != 0 || ldw < n || len(out) < n || len(x) < k || len(w) < (k-1)*ldw+n {
+	checkGemvT(len(out), len(w), ldw, len(x), k, n, 8)
+	gemvTChainAVX2(&out[0], &w[0], ldw, &x[0], k, n)
+}
+
+func gemvTAVX512(out, w []float32, ldw int, x []float32, k, n int) {
+	checkGemvT(len(out), len(w), ldw, len(x), k, n, 16)
+	gemvTChainAVX512(&out[0], &w[0], ldw, &x[0], k, n)
+}
+
+func checkGemvT(nout, nw, ldw, nx, k, n, cols int) {
+	if k <= 0 || n <= 0 || n%cols != 0 || ldw < n || nout < n || nx < k || nw < (k-1)*ldw+n {
 		panic("engine: gemvT: bad shape")
 	}
-	gemvTF32AVX2(&out[0], &w[0], ldw, &x[0], k, n)
+}
+
+func gemmTileLdAVX512(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	if ldb < 32 || len(b) < (k-1)*ldb+32 {
+		panic("engine: gemm: bad shape")
+	}
+	checkGemm(k, len(a), lda, k*32, len(c), ldc, 12, 32)
+	gemm12x32LdAVX512(k, &a[0], lda, &b[0], ldb, &c[0], ldc)
 }
 
 func checkGemm(k, na, lda, nbp, nc, ldc, mr, nr int) {

@@ -8,7 +8,7 @@ func f32frombits(b uint32) float32 { return math.Float32frombits(b) }
 func f32bits(f float32) uint32     { return math.Float32bits(f) }
 
 // The pure-Go kernels add in the same order as the assembly ones (16
-// partial sums per row, combined pairwise; four input rows per pass in
+// partial sums per row, combined pairwise; one step per input row in
 // gemvT), so the two paths differ only where the assembly fuses a multiply
 // and an add into one rounding.
 
@@ -68,26 +68,14 @@ func gemvBF16Go(out []float32, w []uint16, ldw int, x []float32, rows, cols int)
 	}
 }
 
-// gemvTGo: out[j] += Σ_i x[i]·w[i·ldw+j], four input rows per pass.
+// gemvTGo: out[j] += Σ_i x[i]·w[i·ldw+j], one step per input row in order.
 func gemvTGo(out, w []float32, ldw int, x []float32, k, n int) {
 	out = out[:n]
-	i := 0
-	for ; i+4 <= k; i += 4 {
-		x0, x1, x2, x3 := x[i], x[i+1], x[i+2], x[i+3]
-		w0 := w[i*ldw : i*ldw+n]
-		w1 := w[(i+1)*ldw : (i+1)*ldw+n]
-		w2 := w[(i+2)*ldw : (i+2)*ldw+n]
-		w3 := w[(i+3)*ldw : (i+3)*ldw+n]
-		for j := range out {
-			o := (out[j] + x0*w0[j]) + x1*w1[j]
-			out[j] = o + (x2*w2[j] + x3*w3[j])
-		}
-	}
-	for ; i < k; i++ {
+	for i := 0; i < k; i++ {
 		xi := x[i]
-		w0 := w[i*ldw : i*ldw+n]
-		for j := range out {
-			out[j] += xi * w0[j]
+		row := w[i*ldw : i*ldw+n]
+		for j, v := range row {
+			out[j] += xi * v
 		}
 	}
 }

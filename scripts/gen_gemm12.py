@@ -14,7 +14,7 @@ def dp(dst, src1, src2):
 rows = [("SI", ""), ("SI", "(R8*1)"), ("SI", "(R8*2)"), ("R10", ""), ("R10", "(R8*1)"), ("R10", "(R8*2)"),
         ("R11", ""), ("R11", "(R8*1)"), ("R11", "(R8*2)"), ("R12", ""), ("R12", "(R8*1)"), ("R12", "(R8*2)")]
 
-def kernel(name, bf16, doc):
+def kernel(name, bf16, doc, ldb=False):
     L = []
     L.append(doc)
     L.append("TEXT ·%s(SB), NOSPLIT, $0-48" % name)
@@ -23,8 +23,13 @@ def kernel(name, bf16, doc):
     L.append("\tMOVQ lda+16(FP), R8")
     L.append("\tSHLQ $2, R8")
     L.append("\tMOVQ b+24(FP), DX")
-    L.append("\tMOVQ c+32(FP), DI")
-    L.append("\tMOVQ ldc+40(FP), R9")
+    off = 8 if ldb else 0
+    if ldb:
+        L[1] = "TEXT ·%s(SB), NOSPLIT, $0-56" % name
+        L.append("\tMOVQ ldb+32(FP), R13")
+        L.append("\tSHLQ $2, R13")
+    L.append("\tMOVQ c+%d(FP), DI" % (32 + off))
+    L.append("\tMOVQ ldc+%d(FP), R9" % (40 + off))
     L.append("\tSHLQ $2, R9")
     L.append("\tLEAQ (SI)(R8*2), R10")
     L.append("\tADDQ R8, R10")
@@ -51,7 +56,7 @@ def kernel(name, bf16, doc):
             L.append("\tVFMADD231PS Z25, Z%d, Z%d" % (r, 2 * i + 1))
     for reg in ["SI", "R10", "R11", "R12"]:
         L.append("\tADDQ $4, %s" % reg)
-    L.append("\tADDQ $128, DX")
+    L.append("\tADDQ R13, DX" if ldb else "\tADDQ $128, DX")
     L.append("\tDECQ CX")
     L.append("\tJNZ  " + lab)
     L.append("")
@@ -86,3 +91,8 @@ print(kernel("gemm12x32BF16", True, """// func gemm12x32BF16(k int, a *uint32, l
 // element, then even, each product exact and added with one rounding; bfloat16 denormals read as
 // zero and results flushed to zero). A holds bfloat16 pairs row-major (stride lda dwords), B is a
 // packed panel [k][32] of pairs (column j's weights for inputs 2p and 2p+1). k ≥ 1 pairs."""))
+print()
+print(kernel("gemm12x32LdAVX512", False, """// func gemm12x32LdAVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// gemm12x32AVX512 with B read in place, rows ldb floats apart (an [in][out] matrix's 32 columns):
+// the batched decode of GPT-2's Conv1D weights. Each output is the same chain of fused steps as
+// gemvTChainAVX512's, so a sequence's row does not depend on its batch.""", ldb=True))
