@@ -269,20 +269,18 @@ gemm12x32BF16loop:
 	VZEROUPPER
 	RET
 
-// func gemm12x32LdAVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-// gemm12x32AVX512 with B read in place, rows ldb floats apart (an [in][out] matrix's 32 columns):
-// the batched decode of GPT-2's Conv1D weights. Each output is the same chain of fused steps as
-// gemvTChainAVX512's, so a sequence's row does not depend on its batch.
-TEXT ·gemm12x32LdAVX512(SB), NOSPLIT, $0-56
+// func gemm12x32AccAVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int)
+// gemm12x32AVX512 that goes on from C: C[i][j] continues its chain of fused steps over the k rows
+// of this panel (a float32 value stored and reloaded loses nothing, so blocks of k run one after
+// another give the chain of one run over all of them).
+TEXT ·gemm12x32AccAVX512(SB), NOSPLIT, $0-48
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
 	SHLQ $2, R8
 	MOVQ b+24(FP), DX
-	MOVQ ldb+32(FP), R13
-	SHLQ $2, R13
-	MOVQ c+40(FP), DI
-	MOVQ ldc+48(FP), R9
+	MOVQ c+32(FP), DI
+	MOVQ ldc+40(FP), R9
 	SHLQ $2, R9
 	LEAQ (SI)(R8*2), R10
 	ADDQ R8, R10
@@ -290,32 +288,44 @@ TEXT ·gemm12x32LdAVX512(SB), NOSPLIT, $0-56
 	ADDQ R8, R11
 	LEAQ (R11)(R8*2), R12
 	ADDQ R8, R12
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
+	MOVQ DI, AX
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	ADDQ R9, AX
+	VMOVUPS (AX), Z2
+	VMOVUPS 64(AX), Z3
+	ADDQ R9, AX
+	VMOVUPS (AX), Z4
+	VMOVUPS 64(AX), Z5
+	ADDQ R9, AX
+	VMOVUPS (AX), Z6
+	VMOVUPS 64(AX), Z7
+	ADDQ R9, AX
+	VMOVUPS (AX), Z8
+	VMOVUPS 64(AX), Z9
+	ADDQ R9, AX
+	VMOVUPS (AX), Z10
+	VMOVUPS 64(AX), Z11
+	ADDQ R9, AX
+	VMOVUPS (AX), Z12
+	VMOVUPS 64(AX), Z13
+	ADDQ R9, AX
+	VMOVUPS (AX), Z14
+	VMOVUPS 64(AX), Z15
+	ADDQ R9, AX
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	ADDQ R9, AX
+	VMOVUPS (AX), Z18
+	VMOVUPS 64(AX), Z19
+	ADDQ R9, AX
+	VMOVUPS (AX), Z20
+	VMOVUPS 64(AX), Z21
+	ADDQ R9, AX
+	VMOVUPS (AX), Z22
+	VMOVUPS 64(AX), Z23
 
-gemm12x32LdAVX512loop:
+gemm12x32AccAVX512loop:
 	VMOVUPS (DX), Z24
 	VMOVUPS 64(DX), Z25
 	VBROADCASTSS (SI), Z26
@@ -358,9 +368,9 @@ gemm12x32LdAVX512loop:
 	ADDQ $4, R10
 	ADDQ $4, R11
 	ADDQ $4, R12
-	ADDQ R13, DX
+	ADDQ $128, DX
 	DECQ CX
-	JNZ  gemm12x32LdAVX512loop
+	JNZ  gemm12x32AccAVX512loop
 
 	VMOVUPS Z0, (DI)
 	VMOVUPS Z1, 64(DI)

@@ -2,7 +2,7 @@
 
 // gemvt_chain_amd64.s: decode over [in][out] matrices (GPT-2's Conv1D weights): out[j] is one chain
 // of fused multiply-adds over the input rows in order, the same chain the batched tile
-// (gemm12x32LdAVX512) and the prefill tiles compute, so a sequence's values do not depend on
+// (gemm12x32AVX512 then gemm12x32AccAVX512) and the prefill tiles compute, so a sequence's values do not depend on
 // whether it ran alone or in a batch. Four input rows per pass over out (four dependent steps per
 // vector of out, independent across vectors).
 

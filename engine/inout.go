@@ -13,16 +13,23 @@ func allInOut(jobs []linJob) bool {
 	return true
 }
 
+// inOutBlock is the per-worker panel buffer of the batched path: about
+// 256 KiB of weights (a block of input rows × the worker's band), so that
+// a block stays in L2 while every tile of sequences reads it.
+const inOutBlock = 64 << 10
+
 // linearInOut runs [in][out] jobs on B rows of x [B][in] (one decode
 // step, a batch's sequences, or a short prefill). Workers own bands of
 // whole 32-output units and read every input row's part of their band
-// (whole cache lines, in order). Every output, whatever the batch, is
+// (contiguous, in order). Every output, whatever the batch, is
 // Σ_i x[i]·w[i][o] as one chain of steps in i order from zero, then the
 // bias: the kernel set's fused steps for the first outputs of each job
-// (all but rows%tCols), Go's for the rest. With B > 1 and the set's
-// in-place tile (gemmTileLd) the band's 32-output groups go through it
-// 12 sequences at a time, reading each weight once per 12 sequences;
-// otherwise each sequence runs gemvT over the band.
+// (all but rows%tCols), Go's for the rest. With B > 1 on a set whose
+// tiles compute gemvT's chains (gemmTileAcc set) the band is copied a
+// block of input rows at a time into 32-output panels (reading the rows'
+// band contiguously) and each panel multiplied 12 sequences at a time,
+// the chains going on from block to block; each weight is read from
+// memory once per batch. Otherwise each sequence runs gemvT over the band.
 func (a *acts) linearInOut(x []float32, B int, jobs []linJob) {
 	k := kern
 	in := jobs[0].w.Cols
@@ -33,56 +40,107 @@ func (a *acts) linearInOut(x []float32, B int, jobs []linJob) {
 	for i, j := range jobs {
 		units[i+1] = units[i] + (j.w.Rows+31)/32
 	}
-	tile := B > 1 && k.gemmTileLd != nil
-	// the last B%mr sequences, zero-padded to a full tile of rows
-	var tail []float32
-	full := B
-	if tile && B%k.mr != 0 {
-		full = B - B%k.mr
-		if len(a.gemmTail) < k.mr*in {
-			a.gemmTail = make([]float32, k.mr*in)
+	tile := B > 1 && k.gemmTileAcc != nil
+	var xs []float32 // x with B rounded up to a multiple of mr (zero rows)
+	var outs [][]float32
+	if tile {
+		xs = x
+		bp := (B + k.mr - 1) / k.mr * k.mr
+		if bp != B {
+			if len(a.gemmTail) < bp*in {
+				a.gemmTail = make([]float32, bp*in)
+			}
+			xs = a.gemmTail[:bp*in]
+			copy(xs, x[:B*in])
+			clear(xs[B*in:])
 		}
-		tail = a.gemmTail[:k.mr*in]
-		clear(tail)
-		copy(tail, x[full*in:B*in])
+		// per worker: the panel block, and outputs for the padded rows
+		// (a whole tile's worth for every unit it may own)
+		n := units[len(jobs)]
+		if len(a.pack) < maxWorkers() || len(a.pack[0]) < inOutBlock || len(a.tile[0]) < n*k.mr*k.nr {
+			a.pack = make([][]float32, maxWorkers())
+			a.tile = make([][]float32, maxWorkers())
+			for i := range a.pack {
+				a.pack[i] = make([]float32, max(inOutBlock, in*maxNR))
+				a.tile[i] = make([]float32, max(n*k.mr*k.nr, maxMR*maxNR))
+			}
+		}
+		outs = a.tile
 	}
-	parallelForAligned(units[len(jobs)], 1, 2, func(_, lo, hi int) {
+	parallelForAligned(units[len(jobs)], 1, 2, func(w, lo, hi int) {
 		for ji, j := range jobs {
 			u0, u1 := max(lo, units[ji]), min(hi, units[ji+1])
-			if u0 < u1 {
-				inOutBand(k, j, x, tail, B, full, tile, (u0-units[ji])*32, min((u1-units[ji])*32, j.w.Rows))
+			if u0 >= u1 {
+				continue
 			}
+			olo, ohi := (u0-units[ji])*32, min((u1-units[ji])*32, j.w.Rows)
+			if tile {
+				olo = inOutTiles(k, j, xs, B, a.pack[w][:inOutBlock], outs[w], olo, ohi)
+			}
+			inOutRows(j, x, B, olo, ohi)
+			addBias(j, 0, (u0-units[ji])*32, B, ohi-(u0-units[ji])*32)
 		}
 	})
 }
 
-// inOutBand computes outputs [lo, hi) of job j for B sequences.
-func inOutBand(k *kernelSet, j linJob, x, tail []float32, B, full int, tile bool, lo, hi int) {
+// inOutTiles computes the whole 32-output groups of [lo, hi) below the
+// job's tCols multiple for the B sequences of xs (B rounded up to mr
+// rows), bias not added, and returns where it stopped.
+func inOutTiles(k *kernelSet, j linJob, xs []float32, B int, buf, pad []float32, lo, hi int) int {
 	w := j.w
 	rows, in := w.Rows, w.Cols
-	simdEnd := rows - rows%k.tCols
-	g := lo
-	if tile {
-		mr, nr := k.mr, k.nr
-		var tmp [maxMR * maxNR]float32
-		for ; g+nr <= min(hi, simdEnd); g += nr {
-			b := w.F32[w.Off+g:]
+	mr, nr := k.mr, k.nr
+	np := (min(hi, rows-rows%k.tCols) - lo) / nr // panels
+	if np <= 0 {
+		return lo
+	}
+	kb := max(1, len(buf)/(np*nr))
+	full := B - B%mr
+	for k0 := 0; k0 < in; k0 += kb {
+		n := min(kb, in-k0)
+		// rows k0..k0+n of the band, into np panels [n][nr]
+		for i := 0; i < n; i++ {
+			src := w.F32[(k0+i)*w.Ld+w.Off+lo : (k0+i)*w.Ld+w.Off+lo+np*nr]
+			for p := 0; p < np; p++ {
+				copy(buf[p*n*nr+i*nr:p*n*nr+i*nr+nr], src[p*nr:p*nr+nr])
+			}
+		}
+		tileFn := k.gemmTileAcc
+		if k0 == 0 {
+			tileFn = k.gemmTile
+		}
+		for p := 0; p < np; p++ {
+			bp := buf[p*n*nr : (p+1)*n*nr]
+			g := lo + p*nr
 			for s0 := 0; s0 < B; s0 += mr {
+				a := xs[s0*in+k0:]
 				if s0 < full {
-					k.gemmTileLd(in, x[s0*in:], in, b, w.Ld, j.out[s0*rows+g:], rows)
+					tileFn(n, a, in, bp, j.out[s0*rows+g:], rows)
 				} else {
-					k.gemmTileLd(in, tail, in, b, w.Ld, tmp[:], nr)
-					copyTile(j.out, rows, s0, g, B-s0, nr, tmp[:], nr)
+					tileFn(n, a, in, bp, pad[p*mr*nr:], nr)
 				}
 			}
 		}
 	}
-	if g < hi {
-		for s := 0; s < B; s++ {
-			out := j.out[s*rows+g : s*rows+hi]
-			clear(out)
-			gemvTAcc(out, w.F32[w.Off+g:], w.Ld, x[s*in:(s+1)*in], in, hi-g)
+	if full < B {
+		for p := 0; p < np; p++ {
+			copyTile(j.out, rows, full, lo+p*nr, B-full, nr, pad[p*mr*nr:], nr)
 		}
 	}
-	addBias(j, 0, lo, B, hi-lo)
+	return lo + np*nr
+}
+
+// inOutRows computes outputs [lo, hi) of job j for each of the B
+// sequences with gemvT (bias not added).
+func inOutRows(j linJob, x []float32, B, lo, hi int) {
+	if lo >= hi {
+		return
+	}
+	w := j.w
+	rows, in := w.Rows, w.Cols
+	for s := 0; s < B; s++ {
+		out := j.out[s*rows+lo : s*rows+hi]
+		clear(out)
+		gemvTAcc(out, w.F32[w.Off+lo:], w.Ld, x[s*in:(s+1)*in], in, hi-lo)
+	}
 }

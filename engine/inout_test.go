@@ -11,12 +11,13 @@ import (
 
 // TestInOutBatchRowsExact runs [in][out] jobs (a fused matrix's views with
 // biases, and a lone matrix whose output count is not a multiple of 16)
-// on batches of several sizes, as a BatchState does, and checks every row
+// on batches of several sizes, as a BatchState does (2100 inputs: several
+// blocks of input rows in the batched tiles), and checks every row
 // against the same row run alone, bit for bit, and against float64 sums.
 func TestInOutBatchRowsExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, ks := range kernelSets(t) {
-		for _, sh := range []struct{ in, out, views int }{{64, 96, 3}, {72, 100, 1}, {48, 40, 2}} {
+		for _, sh := range []struct{ in, out, views int }{{64, 96, 3}, {72, 100, 1}, {48, 40, 2}, {2100, 96, 2}} {
 			for _, B := range []int{2, 5, 12, 13, 32} {
 				name := fmt.Sprintf("%s/%dx%d*%d/B%d", ks.name, sh.in, sh.out, sh.views, B)
 				old := useKernels(ks)

@@ -28,10 +28,11 @@ type kernelSet struct {
 	gemvBF16 func(out []float32, w []uint16, ldw int, x []float32, rows, cols int)
 	gemvT    func(out, w []float32, ldw int, x []float32, k, n int)
 	tCols    int // gemvT handles n a multiple of this (the wrapper does the rest in Go)
-	// gemmTileLd is the mr×nr tile (mr 12, nr 32) over B read in place with
-	// row stride ldb (an [in][out] matrix): c[i*ldc+j] = Σ_p a[i*lda+p]·b[p*ldb+j],
-	// each output the same chain of fused steps as gemvT's; nil in sets without it.
-	gemmTileLd func(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int)
+	// gemmTileAcc is gemmTile going on from c (c[i*ldc+j] += Σ_p ..., one
+	// fused step per p in order), set only where gemmTile's outputs are the
+	// same chains of fused steps as gemvT's (the batched [in][out] decode
+	// runs it over blocks of k; inout.go); nil elsewhere.
+	gemmTileAcc func(k int, a []float32, lda int, bp []float32, c []float32, ldc int)
 	// gemv4 and gemv4BF16 are gemv for four vectors in one pass over the
 	// rows (outs[v][r] = Σ_c w[r·ldw+c]·xs[v][c]), each value equal to
 	// gemv's; nil in sets without them (the caller loops over gemv).

@@ -19,7 +19,7 @@ func gemvTChainAVX2(out, w *float32, ldw int, x *float32, k, n int)
 func gemvTChainAVX512(out, w *float32, ldw int, x *float32, k, n int)
 
 //go:noescape
-func gemm12x32LdAVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+func gemm12x32AccAVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int)
 
 //go:noescape
 func gemm6x16AVX2(k int, a *float32, lda int, b *float32, c *float32, ldc int)
@@ -64,7 +64,7 @@ func init() {
 		}
 		k512.gemv, k512.gemvBF16 = gemvAVX512, gemvBF16AVX512w
 		k512.gemv4, k512.gemv4BF16 = gemv4AVX512, gemv4BF16AVX512w
-		k512.gemvT, k512.tCols, k512.gemmTileLd = gemvTAVX512, 16, gemmTileLdAVX512
+		k512.gemvT, k512.tCols, k512.gemmTileAcc = gemvTAVX512, 16, gemmTileAccAVX512
 		k = &k512
 	}
 	simdKernels = k
@@ -129,12 +129,9 @@ func checkGemvT(nout, nw, ldw, nx, k, n, cols int) {
 	}
 }
 
-func gemmTileLdAVX512(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-	if ldb < 32 || len(b) < (k-1)*ldb+32 {
-		panic("engine: gemm: bad shape")
-	}
-	checkGemm(k, len(a), lda, k*32, len(c), ldc, 12, 32)
-	gemm12x32LdAVX512(k, &a[0], lda, &b[0], ldb, &c[0], ldc)
+func gemmTileAccAVX512(k int, a []float32, lda int, bp []float32, c []float32, ldc int) {
+	checkGemm(k, len(a), lda, len(bp), len(c), ldc, 12, 32)
+	gemm12x32AccAVX512(k, &a[0], lda, &bp[0], &c[0], ldc)
 }
 
 func checkGemm(k, na, lda, nbp, nc, ldc, mr, nr int) {

@@ -14,7 +14,8 @@ def dp(dst, src1, src2):
 rows = [("SI", ""), ("SI", "(R8*1)"), ("SI", "(R8*2)"), ("R10", ""), ("R10", "(R8*1)"), ("R10", "(R8*2)"),
         ("R11", ""), ("R11", "(R8*1)"), ("R11", "(R8*2)"), ("R12", ""), ("R12", "(R8*1)"), ("R12", "(R8*2)")]
 
-def kernel(name, bf16, doc, ldb=False):
+def kernel(name, bf16, doc, acc=False):
+    ldb = False
     L = []
     L.append(doc)
     L.append("TEXT ·%s(SB), NOSPLIT, $0-48" % name)
@@ -37,8 +38,16 @@ def kernel(name, bf16, doc, ldb=False):
     L.append("\tADDQ R8, R11")
     L.append("\tLEAQ (R11)(R8*2), R12")
     L.append("\tADDQ R8, R12")
-    for z in range(24):
-        L.append("\tVPXORD Z%d, Z%d, Z%d" % (z, z, z))
+    if acc:
+        L.append("\tMOVQ DI, AX")
+        for i in range(12):
+            L.append("\tVMOVUPS (AX), Z%d" % (2 * i))
+            L.append("\tVMOVUPS 64(AX), Z%d" % (2 * i + 1))
+            if i < 11:
+                L.append("\tADDQ R9, AX")
+    else:
+        for z in range(24):
+            L.append("\tVPXORD Z%d, Z%d, Z%d" % (z, z, z))
     lab = name + "loop"
     L.append("")
     L.append(lab + ":")
@@ -92,7 +101,7 @@ print(kernel("gemm12x32BF16", True, """// func gemm12x32BF16(k int, a *uint32, l
 // zero and results flushed to zero). A holds bfloat16 pairs row-major (stride lda dwords), B is a
 // packed panel [k][32] of pairs (column j's weights for inputs 2p and 2p+1). k ≥ 1 pairs."""))
 print()
-print(kernel("gemm12x32LdAVX512", False, """// func gemm12x32LdAVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-// gemm12x32AVX512 with B read in place, rows ldb floats apart (an [in][out] matrix's 32 columns):
-// the batched decode of GPT-2's Conv1D weights. Each output is the same chain of fused steps as
-// gemvTChainAVX512's, so a sequence's row does not depend on its batch.""", ldb=True))
+print(kernel("gemm12x32AccAVX512", False, """// func gemm12x32AccAVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int)
+// gemm12x32AVX512 that goes on from C: C[i][j] continues its chain of fused steps over the k rows
+// of this panel (a float32 value stored and reloaded loses nothing, so blocks of k run one after
+// another give the chain of one run over all of them).""", acc=True))
