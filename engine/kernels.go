@@ -80,6 +80,10 @@ var (
 	otherKernels []*kernelSet
 )
 
+// otherTile6x32 is the earlier 6×32 AVX-512 gemm tile where the CPU runs
+// it (BenchmarkGemmTile compares the 12×32 one with it); nil elsewhere.
+var otherTile6x32 func(k int, a []float32, lda int, bp []float32, c []float32, ldc int)
+
 // kern is the kernel set in use: pure Go until an architecture file's init
 // finds a SIMD set and calls chooseKernels.
 var kern = &goKernels

@@ -66,6 +66,7 @@ func init() {
 		k512.gemv4, k512.gemv4BF16 = gemv4AVX512, gemv4BF16AVX512w
 		k512.gemvT, k512.tCols, k512.gemmTileAcc = gemvTAVX512, 16, gemmTileAccAVX512
 		k = &k512
+		otherTile6x32 = gemmTileAVX512
 	}
 	simdKernels = k
 	kern = chooseKernels(getenvKernels())
@@ -145,7 +146,7 @@ func gemmTileAVX2(k int, a []float32, lda int, bp []float32, c []float32, ldc in
 	gemm6x16AVX2(k, &a[0], lda, &bp[0], &c[0], ldc)
 }
 
-// gemmTileAVX512 is the 6×32 tile (kept for the tests and BenchmarkGEMM's
+// gemmTileAVX512 is the earlier 6×32 tile (kept for BenchmarkGemmTile's
 // comparison; the avx512 set runs gemmTile12AVX512).
 func gemmTileAVX512(k int, a []float32, lda int, bp []float32, c []float32, ldc int) {
 	checkGemm(k, len(a), lda, len(bp), len(c), ldc, 6, 32)
