@@ -23,16 +23,17 @@ type acts struct {
 	rcosL  []float32 // the same for sliding layers with their own RoPE base (Gemma 3)
 	rsinL  []float32
 	attn   attnScratch // attention's scores and partial sums (attnkernels.go)
-	part   [][]float32 // per worker partial sums of [in][out] matrices (splitK)
 
 	// decodeRows has every linear pass compute each row as a lone decode
 	// step does (batched decode: a row must not depend on its batch).
 	decodeRows bool
 	// GEMM scratch (a long prefill; State only): per worker a packed weight
-	// panel [in][nr] and an edge tile [6][nr]; the last T%6 positions
-	// zero-padded to 6 rows.
+	// panel [in][nr] and an edge tile [mr][nr]; the last T%mr positions
+	// zero-padded to mr rows; xpair the pass's rows as bfloat16 pairs
+	// (gemm.go's BF16 dot products; grown on first use).
 	pack, tile [][]float32
 	gemmTail   []float32
+	xpair      []uint32
 }
 
 // alloc sizes the row buffers for R rows.
@@ -51,8 +52,8 @@ func (a *acts) alloc(c Config, R int) {
 // bytes is the scratch memory the activations hold.
 func (a *acts) bytes() int64 {
 	n := len(a.x) + len(a.xb) + len(a.q) + len(a.k) + len(a.v) + len(a.ao) + len(a.proj) +
-		len(a.hb) + len(a.hb2) + len(a.logits) + len(a.rcos) + len(a.rsin) + len(a.rcosL) + len(a.rsinL) + len(a.gemmTail)
-	for _, s := range [][][]float32{a.part, a.pack, a.tile} {
+		len(a.hb) + len(a.hb2) + len(a.logits) + len(a.rcos) + len(a.rsin) + len(a.rcosL) + len(a.rsinL) + len(a.gemmTail) + len(a.xpair)
+	for _, s := range [][][]float32{a.pack, a.tile} {
 		for _, b := range s {
 			n += len(b)
 		}
@@ -135,9 +136,9 @@ func NewState(c Config) *State {
 	st.tile = make([][]float32, maxWorkers())
 	for i := range st.pack {
 		st.pack[i] = make([]float32, maxIn*maxNR)
-		st.tile[i] = make([]float32, gemmMR*maxNR)
+		st.tile[i] = make([]float32, maxMR*maxNR)
 	}
-	st.gemmTail = make([]float32, gemmMR*maxIn)
+	st.gemmTail = make([]float32, maxMR*maxIn)
 	return st
 }
 

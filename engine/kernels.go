@@ -5,7 +5,7 @@ package engine
 // Every matrix product in the engine goes through three kernels:
 //
 //	gemv   out[r] = Σ_c w[r·ldw+c]·x[c]            (decode: one position, W stored [out][in])
-//	gemvT  out[j] += Σ_i x[i]·w[i·ldw+j]           (W stored [in][out]: GPT-2 Conv1D, attention's weighted sum)
+//	gemvT  out[j] += Σ_i x[i]·w[i·ldw+j]           (W stored [in][out]: GPT-2 Conv1D; one chain of steps over i in order)
 //	gemm   C[6][nr] = A[6][k]·Bp[k][nr]            (prefill: a register-blocked tile over a packed panel)
 //
 // plus gemvBF16, gemv over bfloat16 weights widened in registers. On amd64
@@ -27,6 +27,12 @@ type kernelSet struct {
 	gemv     func(out, w []float32, ldw int, x []float32, rows, cols int)
 	gemvBF16 func(out []float32, w []uint16, ldw int, x []float32, rows, cols int)
 	gemvT    func(out, w []float32, ldw int, x []float32, k, n int)
+	tCols    int // gemvT handles n a multiple of this (the wrapper does the rest in Go)
+	// gemmTileAcc is gemmTile going on from c (c[i*ldc+j] += Σ_p ..., one
+	// fused step per p in order), set only where gemmTile's outputs are the
+	// same chains of fused steps as gemvT's (the batched [in][out] decode
+	// runs it over blocks of k; inout.go); nil elsewhere.
+	gemmTileAcc func(k int, a []float32, lda int, bp []float32, c []float32, ldc int)
 	// gemv4 and gemv4BF16 are gemv for four vectors in one pass over the
 	// rows (outs[v][r] = Σ_c w[r·ldw+c]·xs[v][c]), each value equal to
 	// gemv's; nil in sets without them (the caller loops over gemv).
@@ -35,6 +41,14 @@ type kernelSet struct {
 	// gemmTile computes a full mr×nr tile: c[i*ldc+j] = Σ_p a[i*lda+p]·bp[p*nr+j].
 	gemmTile func(k int, a []float32, lda int, bp []float32, c []float32, ldc int)
 	nr       int // panel width of gemmTile
+	mr       int // positions (rows of a) per gemmTile
+	// gemmBF16 is gemmTile over bfloat16 pairs (gemm.go): a [mr][lda] and
+	// bp [kp][nr] hold two bfloat16 per uint32 (inputs 2p, 2p+1), and each
+	// output is Σ over pairs of the odd product then the even one, each
+	// added with one rounding (VDPBF16PS; bfloat16 denormals read as zero,
+	// denormal sums flushed to zero). nil where the CPU has no such
+	// instruction (prefill then widens BF16 weights to float32).
+	gemmBF16 func(kp int, a []uint32, lda int, bp []uint32, c []float32, ldc int)
 	simdCols int // gemv/gemvT handle column counts that are multiples of this; 1 = any
 	// gelu and swiglu apply geluTanh (x[i]) and silu(hb[i])·up[i] to a
 	// leading run of their slices, each value bit for bit the scalar
@@ -50,13 +64,14 @@ type kernelSet struct {
 // bytes ahead in the row.
 var gemvPrefetch = -1
 
-// gemmMR is the number of rows (positions) in one gemm tile.
-const gemmMR = 6
+// maxMR is the most rows (positions) of any kernel set's gemm tile.
+const maxMR = 12
 
 // maxNR is the widest gemm panel of any kernel set (scratch is sized for it).
 const maxNR = 32
 
-var goKernels = kernelSet{name: "go", gemv: gemvGo, gemvBF16: gemvBF16Go, gemvT: gemvTGo, gemmTile: gemmTileGo, nr: 16, simdCols: 8}
+var goKernels = kernelSet{name: "go", gemv: gemvGo, gemvBF16: gemvBF16Go, gemvT: gemvTGo, tCols: 1, gemmTile: gemmTileGo, nr: 16, mr: 6,
+	gemmBF16: gemmBF16Go, simdCols: 8}
 
 // simdKernels is set by an architecture file when the CPU supports it;
 // otherKernels are further sets this CPU can run (tests check them too).
@@ -64,6 +79,10 @@ var (
 	simdKernels  *kernelSet
 	otherKernels []*kernelSet
 )
+
+// otherTile6x32 is the earlier 6×32 AVX-512 gemm tile where the CPU runs
+// it (BenchmarkGemmTile compares the 12×32 one with it); nil elsewhere.
+var otherTile6x32 func(k int, a []float32, lda int, bp []float32, c []float32, ldc int)
 
 // kern is the kernel set in use: pure Go until an architecture file's init
 // finds a SIMD set and calls chooseKernels.
@@ -141,25 +160,19 @@ func gemvBF16(out []float32, w []uint16, ldw int, x []float32, rows, cols int) {
 	}
 }
 
-// gemvTAcc adds Σ_i x[i]·w[i·ldw + j] to out[j] for j < n, i < k.
+// gemvTAcc adds Σ_i x[i]·w[i·ldw + j] to out[j] for j < n, i < k, in order of i
+// (the first tCols-multiple of columns with the kernel set's fused steps).
 func gemvTAcc(out, w []float32, ldw int, x []float32, k, n int) {
 	if k == 0 || n == 0 {
 		return
 	}
 	ks := kern
-	main := n - n%ks.simdCols
+	main := n - n%ks.tCols
 	if main > 0 {
 		ks.gemvT(out, w, ldw, x, k, main)
 	}
 	if main < n {
-		for i := 0; i < k; i++ {
-			xi := x[i]
-			row := w[i*ldw+main : i*ldw+n]
-			o := out[main:n]
-			for j, v := range row {
-				o[j] += xi * v
-			}
-		}
+		gemvTGo(out[main:], w[main:], ldw, x, k, n-main)
 	}
 }
 

@@ -13,13 +13,27 @@ func gemvF32AVX2(out, w *float32, ldw int, x *float32, rows, cols int)
 func gemvBF16AVX2(out *float32, w *uint16, ldw int, x *float32, rows, cols int)
 
 //go:noescape
-func gemvTF32AVX2(out, w *float32, ldw int, x *float32, k, n int)
+func gemvTChainAVX2(out, w *float32, ldw int, x *float32, k, n int)
+
+//go:noescape
+func gemvTChainAVX512(out, w *float32, ldw int, x *float32, k, n int)
+
+//go:noescape
+func gemm12x32AccAVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int)
 
 //go:noescape
 func gemm6x16AVX2(k int, a *float32, lda int, b *float32, c *float32, ldc int)
 
 //go:noescape
 func gemm6x32AVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int)
+
+// gemm12_amd64.s
+
+//go:noescape
+func gemm12x32AVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int)
+
+//go:noescape
+func gemm12x32BF16(k int, a *uint32, lda int, b *uint32, c *float32, ldc int)
 
 // kernels512_amd64.s
 
@@ -39,15 +53,20 @@ func init() {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
 		return
 	}
-	k := &kernelSet{name: "avx2-fma", gemv: gemvAVX2, gemvBF16: gemvBF16AVX2w, gemvT: gemvTAVX2,
-		gemmTile: gemmTileAVX2, nr: 16, simdCols: 8, gelu: geluAVX2w, swiglu: swigluAVX2w}
+	k := &kernelSet{name: "avx2-fma", gemv: gemvAVX2, gemvBF16: gemvBF16AVX2w, gemvT: gemvTAVX2, tCols: 8,
+		gemmTile: gemmTileAVX2, nr: 16, mr: 6, simdCols: 8, gelu: geluAVX2w, swiglu: swigluAVX2w}
 	otherKernels = append(otherKernels, k)
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL {
 		k512 := *k
-		k512.name, k512.gemmTile, k512.nr = "avx512", gemmTileAVX512, 32
+		k512.name, k512.gemmTile, k512.nr, k512.mr = "avx512", gemmTile12AVX512, 32, 12
+		if cpu.X86.HasAVX512BF16 {
+			k512.gemmBF16 = gemmBF16AVX512
+		}
 		k512.gemv, k512.gemvBF16 = gemvAVX512, gemvBF16AVX512w
 		k512.gemv4, k512.gemv4BF16 = gemv4AVX512, gemv4BF16AVX512w
+		k512.gemvT, k512.tCols, k512.gemmTileAcc = gemvTAVX512, 16, gemmTileAccAVX512
 		k = &k512
+		otherTile6x32 = gemmTileAVX512
 	}
 	simdKernels = k
 	kern = chooseKernels(getenvKernels())
@@ -96,26 +115,52 @@ func checkGemv(nout, nw, ldw, nx, rows, cols int) {
 }
 
 func gemvTAVX2(out, w []float32, ldw int, x []float32, k, n int) {
-	if k <= 0 || n <= 0 || n%8 != 0 || ldw < n || len(out) < n || len(x) < k || len(w) < (k-1)*ldw+n {
-		panic("engine: gemvT: bad shape")
-	}
-	gemvTF32AVX2(&out[0], &w[0], ldw, &x[0], k, n)
+	checkGemvT(len(out), len(w), ldw, len(x), k, n, 8)
+	gemvTChainAVX2(&out[0], &w[0], ldw, &x[0], k, n)
 }
 
-func checkGemm(k int, a []float32, lda int, bp []float32, c []float32, ldc, nr int) {
-	if k <= 0 || lda < k || ldc < nr || len(a) < (gemmMR-1)*lda+k || len(bp) < k*nr || len(c) < (gemmMR-1)*ldc+nr {
+func gemvTAVX512(out, w []float32, ldw int, x []float32, k, n int) {
+	checkGemvT(len(out), len(w), ldw, len(x), k, n, 16)
+	gemvTChainAVX512(&out[0], &w[0], ldw, &x[0], k, n)
+}
+
+func checkGemvT(nout, nw, ldw, nx, k, n, cols int) {
+	if k <= 0 || n <= 0 || n%cols != 0 || ldw < n || nout < n || nx < k || nw < (k-1)*ldw+n {
+		panic("engine: gemvT: bad shape")
+	}
+}
+
+func gemmTileAccAVX512(k int, a []float32, lda int, bp []float32, c []float32, ldc int) {
+	checkGemm(k, len(a), lda, len(bp), len(c), ldc, 12, 32)
+	gemm12x32AccAVX512(k, &a[0], lda, &bp[0], &c[0], ldc)
+}
+
+func checkGemm(k, na, lda, nbp, nc, ldc, mr, nr int) {
+	if k <= 0 || lda < k || ldc < nr || na < (mr-1)*lda+k || nbp < k*nr || nc < (mr-1)*ldc+nr {
 		panic("engine: gemm: bad shape")
 	}
 }
 
 func gemmTileAVX2(k int, a []float32, lda int, bp []float32, c []float32, ldc int) {
-	checkGemm(k, a, lda, bp, c, ldc, 16)
+	checkGemm(k, len(a), lda, len(bp), len(c), ldc, 6, 16)
 	gemm6x16AVX2(k, &a[0], lda, &bp[0], &c[0], ldc)
 }
 
+// gemmTileAVX512 is the earlier 6×32 tile (kept for BenchmarkGemmTile's
+// comparison; the avx512 set runs gemmTile12AVX512).
 func gemmTileAVX512(k int, a []float32, lda int, bp []float32, c []float32, ldc int) {
-	checkGemm(k, a, lda, bp, c, ldc, 32)
+	checkGemm(k, len(a), lda, len(bp), len(c), ldc, 6, 32)
 	gemm6x32AVX512(k, &a[0], lda, &bp[0], &c[0], ldc)
+}
+
+func gemmTile12AVX512(k int, a []float32, lda int, bp []float32, c []float32, ldc int) {
+	checkGemm(k, len(a), lda, len(bp), len(c), ldc, 12, 32)
+	gemm12x32AVX512(k, &a[0], lda, &bp[0], &c[0], ldc)
+}
+
+func gemmBF16AVX512(kp int, a []uint32, lda int, bp []uint32, c []float32, ldc int) {
+	checkGemm(kp, len(a), lda, len(bp), len(c), ldc, 12, 32)
+	gemm12x32BF16(kp, &a[0], lda, &bp[0], &c[0], ldc)
 }
 
 // The AVX-512 gemv wrappers run the 4-row, 16-column part in AVX-512 and

@@ -258,68 +258,6 @@ bdone:
 	VZEROUPPER
 	RET
 
-// func gemvTF32AVX2(out *float32, w *float32, ldw int, x *float32, k int, n int)
-// out[j] += Σ_{i<k} x[i]·w[i*ldw+j] for j < n; n is a positive multiple of 8.
-// Four input rows per pass over out.
-TEXT ·gemvTF32AVX2(SB), NOSPLIT, $0-48
-	MOVQ out+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ ldw+16(FP), R8
-	SHLQ $2, R8
-	MOVQ x+24(FP), DX
-	MOVQ k+32(FP), CX
-	MOVQ n+40(FP), BX
-
-t4rows:
-	CMPQ CX, $4
-	JL   t1rows
-	LEAQ (SI)(R8*1), R9
-	LEAQ (SI)(R8*2), R10
-	LEAQ (R9)(R8*2), R11
-	VBROADCASTSS (DX), Y12
-	VBROADCASTSS 4(DX), Y13
-	VBROADCASTSS 8(DX), Y14
-	VBROADCASTSS 12(DX), Y15
-	XORQ AX, AX
-
-t4loop:
-	VMOVUPS (DI)(AX*4), Y0
-	VMULPS (R10)(AX*4), Y14, Y1
-	VFMADD231PS (SI)(AX*4), Y12, Y0
-	VFMADD231PS (R11)(AX*4), Y15, Y1
-	VFMADD231PS (R9)(AX*4), Y13, Y0
-	VADDPS Y1, Y0, Y0
-	VMOVUPS Y0, (DI)(AX*4)
-	ADDQ $8, AX
-	CMPQ AX, BX
-	JL   t4loop
-	ADDQ $16, DX
-	LEAQ (SI)(R8*4), SI
-	SUBQ $4, CX
-	JMP  t4rows
-
-t1rows:
-	TESTQ CX, CX
-	JZ    tdone
-	VBROADCASTSS (DX), Y12
-	XORQ AX, AX
-
-t1loop:
-	VMOVUPS (DI)(AX*4), Y0
-	VFMADD231PS (SI)(AX*4), Y12, Y0
-	VMOVUPS Y0, (DI)(AX*4)
-	ADDQ $8, AX
-	CMPQ AX, BX
-	JL   t1loop
-	ADDQ $4, DX
-	ADDQ R8, SI
-	DECQ CX
-	JMP  t1rows
-
-tdone:
-	VZEROUPPER
-	RET
-
 // func gemm6x16AVX2(k int, a *float32, lda int, b *float32, c *float32, ldc int)
 // C[i][0:16] = Σ_{p<k} A[i][p]·B[p][0:16] for i < 6; B is a packed panel
 // [k][16]; A and C are row-major with strides lda and ldc (in floats).

@@ -8,7 +8,7 @@ func f32frombits(b uint32) float32 { return math.Float32frombits(b) }
 func f32bits(f float32) uint32     { return math.Float32bits(f) }
 
 // The pure-Go kernels add in the same order as the assembly ones (16
-// partial sums per row, combined pairwise; four input rows per pass in
+// partial sums per row, combined pairwise; one step per input row in
 // gemvT), so the two paths differ only where the assembly fuses a multiply
 // and an add into one rounding.
 
@@ -68,35 +68,23 @@ func gemvBF16Go(out []float32, w []uint16, ldw int, x []float32, rows, cols int)
 	}
 }
 
-// gemvTGo: out[j] += Σ_i x[i]·w[i·ldw+j], four input rows per pass.
+// gemvTGo: out[j] += Σ_i x[i]·w[i·ldw+j], one step per input row in order.
 func gemvTGo(out, w []float32, ldw int, x []float32, k, n int) {
 	out = out[:n]
-	i := 0
-	for ; i+4 <= k; i += 4 {
-		x0, x1, x2, x3 := x[i], x[i+1], x[i+2], x[i+3]
-		w0 := w[i*ldw : i*ldw+n]
-		w1 := w[(i+1)*ldw : (i+1)*ldw+n]
-		w2 := w[(i+2)*ldw : (i+2)*ldw+n]
-		w3 := w[(i+3)*ldw : (i+3)*ldw+n]
-		for j := range out {
-			o := (out[j] + x0*w0[j]) + x1*w1[j]
-			out[j] = o + (x2*w2[j] + x3*w3[j])
-		}
-	}
-	for ; i < k; i++ {
+	for i := 0; i < k; i++ {
 		xi := x[i]
-		w0 := w[i*ldw : i*ldw+n]
-		for j := range out {
-			out[j] += xi * w0[j]
+		row := w[i*ldw : i*ldw+n]
+		for j, v := range row {
+			out[j] += xi * v
 		}
 	}
 }
 
-// gemmTileGo computes one gemmMR×16 tile from a packed panel bp [k][16].
+// gemmTileGo computes one 6×16 tile from a packed panel bp [k][16].
 func gemmTileGo(k int, a []float32, lda int, bp []float32, c []float32, ldc int) {
-	const nr = 16
-	var acc [gemmMR][nr]float32
-	for i := 0; i < gemmMR; i++ {
+	const nr, mr = 16, 6
+	var acc [mr][nr]float32
+	for i := 0; i < mr; i++ {
 		ar := a[i*lda : i*lda+k]
 		ac := &acc[i]
 		for p, av := range ar {
@@ -106,7 +94,49 @@ func gemmTileGo(k int, a []float32, lda int, bp []float32, c []float32, ldc int)
 			}
 		}
 	}
-	for i := 0; i < gemmMR; i++ {
+	for i := 0; i < mr; i++ {
 		copy(c[i*ldc:i*ldc+nr], acc[i][:])
 	}
+}
+
+// gemmBF16Go is gemmBF16 for a 6×16 tile, what VDPBF16PS computes step by
+// step: the odd pair's product, then the even one's, each exact in float32
+// and added with one rounding; bfloat16 denormals read as zero and
+// denormal sums flushed to zero.
+func gemmBF16Go(kp int, a []uint32, lda int, bp []uint32, c []float32, ldc int) {
+	gemmBF16Ref(6, 16, kp, a, lda, bp, c, ldc)
+}
+
+// gemmBF16Ref is gemmBF16 for any mr×nr tile (the tests compare the
+// assembly's 12×32 tiles with it bit for bit).
+func gemmBF16Ref(mr, nr, kp int, a []uint32, lda int, bp []uint32, c []float32, ldc int) {
+	for i := 0; i < mr; i++ {
+		ar := a[i*lda : i*lda+kp]
+		for j := 0; j < nr; j++ {
+			var s float32
+			for p, av := range ar {
+				bv := bp[p*nr+j]
+				s = ftz(s + bf16DAZ(uint16(av>>16))*bf16DAZ(uint16(bv>>16)))
+				s = ftz(s + bf16DAZ(uint16(av))*bf16DAZ(uint16(bv)))
+			}
+			c[i*ldc+j] = s
+		}
+	}
+}
+
+// bf16DAZ widens a bfloat16, a denormal read as zero (of its sign).
+func bf16DAZ(h uint16) float32 {
+	if h&0x7f80 == 0 {
+		h &= 0x8000
+	}
+	return math.Float32frombits(uint32(h) << 16)
+}
+
+// ftz flushes a float32 denormal to zero (of its sign).
+func ftz(f float32) float32 {
+	b := math.Float32bits(f)
+	if b&0x7f800000 == 0 {
+		return math.Float32frombits(b & 0x80000000)
+	}
+	return f
 }

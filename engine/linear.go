@@ -2,7 +2,7 @@ package engine
 
 // linear.go: linear layers, y = W·x + b, over a pass's rows: GEMV for one
 // position, the same decode kernel row by row for a batch or a short pass,
-// packed GEMM for a long prefill, and split-K for [in][out] matrices.
+// packed GEMM for a long prefill (gemm.go); [in][out] matrices in inout.go.
 
 // linJob is one matrix of a fused linear pass: out[t][o] = Σ_i x[t][i]·W[o][i] + bias[o].
 // out is [T][w.Rows]. Several jobs that read the same x (Q, K and V; gate
@@ -18,15 +18,14 @@ type linJob struct {
 // the gemv kernel; a short pass, or any pass of a with decodeRows, runs
 // the same kernel for every row (linearRows); otherwise (prefill) each
 // worker packs panels of nr output columns and multiplies them with
-// 6-position tiles (gemm).
+// tiles of mr positions (gemm.go).
 func (a *acts) linear(x []float32, T int, jobs ...linJob) {
 	total := 0
 	for _, j := range jobs {
 		total += j.w.Rows
 	}
-	k := kern
-	if T == 1 && inOutRun(jobs) {
-		a.part = splitK(x, 1, total, jobs, a.part)
+	if (T == 1 || a.rowKernels(T)) && allInOut(jobs) {
+		a.linearInOut(x, T, jobs) // inout.go
 		return
 	}
 	if T == 1 {
@@ -40,35 +39,10 @@ func (a *acts) linear(x []float32, T int, jobs ...linJob) {
 		// blocks of rows, four positions at a time, cost less than packing
 		// the weights into panels for the GEMM (and each position's values
 		// are a decode step's)
-		a.part = linearRows(x, T, a.part, jobs)
+		linearRows(x, T, jobs)
 		return
 	}
-	in := jobs[0].w.Cols
-	// The last T%6 positions go through a zero-padded copy of their rows.
-	full := T - T%gemmMR
-	var tail []float32
-	if full < T {
-		tail = a.gemmTail[:gemmMR*in]
-		clear(tail)
-		copy(tail, x[full*in:T*in])
-	}
-	// Units are panels of nr outputs; a job's last panel may be partial.
-	nr := k.nr
-	panels := make([]int, len(jobs)+1) // first panel of each job
-	for i, j := range jobs {
-		panels[i+1] = panels[i] + (j.w.Rows+nr-1)/nr
-	}
-	parallelFor(panels[len(jobs)], 1, func(w, lo, hi int) {
-		bp := a.pack[w][:in*nr]
-		tile := a.tile[w][:gemmMR*nr]
-		for ji, j := range jobs {
-			p0, p1 := max(lo, panels[ji]), min(hi, panels[ji+1])
-			for p := p0; p < p1; p++ {
-				o0 := (p - panels[ji]) * nr
-				gemmPanel(k, j, x, tail, T, full, o0, min(nr, j.w.Rows-o0), bp, tile)
-			}
-		}
-	})
+	a.gemm(x, T, jobs)
 }
 
 // rowsMaxT is the longest pass that acts.linear runs with the decode
@@ -82,86 +56,6 @@ const rowsMaxT = 8
 // kernels (linearRows), each row's values a lone decode step's.
 func (a *acts) rowKernels(T int) bool { return T <= rowsMaxT || a.decodeRows }
 
-// inOutRun reports whether the jobs are float32 [in][out] matrices that lie
-// side by side in one array (GPT-2's q, k, v views of c_attn, or one Conv1D
-// matrix), with biases for all or none.
-func inOutRun(jobs []linJob) bool {
-	w0 := jobs[0].w
-	if !w0.InOut || w0.DType != F32 || w0.Empty() {
-		return false
-	}
-	off := w0.Off
-	for _, j := range jobs {
-		w := j.w
-		if !w.InOut || w.DType != F32 || w.Cols != w0.Cols || w.Ld != w0.Ld || w.Off != off ||
-			len(w.F32) == 0 || &w.F32[0] != &w0.F32[0] || (j.bias == nil) != (jobs[0].bias == nil) {
-			return false
-		}
-		off += w.Rows
-	}
-	return true
-}
-
-// splitK is the decode step of [in][out] matrices, for B rows of x
-// [B][in] at once: each worker streams a contiguous block of input rows
-// (whole stored rows, read in order) into its own partial sums of every
-// output, and the partial sums are then added (splitting the outputs
-// instead would have each worker read a strided band of every row). Each
-// worker walks its input rows in blocks of 16 and adds every row's
-// contribution before moving on, so the weights are read once for all B
-// rows, and each row's sums are added in exactly the order a lone decode
-// step adds them. part is the per-worker scratch (grown and returned).
-func splitK(x []float32, B, n int, jobs []linJob, part [][]float32) [][]float32 {
-	w := jobs[0].w
-	in := w.Cols
-	if len(part) < maxWorkers() || len(part[0]) < B*n {
-		part = make([][]float32, maxWorkers())
-		for i := range part {
-			part[i] = make([]float32, B*n)
-		}
-	}
-	for _, p := range part {
-		clear(p[:B*n])
-	}
-	// A fixed split of the input rows into one chunk per worker slot, each
-	// summed into its own partial buffer: the result does not depend on
-	// which worker (or the caller alone, when the pool is busy) runs a chunk.
-	chunks := len(part)
-	parallelFor(chunks, 1, func(_, clo, chi int) {
-		for c := clo; c < chi; c++ {
-			lo, hi := in*c/chunks&^3, in*(c+1)/chunks&^3
-			if c == chunks-1 {
-				hi = in
-			}
-			for a := lo; a < hi; a += 16 {
-				e := min(a+16, hi)
-				for s := 0; s < B; s++ {
-					gemvTAcc(part[c][s*n:(s+1)*n], w.F32[a*w.Ld+w.Off:], w.Ld, x[s*in+a:s*in+e], e-a, n)
-				}
-			}
-		}
-	})
-	for s := 0; s < B; s++ {
-		base := 0
-		for _, j := range jobs {
-			rows := j.w.Rows
-			out := j.out[s*rows : (s+1)*rows]
-			if j.bias != nil {
-				copy(out, j.bias)
-			} else {
-				clear(out)
-			}
-			for _, p := range part {
-				for o, v := range p[s*n+base : s*n+base+rows] {
-					out[o] += v
-				}
-			}
-			base += rows
-		}
-	}
-	return part
-}
-
 // linearRows runs the jobs on B rows of x [B][in] (sequences of a batch,
 // or the positions of a short prefill), each output what a lone decode
 // step computes for that row, with each weight read from memory once for
@@ -170,15 +64,11 @@ func splitK(x []float32, B, n int, jobs []linJob, part [][]float32) [][]float32 
 // in cache and runs the decode kernel (gemvRange) on each block for every
 // row (blocks start at multiples of 16 rows from the worker's first, so
 // the kernels' 4-row and 8-column groups fall where they fall alone).
-// [in][out] matrices side by side (GPT-2) go through splitK, as they do
-// alone. part is splitK's scratch (grown and returned).
-func linearRows(x []float32, B int, part [][]float32, jobs []linJob) [][]float32 {
+// (Passes of [in][out] matrices alone go through linearInOut.)
+func linearRows(x []float32, B int, jobs []linJob) {
 	total := 0
 	for _, j := range jobs {
 		total += j.w.Rows
-	}
-	if inOutRun(jobs) {
-		return splitK(x, B, total, jobs, part)
 	}
 	in := jobs[0].w.Cols
 	parallelForAligned(total, 16, 64, func(_, lo, hi int) {
@@ -211,7 +101,6 @@ func linearRows(x []float32, B int, part [][]float32, jobs []linJob) [][]float32
 			}
 		})
 	})
-	return part
 }
 
 // gemv4For reports whether the kernel set can run w for four sequences in
@@ -278,14 +167,9 @@ func gemvRange(j linJob, x []float32, lo, hi int) {
 	}
 	out := j.out[lo:hi]
 	switch {
-	case w.InOut && w.DType == F32:
-		if j.bias != nil {
-			copy(out, j.bias[lo:hi])
-		} else {
-			clear(out)
-		}
+	case w.InOut && w.DType == F32: // as linearInOut computes it
+		clear(out)
 		gemvTAcc(out, w.F32[w.Off+lo:], w.Ld, x, w.Cols, hi-lo)
-		return
 	case w.InOut: // not produced by the loaders; kept correct anyway
 		for o := lo; o < hi; o++ {
 			var s float32
@@ -302,83 +186,6 @@ func gemvRange(j linJob, x []float32, lo, hi int) {
 	if j.bias != nil {
 		for i, b := range j.bias[lo:hi] {
 			out[i] += b
-		}
-	}
-}
-
-// packPanel writes outputs o0..o0+n-1 of w as a [in][nr] panel (columns past
-// n are zero), widening BF16.
-func packPanel(bp []float32, w *Mat, o0, n, nr int) {
-	in := w.Cols
-	switch {
-	case w.Q != nil: // block-quantized (quantized.go)
-		packQuantPanel(bp, w, o0, n, nr)
-	case w.InOut && w.DType == F32:
-		for i := 0; i < in; i++ {
-			s := i*w.Ld + w.Off + o0
-			d := bp[i*nr : i*nr+nr]
-			copy(d, w.F32[s:s+n])
-			clear(d[n:])
-		}
-		return
-	case w.DType == F32 && !w.InOut:
-		if n < nr {
-			clear(bp[:in*nr])
-		}
-		for j := 0; j < n; j++ {
-			row := w.F32[(o0+j)*w.Ld+w.Off : (o0+j)*w.Ld+w.Off+in]
-			for i, v := range row {
-				bp[i*nr+j] = v
-			}
-		}
-	case w.DType == BF16 && !w.InOut:
-		if n < nr {
-			clear(bp[:in*nr])
-		}
-		for j := 0; j < n; j++ {
-			row := w.BF16[(o0+j)*w.Ld+w.Off : (o0+j)*w.Ld+w.Off+in]
-			for i, v := range row {
-				bp[i*nr+j] = bf16ToF32(v)
-			}
-		}
-	default:
-		clear(bp[:in*nr])
-		for j := 0; j < n; j++ {
-			for i := 0; i < in; i++ {
-				bp[i*nr+j] = w.At(o0+j, i)
-			}
-		}
-	}
-}
-
-// gemmPanel computes outputs o0..o0+n-1 of job j for all T positions.
-func gemmPanel(k *kernelSet, j linJob, x, tail []float32, T, full, o0, n int, bp, tile []float32) {
-	nr := k.nr
-	in := j.w.Cols
-	rows := j.w.Rows
-	packPanel(bp, j.w, o0, n, nr)
-	for t0 := 0; t0 < T; t0 += gemmMR {
-		m := min(gemmMR, T-t0)
-		a, lda := x[t0*in:], in
-		if t0 >= full {
-			a = tail
-		}
-		if m == gemmMR && n == nr {
-			k.gemmTile(in, a, lda, bp, j.out[t0*rows+o0:], rows)
-		} else {
-			k.gemmTile(in, a, lda, bp, tile, nr)
-			for i := 0; i < m; i++ {
-				copy(j.out[(t0+i)*rows+o0:(t0+i)*rows+o0+n], tile[i*nr:i*nr+n])
-			}
-		}
-		if j.bias != nil {
-			b := j.bias[o0 : o0+n]
-			for i := 0; i < m; i++ {
-				o := j.out[(t0+i)*rows+o0 : (t0+i)*rows+o0+n]
-				for c, v := range b {
-					o[c] += v
-				}
-			}
 		}
 	}
 }
