@@ -151,9 +151,9 @@ func TestBrowserClassLesson(t *testing.T) {
 		c.wait(s, `window.__seen > 0`)
 		lag := evalJS[float64](t, s, `window.__seen`) - moved
 		t.Logf("student %d saw the presenter's temperature 1.6 after %.0f ms", i+1, lag)
-		// pushed, not polled: a move arrives within a couple of frames on a
-		// quiet machine (40-60 ms seen); the bound only catches a move that
-		// waits for a reload or a poll, since the test runs beside others
+		// pushed, not polled: the latency is logged (193-221 ms with a load
+		// average of 20); the bound only catches a move that waits for a
+		// reload or a poll, since the test runs beside other browser tests
 		if lag > 2000 {
 			t.Errorf("student %d: the slider move reached them after %.0f ms, want it pushed at once (≤ 2 s)", i+1, lag)
 		}
