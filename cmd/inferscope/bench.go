@@ -210,7 +210,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if *modelPath != "" {
-		m, err := (modelFlags{model: modelPath, tokenizer: new(string)}).loadAny()
+		m, err := (modelFlags{model: modelPath, tokenizer: new(string), weights: weights}).loadAny() // converted as loaded
 		if err != nil {
 			return err
 		}
