@@ -158,7 +158,10 @@ type attnSlot struct {
 // by doubling, never shrunk: a steady decode allocates nothing).
 type attnScratch struct {
 	slots            []attnSlot
-	wide             [][]float32              // per worker: a 16-bit cache's rows of one block, keys then values, widened
+	wide             [][]float32              // per worker: a 16-bit cache's rows of one chunk, widened
+	tiles            []attnTile               // a prompt's tiles of rows (attntiles.go)
+	tileScr          []tileScratch            // per worker
+	tilesFn          func(worker, lo, hi int) // w.tileRows, bound
 	w                attnWork                 // the layer in flight
 	rowsFn, blocksFn func(worker, lo, hi int) // w's methods, bound to bound
 	bound            *attnWork
@@ -187,8 +190,15 @@ func (sc *attnScratch) bytes() int64 {
 	for _, w := range sc.wide {
 		n += len(w)
 	}
+	for _, t := range sc.tileScr {
+		n += len(t.q) + len(t.s) + len(t.o) + len(t.kw) + len(t.vw)
+	}
 	return 4 * int64(n)
 }
+
+// attnTiled turns the tiled prompt path on (tests compare it with the
+// row-at-a-time one).
+var attnTiled = true
 
 // attnRowsAlone is the most rows a pass splits by blocks (a decode step,
 // a small batch or a short prompt); with more, each worker takes whole rows.
@@ -206,7 +216,7 @@ func (a *acts) attend(c Config, p *pass, l int) {
 		sc.w.window = c.Window
 	}
 	if sc.bound != &sc.w { // bound once: a method value made per call would be allocated per call
-		sc.rowsFn, sc.blocksFn, sc.bound = sc.w.rows, sc.w.blocks, &sc.w
+		sc.rowsFn, sc.blocksFn, sc.tilesFn, sc.bound = sc.w.rows, sc.w.blocks, sc.w.tileRows, &sc.w
 	}
 	w := &sc.w
 	if p.wide16() {
@@ -219,7 +229,14 @@ func (a *acts) attend(c Config, p *pass, l int) {
 			}
 		}
 	}
-	if R > attnRowsAlone {
+	if R > attnRowsAlone && attnTiled && w.tileable() {
+		for i := range maxWorkers() * attnTileRows {
+			sc.slot(i, p.maxLen(), H, hd, c.SeqLen)
+		}
+		sc.growTiles(H/c.NKVHeads, hd, p.wide16())
+		sc.makeTiles(p)
+		parallelFor(len(sc.tiles), 1, sc.tilesFn)
+	} else if R > attnRowsAlone {
 		for i := range maxWorkers() {
 			sc.slot(i, p.maxLen(), H, hd, c.SeqLen)
 		}

@@ -129,3 +129,35 @@ func BenchmarkPrefill512(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAttendPrompt is the attention of a 512-token prompt at one layer
+// of the SmolLM2-135M shape (the queries, keys and values random), in
+// tiles of rows (attntiles.go) and a row at a time.
+func BenchmarkAttendPrompt(b *testing.B) {
+	c := Shapes["smollm2-135M"]
+	for _, tiled := range []bool{true, false} {
+		b.Run(map[bool]string{true: "tiled", false: "rows"}[tiled], func(b *testing.B) {
+			defer func() { attnTiled = true }()
+			attnTiled = tiled
+			T := 512
+			kv := randomKV(c, T, KVF32)
+			kv.Len = T
+			a := &acts{}
+			a.alloc(c, T)
+			r := rand.New(rand.NewPCG(2, 2))
+			for i := range a.q {
+				a.q[i] = float32(r.NormFloat64())
+			}
+			p := &pass{}
+			p.start(make([]int, T))
+			p.add(kv, 0, T, nil)
+			a.attend(c, p, 0)
+			b.ResetTimer()
+			c0 := cpuTime()
+			for i := 0; i < b.N; i++ {
+				a.attend(c, p, 0)
+			}
+			b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
