@@ -19,7 +19,7 @@ func (m *Model) attention(a *acts, p *pass, lw *LayerWeights, l int) {
 	qd, kvd, hd := c.QDim(), c.KVDim(), c.HeadDim
 	// q: [R][q_dim], k and v: [R][kv_dim], in one pass over the weights
 	// (biases: Qwen2Attention's q, k and v; GPT-2's c_attn)
-	a.linear(a.xb, R, linJob{a.q, &lw.Wq, lw.Bq}, linJob{a.k, &lw.Wk, lw.Bk}, linJob{a.v, &lw.Wv, lw.Bv})
+	a.linear(a.xb, R, a.jobsOf(linJob{a.q, &lw.Wq, lw.Bq}, linJob{a.k, &lw.Wk, lw.Bk}, linJob{a.v, &lw.Wv, lw.Bv})...)
 	if lw.QNorm != nil {
 		// Qwen3Attention, Gemma3Attention: q_norm and k_norm, an RMSNorm
 		// over each head's head_dim values, before RoPE
@@ -50,7 +50,7 @@ func (m *Model) attention(a *acts, p *pass, lw *LayerWeights, l int) {
 			}
 		}
 	}
-	a.linear(a.ao, R, linJob{a.proj, &lw.Wo, lw.Bo}) // [R][dim]
+	a.linear(a.ao, R, a.jobsOf(linJob{a.proj, &lw.Wo, lw.Bo})...) // [R][dim]
 }
 
 // kvRun is a run of n consecutive positions' keys and values (rows of
@@ -119,9 +119,12 @@ func (m *Model) ropeTables(a *acts, p *pass) {
 		}
 		return cos, sin
 	}
-	a.rcos, a.rsin = fill(a.rcos, a.rsin, c.ropeInvFreq(false))
+	if a.invFor != &m.Config { // computed once per model (a pass would allocate them)
+		a.invFreq, a.invFreqL, a.invFor = c.ropeInvFreq(false), c.ropeInvFreq(true), &m.Config
+	}
+	a.rcos, a.rsin = fill(a.rcos, a.rsin, a.invFreq)
 	if c.RopeLocalTheta > 0 && c.Window > 0 {
-		a.rcosL, a.rsinL = fill(a.rcosL, a.rsinL, c.ropeInvFreq(true))
+		a.rcosL, a.rsinL = fill(a.rcosL, a.rsinL, a.invFreqL)
 	}
 }
 
