@@ -1,7 +1,7 @@
 //go:build amd64 && !purego
 
-// kernels512_amd64.s: AVX-512 matrix-vector kernels for Q8_0, Q4_0 and
-// Q4_K, four rows at a time (each block of x loaded once for the four). The Go
+// kernels512_amd64.s: AVX-512 matrix-vector kernels for Q8_0, Q4_0, Q4_K
+// and Q6_K, four rows at a time (each block of x loaded once for the four). The Go
 // wrappers are in kernels_amd64.go.
 //
 // Bit for bit the AVX2 kernels' results (kernels_amd64.s): a block's 32
@@ -15,7 +15,7 @@
 // Registers: DI out, SI row 0's blocks, R8 row bytes, DX x, CX rows (a
 // multiple of 4), BX blocks per row; R9/R12/R13/R14 the four rows' block
 // pointers, R10 x pointer, R11 block count. Z0–Z7 the four rows' sums,
-// Z16–Z18 scratch, Z30/Z31 x, Z14/Z15 constants (Q4_0).
+// Z16–Z18 scratch, Z30/Z31 x, Z9/Z13/Z15 constants.
 
 #include "textflag.h"
 
@@ -87,13 +87,14 @@ GLOBL q4kiota<>(SB), RODATA|NOPTR, $64
 // Q40ROW(p, lo, hi): the same for the Q4_0 block at p: values 0–15 the low
 // nibbles, 16–31 the high ones, each minus 8, times d. Each nibble j picks
 // the float32 j−8 from Z15 (the value VCVTDQ2PS gives for the integer
-// j−8, exactly), so the products are the AVX2 kernel's.
+// j−8, exactly), so the products are the AVX2 kernel's. VPERMPS reads only
+// an index's low four bits: the low nibble needs no mask, the high one a
+// shift.
 #define Q40ROW(p, lo, hi) \
 	VPBROADCASTW (p), Y16; \
 	VCVTPH2PS Y16, Z16; \
 	VPMOVZXBD 2(p), Z17; \
 	VPSRLD $4, Z17, Z18; \
-	VPANDD Z14, Z17, Z17; \
 	VPERMPS Z15, Z17, Z17; \
 	VPERMPS Z15, Z18, Z18; \
 	VMULPS Z16, Z17, Z17; \
@@ -175,8 +176,6 @@ TEXT ·matvecQ4_0AVX512(SB), NOSPLIT, $0-48
 	PROLOGUE4
 	MOVQ $q40table<>(SB), AX
 	VMOVUPS (AX), Z15
-	MOVL $0x0f, AX
-	VPBROADCASTD AX, Z14
 q40z4:
 	ROWS4_START
 q40zblk:
@@ -243,7 +242,9 @@ q40zblk:
 // Q4KROW(p, b, c, lo, hi): sub-blocks 2c and 2c+1 of row p into lo, hi.
 // Each sub-block's 16 possible values d1·q − m1 (q = 0…15, the product
 // rounded before the difference, as dequantQ4_K computes each value) are
-// made once, from Z13 = 0, 1, …, 15, and each nibble picks its value:
+// made once, from Z13 = 0, 1, …, 15, and each nibble picks its value
+// (VPERMPS reads an index's low four bits: the byte itself for the low
+// nibble, the byte shifted right by 4 for the high one):
 // exactly the values the AVX2 kernel computes one by one. Sub-block 2c is
 // added to every lane before 2c+1, as there.
 #define Q4KROW(p, b, c, lo, hi) \
@@ -257,12 +258,10 @@ q40zblk:
 	VSUBPS Z21, Z20, Z20; \
 	VPMOVZXBD (16+32*(c))(p), Z17; \
 	VPMOVZXBD (32+32*(c))(p), Z18; \
-	VPANDD Z14, Z17, Z22; \
-	VPANDD Z14, Z18, Z23; \
+	VPERMPS Z16, Z17, Z22; \
+	VPERMPS Z16, Z18, Z23; \
 	VPSRLD $4, Z17, Z17; \
 	VPSRLD $4, Z18, Z18; \
-	VPERMPS Z16, Z22, Z22; \
-	VPERMPS Z16, Z23, Z23; \
 	VPERMPS Z20, Z17, Z17; \
 	VPERMPS Z20, Z18, Z18; \
 	VFMADD231PS Z26, Z22, lo; \
@@ -286,8 +285,6 @@ q40zblk:
 // arguments before the next rows start.
 TEXT ·matvecQ4_KAVX512(SB), $320-48
 	PROLOGUE4
-	MOVL $0x0f, AX
-	VPBROADCASTD AX, Z14
 	MOVQ $q4kiota<>(SB), AX
 	VMOVUPS (AX), Z13
 q4kz4:
@@ -315,5 +312,118 @@ q4kzblk:
 	MOVQ n+40(FP), BX
 	ROWS4_END
 	JNZ  q4kz4
+	VZEROUPPER
+	RET
+
+// ---- Q6_K: 210-byte super-blocks: ql[128] at 0, qh[64] at 128, int8
+// scales[16] at 192, fp16 d at 208 (dequantQ6_K). A half n of 128 values
+// is four quarters of 32: quarter qi takes the low (qi < 2) or high
+// nibbles of ql[64n+32(qi&1) ..] and bits 2qi, 2qi+1 of qh[32n ..]; values
+// 0–15 of a quarter use scale 8n+2qi, 16–31 scale 8n+2qi+1, so each of a
+// row's two sum registers takes one scale per quarter. ----
+
+// q6ktable: the bytes j−32 for j = 0…63 (VPERMB reads only an index's low
+// six bits, so the bits above the six need no masking).
+DATA q6ktable<>+0(SB)/8, $0xe7e6e5e4e3e2e1e0
+DATA q6ktable<>+8(SB)/8, $0xefeeedecebeae9e8
+DATA q6ktable<>+16(SB)/8, $0xf7f6f5f4f3f2f1f0
+DATA q6ktable<>+24(SB)/8, $0xfffefdfcfbfaf9f8
+DATA q6ktable<>+32(SB)/8, $0x0706050403020100
+DATA q6ktable<>+40(SB)/8, $0x0f0e0d0c0b0a0908
+DATA q6ktable<>+48(SB)/8, $0x1716151413121110
+DATA q6ktable<>+56(SB)/8, $0x1f1e1d1c1b1a1918
+GLOBL q6ktable<>(SB), RODATA|NOPTR, $64
+
+// Q6SC(p, b) stores row p's d·scales[s] at b+4s(SP) (Q6SCALES of
+// kernels_amd64.s: the same product, one rounding).
+#define Q6SC(p, b) \
+	VPBROADCASTW 208(p), Y16; \
+	VCVTPH2PS Y16, Z16; \
+	VPMOVSXBD 192(p), Z17; \
+	VCVTDQ2PS Z17, Z17; \
+	VMULPS Z16, Z17, Z17; \
+	VMOVUPS Z17, (b)(SP)
+
+// Q6PREP(p, n, at) stages half n of row p as signed bytes q−32, quarter
+// qi at at+32qi(SP). Z12 = qh[32n:32n+32] | its bytes shifted right by 2,
+// so bits 0–1 (quarters 0, 1) after a shift left by 4 and bits 4–5
+// (quarters 2, 3) as they are sit at bits 4–5; VPTERNLOGD $0xD8 takes
+// bits 0–3 from the nibbles and the rest from the qh bits (Z15 = bytes
+// 0x0f selects), VPERMB maps the six-bit q to q−32 (Z9, q6ktable).
+#define Q6PREP(p, n, at) \
+	VMOVDQU64 (64*(n))(p), Z10; \
+	VMOVDQU (128+32*(n))(p), Y12; \
+	VPSRLW $2, Y12, Y13; \
+	VINSERTI64X4 $1, Y13, Z12, Z12; \
+	VPSLLW $4, Z12, Z11; \
+	VPTERNLOGD $0xD8, Z15, Z10, Z11; \
+	VPERMB Z9, Z11, Z11; \
+	VMOVDQU64 Z11, (at)(SP); \
+	VPSRLW $4, Z10, Z10; \
+	VPTERNLOGD $0xD8, Z15, Z10, Z12; \
+	VPERMB Z9, Z12, Z12; \
+	VMOVDQU64 Z12, (at+64)(SP)
+
+// Q6Q(at, sc, lo, hi): lo += s·q[0:16]·x, hi += s'·q[16:32]·x for the 32
+// values staged at at(SP), s and s' the scales at sc(SP) and sc+4(SP).
+#define Q6Q(at, sc, lo, hi) \
+	VPMOVSXBD (at)(SP), Z17; \
+	VPMOVSXBD (at+16)(SP), Z18; \
+	VCVTDQ2PS Z17, Z17; \
+	VCVTDQ2PS Z18, Z18; \
+	VMULPS.BCST (sc)(SP), Z17, Z17; \
+	VMULPS.BCST (sc+4)(SP), Z18, Z18; \
+	VFMADD231PS Z30, Z17, lo; \
+	VFMADD231PS Z31, Z18, hi
+
+// Q6QUART(n, qi): x for quarter qi of half n, then the four rows (scales
+// of row j at 64j(SP), its staged half at 256+128j(SP)).
+#define Q6QUART(n, qi) \
+	VMOVUPS (512*(n)+128*(qi))(R10), Z30; \
+	VMOVUPS (512*(n)+128*(qi)+64)(R10), Z31; \
+	Q6Q(256+32*(qi), 4*(8*(n)+2*(qi)), Z0, Z1); \
+	Q6Q(384+32*(qi), 64+4*(8*(n)+2*(qi)), Z2, Z3); \
+	Q6Q(512+32*(qi), 128+4*(8*(n)+2*(qi)), Z4, Z5); \
+	Q6Q(640+32*(qi), 192+4*(8*(n)+2*(qi)), Z6, Z7)
+
+#define Q6HALF(n) \
+	Q6PREP(R9, n, 256); \
+	Q6PREP(R12, n, 384); \
+	Q6PREP(R13, n, 512); \
+	Q6PREP(R14, n, 640); \
+	Q6QUART(n, 0); \
+	Q6QUART(n, 1); \
+	Q6QUART(n, 2); \
+	Q6QUART(n, 3)
+
+// func matvecQ6_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+TEXT ·matvecQ6_KAVX512(SB), $768-48
+	PROLOGUE4
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z15
+	MOVQ $q6ktable<>(SB), AX
+	VMOVDQU64 (AX), Z9
+q6kz4:
+	ROWS4_START
+q6kzblk:
+	PF4(0)
+	PF4(64)
+	PF4(128)
+	PF4(192)
+	Q6SC(R9, 0)
+	Q6SC(R12, 64)
+	Q6SC(R13, 128)
+	Q6SC(R14, 192)
+	Q6HALF(0)
+	Q6HALF(1)
+	ADDQ $210, R9
+	ADDQ $210, R12
+	ADDQ $210, R13
+	ADDQ $210, R14
+	ADDQ $1024, R10
+	DECQ R11
+	JNZ  q6kzblk
+	ROWS4_END
+	JNZ  q6kz4
 	VZEROUPPER
 	RET

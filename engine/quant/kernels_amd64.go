@@ -73,14 +73,18 @@ func matvecQ4_0AVX512(out *float32, w *byte, rowBytes int, x *float32, rows int,
 //go:noescape
 func matvecQ4_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
 
+//go:noescape
+func matvecQ6_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+
 var simd = newAVX2()
 
-// use512 says whether matvecAVX2 runs Q8_0, Q4_0 and Q4_K rows four at a time on
-// the AVX-512 kernels (kernels512_amd64.s), whose results are the AVX2
-// kernels' bit for bit; the tests turn it off to check the AVX2 ones.
-var use512 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
+// use512 says whether matvecAVX2 runs Q8_0, Q4_0, Q4_K and Q6_K rows four at
+// a time on the AVX-512 kernels (kernels512_amd64.s; Q6_K's byte lookup
+// needs AVX512-VBMI), whose results are the AVX2 kernels' bit for bit; the
+// tests turn it off to check the AVX2 ones.
+var use512 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VBMI
 
-var matvec512 = map[Type]matvecFunc{Q8_0: matvecQ8_0AVX512, Q4_0: matvecQ4_0AVX512, Q4_K: matvecQ4_KAVX512}
+var matvec512 = map[Type]matvecFunc{Q8_0: matvecQ8_0AVX512, Q4_0: matvecQ4_0AVX512, Q4_K: matvecQ4_KAVX512, Q6_K: matvecQ6_KAVX512}
 
 func newAVX2() *simdKernels {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasF16C {
