@@ -199,13 +199,14 @@ func matVecGo(t Type, out []float32, w []byte, rb int, x []float32, rows, cols i
 // over all of them, so each input slice is read from memory once per
 // mmRows rows and each weight block once in all.
 const (
-	mmChunk = 512 // a multiple of every block size
+	mmChunk = 512 // a multiple of every block size; matmat4AVX512 takes rows 2048 bytes apart
 	mmRows  = 4
 )
 
 type mmScratch struct {
 	accs [][32]float32 // accs[j·n+i]: row j of the group, input i
 	buf  [mmRows * mmChunk]float32
+	xp   []*float32 // matmat4's input pointers
 }
 
 var mmPool = sync.Pool{New: func() any { return new(mmScratch) }}
@@ -235,6 +236,9 @@ func MatMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int) 
 		sc.accs = make([][32]float32, n*mmRows)
 	}
 	accs := sc.accs[:n*mmRows]
+	if cap(sc.xp) < n {
+		sc.xp = make([]*float32, n)
+	}
 
 	l := layouts[t]
 	main := cols
@@ -259,6 +263,10 @@ func MatMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int) 
 			for j := range nr {
 				row := w[(r0+j)*rb : (r0+j+1)*rb]
 				dequant(t, sc.buf[j*mmChunk:j*mmChunk+nc], row[c0/l.n*l.bytes:(c0+nc)/l.n*l.bytes])
+			}
+			if nr == mmRows && useSIMD && use512 && matmat4 != nil {
+				matmat4(accs, sc.buf[:], xs, c0, nc, sc.xp[:n])
+				continue
 			}
 			i := 0
 			if dotAcc3 != nil {

@@ -427,3 +427,135 @@ q6kzblk:
 	JNZ  q6kz4
 	VZEROUPPER
 	RET
+
+// ---- MatMat's dot products: four rows of dequantized weights (L1) against
+// n inputs. ----
+
+// MMROW(off, a0, a1, a2, a3): row off/2048 of the group (Z20, Z21 its 32
+// weights) into the two inputs' sums a0|a1 (input i) and a2|a3 (input i+1).
+#define MMROW(off, a0, a1, a2, a3) \
+	VMOVUPS (off)(R11), Z20; \
+	VMOVUPS (off+64)(R11), Z21; \
+	VFMADD231PS Z16, Z20, a0; \
+	VFMADD231PS Z17, Z21, a1; \
+	VFMADD231PS Z18, Z20, a2; \
+	VFMADD231PS Z19, Z21, a3
+
+// MMROW1(off, a0, a1): the same for one input (Z16|Z17).
+#define MMROW1(off, a0, a1) \
+	VMOVUPS (off)(R11), Z20; \
+	VMOVUPS (off+64)(R11), Z21; \
+	VFMADD231PS Z16, Z20, a0; \
+	VFMADD231PS Z17, Z21, a1
+
+// func matmat4AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int)
+// For rows j < 4 and inputs i < n: accs[j·n+i][l] += w[j·512+e]·xs[i][e]
+// (fused) for e ≡ l mod 32, e < 32·steps, in increasing e: dotAccAVX2's
+// sums for each row and input, bit for bit (lanes 0–15 and 16–31 one
+// register each). Inputs go two at a time (each weight loaded once for
+// both, each input value once for the four rows), then a last odd one.
+// steps ≥ 1, n ≥ 1.
+TEXT ·matmat4AVX512(SB), NOSPLIT, $0-40
+	MOVQ accs+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ xs+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ steps+32(FP), BX
+	MOVQ CX, R8
+	SHLQ $7, R8 // a row's sums: n·128 bytes
+	MOVQ DI, AX
+mmpair:
+	CMPQ CX, $2
+	JLT  mmone
+	LEAQ (AX)(R8*2), R13
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	VMOVUPS (AX)(R8*1), Z4
+	VMOVUPS 64(AX)(R8*1), Z5
+	VMOVUPS 128(AX)(R8*1), Z6
+	VMOVUPS 192(AX)(R8*1), Z7
+	VMOVUPS (R13), Z8
+	VMOVUPS 64(R13), Z9
+	VMOVUPS 128(R13), Z10
+	VMOVUPS 192(R13), Z11
+	VMOVUPS (R13)(R8*1), Z12
+	VMOVUPS 64(R13)(R8*1), Z13
+	VMOVUPS 128(R13)(R8*1), Z14
+	VMOVUPS 192(R13)(R8*1), Z15
+	MOVQ (DX), R9
+	MOVQ 8(DX), R10
+	MOVQ SI, R11
+	MOVQ BX, R12
+mmpairstep:
+	VMOVUPS (R9), Z16
+	VMOVUPS 64(R9), Z17
+	VMOVUPS (R10), Z18
+	VMOVUPS 64(R10), Z19
+	MMROW(0, Z0, Z1, Z2, Z3)
+	MMROW(2048, Z4, Z5, Z6, Z7)
+	MMROW(4096, Z8, Z9, Z10, Z11)
+	MMROW(6144, Z12, Z13, Z14, Z15)
+	ADDQ $128, R9
+	ADDQ $128, R10
+	ADDQ $128, R11
+	DECQ R12
+	JNZ  mmpairstep
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z4, (AX)(R8*1)
+	VMOVUPS Z5, 64(AX)(R8*1)
+	VMOVUPS Z6, 128(AX)(R8*1)
+	VMOVUPS Z7, 192(AX)(R8*1)
+	VMOVUPS Z8, (R13)
+	VMOVUPS Z9, 64(R13)
+	VMOVUPS Z10, 128(R13)
+	VMOVUPS Z11, 192(R13)
+	VMOVUPS Z12, (R13)(R8*1)
+	VMOVUPS Z13, 64(R13)(R8*1)
+	VMOVUPS Z14, 128(R13)(R8*1)
+	VMOVUPS Z15, 192(R13)(R8*1)
+	ADDQ $256, AX
+	ADDQ $16, DX
+	SUBQ $2, CX
+	JMP  mmpair
+mmone:
+	TESTQ CX, CX
+	JZ   mmdone
+	LEAQ (AX)(R8*2), R13
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS (AX)(R8*1), Z4
+	VMOVUPS 64(AX)(R8*1), Z5
+	VMOVUPS (R13), Z8
+	VMOVUPS 64(R13), Z9
+	VMOVUPS (R13)(R8*1), Z12
+	VMOVUPS 64(R13)(R8*1), Z13
+	MOVQ (DX), R9
+	MOVQ SI, R11
+	MOVQ BX, R12
+mmonestep:
+	VMOVUPS (R9), Z16
+	VMOVUPS 64(R9), Z17
+	MMROW1(0, Z0, Z1)
+	MMROW1(2048, Z4, Z5)
+	MMROW1(4096, Z8, Z9)
+	MMROW1(6144, Z12, Z13)
+	ADDQ $128, R9
+	ADDQ $128, R11
+	DECQ R12
+	JNZ  mmonestep
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z4, (AX)(R8*1)
+	VMOVUPS Z5, 64(AX)(R8*1)
+	VMOVUPS Z8, (R13)
+	VMOVUPS Z9, 64(R13)
+	VMOVUPS Z12, (R13)(R8*1)
+	VMOVUPS Z13, 64(R13)(R8*1)
+mmdone:
+	VZEROUPPER
+	RET

@@ -76,6 +76,9 @@ func matvecQ4_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int,
 //go:noescape
 func matvecQ6_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
 
+//go:noescape
+func matmat4AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int)
+
 var simd = newAVX2()
 
 // use512 says whether matvecAVX2 runs Q8_0, Q4_0, Q4_K and Q6_K rows four at
@@ -129,6 +132,25 @@ func matvecAVX2(t Type, out []float32, w []byte, rb int, x []float32, rows, cols
 	}
 	f(&out[0], &w[0], rb, &x[0], rows, n)
 	return true
+}
+
+// matmat4 is MatMat's inner step on AVX-512 (nil without it): for the
+// group's four rows, buf holding their nc dequantized values each (row j
+// at j·mmChunk), accs[j·n+i] += row j · xs[i][c0:c0+nc] in dotAcc's lanes
+// and order, so each sum is dotAccAVX2's bit for bit; xp is scratch for n
+// pointers.
+var matmat4 = func(accs [][32]float32, buf []float32, xs [][]float32, c0, nc int, xp []*float32) {
+	n := len(xs)
+	if nc <= 0 || nc%32 != 0 || len(accs) < 4*n || len(buf) < 3*mmChunk+nc || len(xp) < n {
+		panic(fmt.Sprintf("quant: matmat4 over %d values of %d inputs (%d sums, %d buffered)", nc, n, len(accs), len(buf)))
+	}
+	for i, x := range xs {
+		if len(x) < c0+nc {
+			panic(fmt.Sprintf("quant: matmat4: input %d has %d values, not %d", i, len(x), c0+nc))
+		}
+		xp[i] = &x[c0]
+	}
+	matmat4AVX512(&accs[0], &buf[0], &xp[0], n, nc/32)
 }
 
 type dequantFunc func(dst *float32, src *byte, n int)
