@@ -88,7 +88,7 @@ func BenchmarkMatMat(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, typ := range []Type{Q8_0, Q4_K} {
 		w := randomRows(r, typ, benchRows, benchCols)
-		for _, n := range []int{4, 16} {
+		for _, n := range []int{4, 16, 32} {
 			xs, outs := make([][]float32, n), make([][]float32, n)
 			for i := range xs {
 				xs[i], outs[i] = randomVec(r, benchCols), make([]float32, benchRows)

@@ -199,7 +199,7 @@ func matVecGo(t Type, out []float32, w []byte, rb int, x []float32, rows, cols i
 // over all of them, so each input slice is read from memory once per
 // mmRows rows and each weight block once in all.
 const (
-	mmChunk = 512 // a multiple of every block size; matmat4AVX512 takes rows 2048 bytes apart
+	mmChunk = 512 // a multiple of every block size; matmat4AVX512 takes rows mmChunk·4 bytes apart (MMW)
 	mmRows  = 4
 )
 

@@ -248,14 +248,10 @@ q40zblk:
 // exactly the values the AVX2 kernel computes one by one. Sub-block 2c is
 // added to every lane before 2c+1, as there.
 #define Q4KROW(p, b, c, lo, hi) \
-	VBROADCASTSS (b+8*(c))(SP), Z16; \
-	VBROADCASTSS (b+32+8*(c))(SP), Z19; \
-	VMULPS Z16, Z13, Z16; \
-	VSUBPS Z19, Z16, Z16; \
-	VBROADCASTSS (b+8*(c)+4)(SP), Z20; \
-	VBROADCASTSS (b+36+8*(c))(SP), Z21; \
-	VMULPS Z20, Z13, Z20; \
-	VSUBPS Z21, Z20, Z20; \
+	VMULPS.BCST (b+8*(c))(SP), Z13, Z16; \
+	VSUBPS.BCST (b+32+8*(c))(SP), Z16, Z16; \
+	VMULPS.BCST (b+8*(c)+4)(SP), Z13, Z20; \
+	VSUBPS.BCST (b+36+8*(c))(SP), Z20, Z20; \
 	VPMOVZXBD (16+32*(c))(p), Z17; \
 	VPMOVZXBD (32+32*(c))(p), Z18; \
 	VPERMPS Z16, Z17, Z22; \
@@ -431,7 +427,10 @@ q6kzblk:
 // ---- MatMat's dot products: four rows of dequantized weights (L1) against
 // n inputs. ----
 
-// MMROW(off, a0, a1, a2, a3): row off/2048 of the group (Z20, Z21 its 32
+// MMW: the bytes between the group's rows in MatMat's buffer (mmChunk·4).
+#define MMW 2048
+
+// MMROW(off, a0, a1, a2, a3): row off/MMW of the group (Z20, Z21 its 32
 // weights) into the two inputs' sums a0|a1 (input i) and a2|a3 (input i+1).
 #define MMROW(off, a0, a1, a2, a3) \
 	VMOVUPS (off)(R11), Z20; \
@@ -440,6 +439,36 @@ q6kzblk:
 	VFMADD231PS Z17, Z21, a1; \
 	VFMADD231PS Z18, Z20, a2; \
 	VFMADD231PS Z19, Z21, a3
+
+// MMROW3(off, a0, …, a5): row off/MMW into three inputs' sums (x in
+// Z24|Z25, Z26|Z27, Z28|Z29; the row's weights in Z30, Z31).
+#define MMROW3(off, a0, a1, a2, a3, a4, a5) \
+	VMOVUPS (off)(R11), Z30; \
+	VMOVUPS (off+64)(R11), Z31; \
+	VFMADD231PS Z24, Z30, a0; \
+	VFMADD231PS Z25, Z31, a1; \
+	VFMADD231PS Z26, Z30, a2; \
+	VFMADD231PS Z27, Z31, a3; \
+	VFMADD231PS Z28, Z30, a4; \
+	VFMADD231PS Z29, Z31, a5
+
+// MMLD3(r, a0, …, a5) loads (MMST3 stores) one row's sums for three
+// inputs, the row's at r.
+#define MMLD3(r, a0, a1, a2, a3, a4, a5) \
+	VMOVUPS (r), a0; \
+	VMOVUPS 64(r), a1; \
+	VMOVUPS 128(r), a2; \
+	VMOVUPS 192(r), a3; \
+	VMOVUPS 256(r), a4; \
+	VMOVUPS 320(r), a5
+
+#define MMST3(r, a0, a1, a2, a3, a4, a5) \
+	VMOVUPS a0, (r); \
+	VMOVUPS a1, 64(r); \
+	VMOVUPS a2, 128(r); \
+	VMOVUPS a3, 192(r); \
+	VMOVUPS a4, 256(r); \
+	VMOVUPS a5, 320(r)
 
 // MMROW1(off, a0, a1): the same for one input (Z16|Z17).
 #define MMROW1(off, a0, a1) \
@@ -452,8 +481,8 @@ q6kzblk:
 // For rows j < 4 and inputs i < n: accs[j·n+i][l] += w[j·512+e]·xs[i][e]
 // (fused) for e ≡ l mod 32, e < 32·steps, in increasing e: dotAccAVX2's
 // sums for each row and input, bit for bit (lanes 0–15 and 16–31 one
-// register each). Inputs go two at a time (each weight loaded once for
-// both, each input value once for the four rows), then a last odd one.
+// register each). Inputs go three at a time (each weight loaded once for
+// the three, each input value once for the four rows), then two or one.
 // steps ≥ 1, n ≥ 1.
 TEXT ·matmat4AVX512(SB), NOSPLIT, $0-40
 	MOVQ accs+0(FP), DI
@@ -464,6 +493,51 @@ TEXT ·matmat4AVX512(SB), NOSPLIT, $0-40
 	MOVQ CX, R8
 	SHLQ $7, R8 // a row's sums: n·128 bytes
 	MOVQ DI, AX
+mmtriple:
+	CMPQ CX, $3
+	JLT  mmpair
+	MOVQ AX, R13
+	MMLD3(R13, Z0, Z1, Z2, Z3, Z4, Z5)
+	ADDQ R8, R13
+	MMLD3(R13, Z6, Z7, Z8, Z9, Z10, Z11)
+	ADDQ R8, R13
+	MMLD3(R13, Z12, Z13, Z14, Z15, Z16, Z17)
+	ADDQ R8, R13
+	MMLD3(R13, Z18, Z19, Z20, Z21, Z22, Z23)
+	MOVQ (DX), R9
+	MOVQ 8(DX), R10
+	MOVQ 16(DX), R14
+	MOVQ SI, R11
+	MOVQ BX, R12
+mmtriplestep:
+	VMOVUPS (R9), Z24
+	VMOVUPS 64(R9), Z25
+	VMOVUPS (R10), Z26
+	VMOVUPS 64(R10), Z27
+	VMOVUPS (R14), Z28
+	VMOVUPS 64(R14), Z29
+	MMROW3(0, Z0, Z1, Z2, Z3, Z4, Z5)
+	MMROW3(MMW, Z6, Z7, Z8, Z9, Z10, Z11)
+	MMROW3(2*MMW, Z12, Z13, Z14, Z15, Z16, Z17)
+	MMROW3(3*MMW, Z18, Z19, Z20, Z21, Z22, Z23)
+	ADDQ $128, R9
+	ADDQ $128, R10
+	ADDQ $128, R14
+	ADDQ $128, R11
+	DECQ R12
+	JNZ  mmtriplestep
+	MOVQ AX, R13
+	MMST3(R13, Z0, Z1, Z2, Z3, Z4, Z5)
+	ADDQ R8, R13
+	MMST3(R13, Z6, Z7, Z8, Z9, Z10, Z11)
+	ADDQ R8, R13
+	MMST3(R13, Z12, Z13, Z14, Z15, Z16, Z17)
+	ADDQ R8, R13
+	MMST3(R13, Z18, Z19, Z20, Z21, Z22, Z23)
+	ADDQ $384, AX
+	ADDQ $24, DX
+	SUBQ $3, CX
+	JMP  mmtriple
 mmpair:
 	CMPQ CX, $2
 	JLT  mmone
@@ -494,9 +568,9 @@ mmpairstep:
 	VMOVUPS (R10), Z18
 	VMOVUPS 64(R10), Z19
 	MMROW(0, Z0, Z1, Z2, Z3)
-	MMROW(2048, Z4, Z5, Z6, Z7)
-	MMROW(4096, Z8, Z9, Z10, Z11)
-	MMROW(6144, Z12, Z13, Z14, Z15)
+	MMROW(MMW, Z4, Z5, Z6, Z7)
+	MMROW(2*MMW, Z8, Z9, Z10, Z11)
+	MMROW(3*MMW, Z12, Z13, Z14, Z15)
 	ADDQ $128, R9
 	ADDQ $128, R10
 	ADDQ $128, R11
@@ -541,9 +615,9 @@ mmonestep:
 	VMOVUPS (R9), Z16
 	VMOVUPS 64(R9), Z17
 	MMROW1(0, Z0, Z1)
-	MMROW1(2048, Z4, Z5)
-	MMROW1(4096, Z8, Z9)
-	MMROW1(6144, Z12, Z13)
+	MMROW1(MMW, Z4, Z5)
+	MMROW1(2*MMW, Z8, Z9)
+	MMROW1(3*MMW, Z12, Z13)
 	ADDQ $128, R9
 	ADDQ $128, R11
 	DECQ R12

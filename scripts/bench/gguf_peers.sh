@@ -19,6 +19,7 @@
 #              and the same with -n 8: the two runs' CPU-time difference (getrusage of the child)
 #              over the 3·56 extra tokens gives its CPU-time rate
 #   memory:    the engine-only build's bench of the same decode: peak RSS (VmHWM) ÷ file size
+#              (llama-bench's peak RSS of its -n 64 run beside it, from wait4)
 # and once per round on Q8_0: --concurrent 32 (32 sessions, batched through the server's
 # scheduler against 32 unbatched, aggregate tokens/s; --prompt-tokens 16 --gen-tokens 32).
 # Prints every round and the medians, with the load average before and after each round. On a
@@ -44,7 +45,7 @@ if [ ! -f "$gg/gpt2-q4_k_m.gguf" ]; then
 	rm -rf "$work/hf"
 fi
 python3 - "$work" "$gg" "$peer" "$rounds" "$threads" <<'PY'
-import json, os, resource, statistics, subprocess, sys
+import json, os, statistics, subprocess, sys
 work, gg, peer, rounds, threads = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 types = ["q8_0", "q4_k", "q4_k_s", "q4_k_m"]
 env = dict(os.environ, GOMAXPROCS=threads)
@@ -52,20 +53,20 @@ env = dict(os.environ, GOMAXPROCS=threads)
 def load():
     return open("/proc/loadavg").read().split()[0]
 
-def cpu_children():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
 def ours(binary, f, extra=()):
     out = subprocess.run([binary, "bench", "--shape", "", "--model", f, "--prompt-tokens", "1", "--gen-tokens", "64",
                           "--probe-bytes", "0", "--decode-only", *extra], env=env, check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
 def llama(f, n):
-    c0 = cpu_children()
-    out = subprocess.run([os.path.join(peer, "bin", "llama-bench"), "-m", f, "-p", "0", "-n", str(n), "-t", threads, "-r", "3", "-o", "json"],
-                         check=True, capture_output=True, text=True).stdout
-    return json.loads(out)[0]["avg_ts"], cpu_children() - c0
+    """llama-bench's avg_ts, its CPU seconds and its peak RSS in bytes."""
+    p = subprocess.Popen([os.path.join(peer, "bin", "llama-bench"), "-m", f, "-p", "0", "-n", str(n), "-t", threads, "-r", "3", "-o", "json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    out = p.stdout.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    if status != 0:
+        sys.exit(f"llama-bench failed on {f} (status {status})")
+    return json.loads(out)[0]["avg_ts"], ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024
 
 rows = {t: [] for t in types}
 batched = []
@@ -75,15 +76,16 @@ for r in range(1, rounds + 1):
     for t in types:
         f = os.path.join(gg, f"gpt2-{t}.gguf")
         o = ours(os.path.join(work, "inferscope"), f)["results"][0]
-        lw, c64 = llama(f, 64)
-        _, c8 = llama(f, 8)
+        lw, c64, lrss = llama(f, 64)
+        _, c8, _ = llama(f, 8)
         lc = 3 * 56 / (c64 - c8) if c64 > c8 else float("nan")
         rss = ours(os.path.join(work, "inferscope-engine"), f)["machine"]["peak_rss_bytes"]
         row = dict(ours_wall=o["decode_tokens_per_s"], ours_cpu=o["decode_cpu_tokens_per_s"], llama_wall=lw, llama_cpu=lc,
-                   rss=rss, size=os.path.getsize(f))
+                   rss=rss, llama_rss=lrss, size=os.path.getsize(f))
         rows[t].append(row)
         print(f"round {r} {t:7s} ours {row['ours_wall']:6.1f} tok/s ({row['ours_cpu']:6.1f} per CPU-s)  llama.cpp {lw:6.1f} ({lc:6.1f})"
-              f"  wall {row['ours_wall']/lw:.2f}× cpu {row['ours_cpu']/lc:.2f}×  peak RSS {rss/2**20:.1f} MiB = {rss/row['size']:.3f}× file", flush=True)
+              f"  wall {row['ours_wall']/lw:.2f}× cpu {row['ours_cpu']/lc:.2f}×  peak RSS {rss/2**20:.1f} MiB = {rss/row['size']:.3f}× file"
+              f" (llama-bench {lrss/row['size']:.2f}×)", flush=True)
     c = ours(os.path.join(work, "inferscope"), os.path.join(gg, "gpt2-q8_0.gguf"),
              ["--concurrent", "32", "--prompt-tokens", "16", "--gen-tokens", "32"])["concurrent"][0]
     batched.append(c)
@@ -92,14 +94,14 @@ for r in range(1, rounds + 1):
 print(f"load after: {open('/proc/loadavg').read().strip()}")
 med = statistics.median
 print(f"medians over {rounds} rounds, {threads} threads (ratios: median of the rounds' ratios):")
-print("| weights | file | inferscope tok/s (per CPU-s) | llama.cpp tok/s (per CPU-s) | ratio wall | ratio CPU | peak RSS ÷ file |")
+print("| weights | file | inferscope tok/s (per CPU-s) | llama.cpp tok/s (per CPU-s) | ratio wall | ratio CPU | peak RSS ÷ file (llama-bench's) |")
 print("| --- | --- | --- | --- | --- | --- | --- |")
 for t in types:
     v = rows[t]
     m = lambda k: med([x[k] for x in v])
     print(f"| {t.upper()} | {v[0]['size']/1e6:.0f} MB | {m('ours_wall'):.1f} ({m('ours_cpu'):.1f}) | {m('llama_wall'):.1f} ({m('llama_cpu'):.1f}) "
           f"| {med([x['ours_wall']/x['llama_wall'] for x in v]):.2f} | {med([x['ours_cpu']/x['llama_cpu'] for x in v]):.2f} "
-          f"| {med([x['rss']/x['size'] for x in v]):.3f} |")
+          f"| {med([x['rss']/x['size'] for x in v]):.3f} ({med([x['llama_rss']/x['size'] for x in v]):.2f}) |")
 print(f"Q8_0, 32 sessions batched vs unbatched: {med([c['batched_vs_unbatched'] for c in batched]):.2f}× "
       f"(batched {med([c['aggregate_decode_tokens_per_s_batched'] for c in batched]):.1f} tok/s, unbatched "
       f"{med([c['aggregate_decode_tokens_per_s_unbatched'] for c in batched]):.1f})")
