@@ -27,6 +27,8 @@ type simdKernels struct {
 	// dotAcc3 is dotAcc for three inputs at once (nil: none), each result
 	// the same as dotAcc's.
 	dotAcc3 func(acc *[3][32]float32, w []float32, xs [3][]float32)
+	// reduce sets dst[i] = reduce32(&accs[i]), bit for bit.
+	reduce func(dst []float32, accs [][32]float32)
 }
 
 // KernelPath names the kernels in use: "go" or the instruction set
@@ -207,6 +209,7 @@ type mmScratch struct {
 	accs [][32]float32 // accs[j·n+i]: row j of the group, input i
 	buf  [mmRows * mmChunk]float32
 	xp   []*float32 // matmat4's input pointers
+	sums []float32  // one row's reduced sums, input by input
 }
 
 var mmPool = sync.Pool{New: func() any { return new(mmScratch) }}
@@ -237,7 +240,12 @@ func MatMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int) 
 	}
 	accs := sc.accs[:n*mmRows]
 	if cap(sc.xp) < n {
-		sc.xp = make([]*float32, n)
+		sc.xp, sc.sums = make([]*float32, n), make([]float32, n)
+	}
+	sums := sc.sums[:n]
+	reduce := reduceGo
+	if useSIMD {
+		reduce = simd.reduce
 	}
 
 	l := layouts[t]
@@ -289,13 +297,22 @@ func MatMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int) 
 			if len(tl) > 0 {
 				dequantGo(t, tl, w[r*rb+main*l.bytes:(r+1)*rb])
 			}
-			for i := range xs {
-				outs[i][r] = reduce32(&accs[j*n+i])
+			reduce(sums, accs[j*n:(j+1)*n])
+			for i, s := range sums {
+				outs[i][r] = s
 				if len(tl) > 0 {
 					outs[i][r] += tailDot(tl, xs[i][main:cols])
 				}
 			}
 		}
+	}
+}
+
+// reduceGo is simdKernels.reduce in Go.
+func reduceGo(dst []float32, accs [][32]float32) {
+	dst = dst[:len(accs)]
+	for i := range accs {
+		dst[i] = reduce32(&accs[i])
 	}
 }
 

@@ -62,6 +62,9 @@ func dequantQ6_KAVX2(dst *float32, src *byte, n int)
 func dotAccAVX2(acc *[32]float32, w *float32, x *float32, n int)
 
 //go:noescape
+func reduceAccsAVX2(dst *float32, accs *[32]float32, n int)
+
+//go:noescape
 func dotAcc3AVX2(acc *[3][32]float32, w *float32, xs *[3]*float32, n int)
 
 //go:noescape
@@ -93,7 +96,7 @@ func newAVX2() *simdKernels {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasF16C {
 		return nil
 	}
-	return &simdKernels{name: "avx2", dequant: dequantAVX2, matvec: matvecAVX2, dotAcc: dotAccAVX2w, dotAcc3: dotAcc3AVX2w}
+	return &simdKernels{name: "avx2", dequant: dequantAVX2, matvec: matvecAVX2, dotAcc: dotAccAVX2w, dotAcc3: dotAcc3AVX2w, reduce: reduceAccsAVX2w}
 }
 
 type matvecFunc func(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
@@ -194,6 +197,15 @@ func dotAccAVX2w(acc *[32]float32, w, x []float32) {
 	}
 	if n > 0 {
 		dotAccAVX2(acc, &w[0], &x[0], n)
+	}
+}
+
+func reduceAccsAVX2w(dst []float32, accs [][32]float32) {
+	if len(dst) < len(accs) {
+		panic(fmt.Sprintf("quant: reduce %d sums into %d values", len(accs), len(dst)))
+	}
+	if len(accs) > 0 {
+		reduceAccsAVX2(&dst[0], &accs[0], len(accs))
 	}
 }
 
