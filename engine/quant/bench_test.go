@@ -81,6 +81,29 @@ func BenchmarkMatVec(b *testing.B) {
 	}
 }
 
+// BenchmarkMatVecLarge is BenchmarkMatVec on a 16384×3072 matrix (41 MB
+// of Q6_K), far past the L2 cache: the weights stream from memory, as a
+// model's do in decode.
+//
+//	go test ./engine/quant -run - -bench MatVecLarge -count 3 -benchtime 20x
+func BenchmarkMatVecLarge(b *testing.B) {
+	const rows, cols = 16384, 3072
+	r := rand.New(rand.NewPCG(1, 3))
+	x := randomVec(r, cols)
+	out := make([]float32, rows)
+	for _, typ := range []Type{Q8_0, Q4_0, Q4_K, Q6_K} {
+		w := randomRows(r, typ, rows, cols)
+		for _, set := range kernelSets() {
+			b.Run(strings.ToLower(typ.String())+"/"+set, func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				withKernels(set, func() {
+					loopCPU(b, func() { MatVec(typ, out, w, x, rows, cols) })
+				})
+			})
+		}
+	}
+}
+
 // BenchmarkMatMat: MatMat with n inputs against n MatVec calls; MB/s counts
 // the weight bytes once per call (so n inputs at the same MB/s cost no more
 // weight traffic than one).
