@@ -23,7 +23,11 @@
 # and once per round on Q8_0: --concurrent 32 (32 sessions, batched through the server's
 # scheduler against 32 unbatched, aggregate tokens/s; --prompt-tokens 16 --gen-tokens 32).
 # Prints every round and the medians, with the load average before and after each round. On a
-# loaded machine compare the CPU-time ratios; on a quiet one the wall-clock ones.
+# loaded machine compare the CPU-time ratios; on a quiet one the wall-clock ones. With 2 threads
+# on a loaded machine llama.cpp's OpenMP threads spin at every barrier while the other one is
+# descheduled, and its decode collapses (1.7 tok/s seen at load 15–20 instead of ~50):
+# OMP_WAIT_POLICY=passive (inherited by llama-bench) avoids that but costs it about half its speed
+# on free cores (../shared/peers/llama.cpp/README.md); say which was used.
 set -euo pipefail
 rounds=${1:-3}
 threads=${2:-2}
@@ -70,7 +74,8 @@ def llama(f, n):
 
 rows = {t: [] for t in types}
 batched = []
-print(f"{threads} threads, {rounds} rounds; load before: {open('/proc/loadavg').read().strip()}", flush=True)
+print(f"{threads} threads, {rounds} rounds, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(default)')}; "
+      f"load before: {open('/proc/loadavg').read().strip()}", flush=True)
 for r in range(1, rounds + 1):
     l0 = load()
     for t in types:
