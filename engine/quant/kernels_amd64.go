@@ -85,10 +85,13 @@ func matmat4AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int
 var simd = newAVX2()
 
 // use512 says whether matvecAVX2 runs Q8_0, Q4_0, Q4_K and Q6_K rows four at
-// a time on the AVX-512 kernels (kernels512_amd64.s; Q6_K's byte lookup
-// needs AVX512-VBMI), whose results are the AVX2 kernels' bit for bit; the
-// tests turn it off to check the AVX2 ones.
-var use512 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VBMI
+// a time on the AVX-512 kernels (kernels512_amd64.s), whose results are the
+// AVX2 kernels' bit for bit, and MatMat its AVX-512 step; the tests turn it
+// off to check the AVX2 ones. Q6_K's byte lookup also needs AVX512-VBMI
+// (has512VBMI).
+var use512 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
+
+var has512VBMI = cpu.X86.HasAVX512VBMI
 
 var matvec512 = map[Type]matvecFunc{Q8_0: matvecQ8_0AVX512, Q4_0: matvecQ4_0AVX512, Q4_K: matvecQ4_KAVX512, Q6_K: matvecQ6_KAVX512}
 
@@ -125,7 +128,7 @@ func matvecAVX2(t Type, out []float32, w []byte, rb int, x []float32, rows, cols
 		clear(out[:rows])
 		return true
 	}
-	if f4, ok := matvec512[t]; ok && use512 && rows >= 4 {
+	if f4, ok := matvec512[t]; ok && use512 && rows >= 4 && (t != Q6_K || has512VBMI) {
 		r4 := rows &^ 3
 		f4(&out[0], &w[0], rb, &x[0], r4, n)
 		if r4 == rows {
