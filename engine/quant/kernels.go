@@ -32,7 +32,7 @@ type simdKernels struct {
 }
 
 // KernelPath names the kernels in use: "go" or the instruction set
-// ("avx2", or "avx2+avx512" where Q8_0, Q4_0, Q4_K and Q6_K rows run on the
+// ("avx2", or "avx2+avx512" where Q8_0, Q4_0, Q4_K, Q5_K and Q6_K rows run on the
 // AVX-512 kernels, which give the AVX2 ones' results bit for bit).
 func KernelPath() string {
 	if !useSIMD {

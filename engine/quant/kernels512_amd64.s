@@ -1,7 +1,7 @@
 //go:build amd64 && !purego
 
-// kernels512_amd64.s: AVX-512 matrix-vector kernels for Q8_0, Q4_0, Q4_K
-// and Q6_K, four rows at a time (each block of x loaded once for the four). The Go
+// kernels512_amd64.s: AVX-512 matrix-vector kernels for Q8_0, Q4_0, Q4_K,
+// Q5_K and Q6_K, four rows at a time (each block of x loaded once for the four). The Go
 // wrappers are in kernels_amd64.go.
 //
 // Bit for bit the AVX2 kernels' results (kernels_amd64.s): a block's 32
@@ -631,5 +631,142 @@ mmonestep:
 	VMOVUPS Z12, (R13)(R8*1)
 	VMOVUPS Z13, 64(R13)(R8*1)
 mmdone:
+	VZEROUPPER
+	RET
+
+// ---- Q5_K: 176-byte super-blocks: fp16 d, dmin; 12 bytes of 6-bit scales
+// and mins at 4(p) (KSC, as Q4_K); qh[32] at 16(p); qs[128] at 48(p).
+// Sub-block j's value l is d·sc_j·q − dmin·m_j with q = its nibble (low
+// for even j, high for odd, of qs[32(j/2)+l]) plus 16 times bit j of
+// qh[l] (dequantQ5_K). Each sub-block's 32 possible values are made once
+// (two registers, from 0…15 and 16…31) and a five-bit index picks one
+// (VPERMI2PS): the values the AVX2 kernel computes one by one. ----
+
+// q5kiota16: the float32 values 16, 17, …, 31.
+DATA q5kiota16<>+0(SB)/4, $0x41800000
+DATA q5kiota16<>+4(SB)/4, $0x41880000
+DATA q5kiota16<>+8(SB)/4, $0x41900000
+DATA q5kiota16<>+12(SB)/4, $0x41980000
+DATA q5kiota16<>+16(SB)/4, $0x41a00000
+DATA q5kiota16<>+20(SB)/4, $0x41a80000
+DATA q5kiota16<>+24(SB)/4, $0x41b00000
+DATA q5kiota16<>+28(SB)/4, $0x41b80000
+DATA q5kiota16<>+32(SB)/4, $0x41c00000
+DATA q5kiota16<>+36(SB)/4, $0x41c80000
+DATA q5kiota16<>+40(SB)/4, $0x41d00000
+DATA q5kiota16<>+44(SB)/4, $0x41d80000
+DATA q5kiota16<>+48(SB)/4, $0x41e00000
+DATA q5kiota16<>+52(SB)/4, $0x41e80000
+DATA q5kiota16<>+56(SB)/4, $0x41f00000
+DATA q5kiota16<>+60(SB)/4, $0x41f80000
+GLOBL q5kiota16<>(SB), RODATA|NOPTR, $64
+
+// Q5IDX(LO, HI, at): the 32 index bytes of sub-blocks 2c (from the qs
+// bytes in Y9 and the qh bytes in Y10, shifted so bit 2c sits at bit 4)
+// and 2c+1 (Y11: qh with bit 2c+1 at bit 4) at at(SP) and at+32(SP): bits
+// 0–3 the nibble, bit 4 the qh bit (VPTERNLOGD $0xD8 with Y15 = bytes 0x0f
+// takes bits 0–3 from the nibbles, the rest from the qh bytes; VPERMI2PS
+// reads bits 0–4 only).
+#define Q5IDX(at) \
+	VPTERNLOGD $0xD8, Y15, Y9, Y10; \
+	VMOVDQU Y10, (at)(SP); \
+	VPSRLW $4, Y9, Y9; \
+	VPTERNLOGD $0xD8, Y15, Y9, Y11; \
+	VMOVDQU Y11, (at+32)(SP)
+
+// Q5PREP(p, hs) stages row p's eight sub-blocks of index bytes at hs+32j(SP).
+// The word shifts move bit k of each qh byte to bit 4 of the same byte.
+#define Q5PREP(p, hs) \
+	VMOVDQU 16(p), Y8; \
+	VMOVDQU 48(p), Y9; \
+	VPSLLW $4, Y8, Y10; \
+	VPSLLW $3, Y8, Y11; \
+	Q5IDX(hs); \
+	VMOVDQU 80(p), Y9; \
+	VPSLLW $2, Y8, Y10; \
+	VPSLLW $1, Y8, Y11; \
+	Q5IDX(hs+64); \
+	VMOVDQU 112(p), Y9; \
+	VMOVDQU Y8, Y10; \
+	VPSRLW $1, Y8, Y11; \
+	Q5IDX(hs+128); \
+	VMOVDQU 144(p), Y9; \
+	VPSRLW $2, Y8, Y10; \
+	VPSRLW $3, Y8, Y11; \
+	Q5IDX(hs+192)
+
+// Q5KROW(b, hs, c, lo, hi): sub-blocks 2c and 2c+1 of a row (scales at
+// b(SP), index bytes at hs(SP)) into lo, hi; Z13 = 0…15, Z12 = 16…31.
+#define Q5KROW(b, hs, c, lo, hi) \
+	VMULPS.BCST (b+8*(c))(SP), Z13, Z16; \
+	VSUBPS.BCST (b+32+8*(c))(SP), Z16, Z16; \
+	VMULPS.BCST (b+8*(c))(SP), Z12, Z19; \
+	VSUBPS.BCST (b+32+8*(c))(SP), Z19, Z19; \
+	VMULPS.BCST (b+8*(c)+4)(SP), Z13, Z20; \
+	VSUBPS.BCST (b+36+8*(c))(SP), Z20, Z20; \
+	VMULPS.BCST (b+8*(c)+4)(SP), Z12, Z21; \
+	VSUBPS.BCST (b+36+8*(c))(SP), Z21, Z21; \
+	VPMOVZXBD (hs+64*(c))(SP), Z22; \
+	VPMOVZXBD (hs+64*(c)+16)(SP), Z23; \
+	VPMOVZXBD (hs+64*(c)+32)(SP), Z17; \
+	VPMOVZXBD (hs+64*(c)+48)(SP), Z18; \
+	VPERMI2PS Z19, Z16, Z22; \
+	VPERMI2PS Z19, Z16, Z23; \
+	VPERMI2PS Z21, Z20, Z17; \
+	VPERMI2PS Z21, Z20, Z18; \
+	VFMADD231PS Z26, Z22, lo; \
+	VFMADD231PS Z27, Z23, hi; \
+	VFMADD231PS Z28, Z17, lo; \
+	VFMADD231PS Z29, Z18, hi
+
+#define Q5KPAIR(c) \
+	VMOVUPS (256*(c))(R10), Z26; \
+	VMOVUPS (256*(c)+64)(R10), Z27; \
+	VMOVUPS (256*(c)+128)(R10), Z28; \
+	VMOVUPS (256*(c)+192)(R10), Z29; \
+	Q5KROW(0, 320, c, Z0, Z1); \
+	Q5KROW(80, 576, c, Z2, Z3); \
+	Q5KROW(160, 832, c, Z4, Z5); \
+	Q5KROW(240, 1088, c, Z6, Z7)
+
+// func matvecQ5_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+// Row j's scales at 80j(SP) (KSC), its index bytes at 320+256j(SP).
+TEXT ·matvecQ5_KAVX512(SB), $1344-48
+	PROLOGUE4
+	MOVQ $q4kiota<>(SB), AX
+	VMOVUPS (AX), Z13
+	MOVQ $q5kiota16<>(SB), AX
+	VMOVUPS (AX), Z12
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y15
+q5kz4:
+	ROWS4_START
+q5kzblk:
+	PF4(0)
+	PF4(64)
+	PF4(128)
+	KSC(R9, 0)
+	KSC(R12, 80)
+	KSC(R13, 160)
+	KSC(R14, 240)
+	Q5PREP(R9, 320)
+	Q5PREP(R12, 576)
+	Q5PREP(R13, 832)
+	Q5PREP(R14, 1088)
+	Q5KPAIR(0)
+	Q5KPAIR(1)
+	Q5KPAIR(2)
+	Q5KPAIR(3)
+	ADDQ $176, R9
+	ADDQ $176, R12
+	ADDQ $176, R13
+	ADDQ $176, R14
+	ADDQ $1024, R10
+	DECQ R11
+	JNZ  q5kzblk
+	MOVQ x+24(FP), DX
+	MOVQ n+40(FP), BX
+	ROWS4_END
+	JNZ  q5kz4
 	VZEROUPPER
 	RET

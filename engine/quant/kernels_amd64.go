@@ -77,6 +77,9 @@ func matvecQ4_0AVX512(out *float32, w *byte, rowBytes int, x *float32, rows int,
 func matvecQ4_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
 
 //go:noescape
+func matvecQ5_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+
+//go:noescape
 func matvecQ6_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
 
 //go:noescape
@@ -84,8 +87,8 @@ func matmat4AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int
 
 var simd = newAVX2()
 
-// use512 says whether matvecAVX2 runs Q8_0, Q4_0, Q4_K and Q6_K rows four at
-// a time on the AVX-512 kernels (kernels512_amd64.s), whose results are the
+// use512 says whether matvecAVX2 runs Q8_0, Q4_0, Q4_K, Q5_K and Q6_K rows
+// four at a time on the AVX-512 kernels (kernels512_amd64.s), whose results are the
 // AVX2 kernels' bit for bit, and MatMat its AVX-512 step; the tests turn it
 // off to check the AVX2 ones. Q6_K's byte lookup also needs AVX512-VBMI
 // (has512VBMI).
@@ -93,7 +96,7 @@ var use512 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C && cpu.X86.Has
 
 var has512VBMI = cpu.X86.HasAVX512VBMI
 
-var matvec512 = map[Type]matvecFunc{Q8_0: matvecQ8_0AVX512, Q4_0: matvecQ4_0AVX512, Q4_K: matvecQ4_KAVX512, Q6_K: matvecQ6_KAVX512}
+var matvec512 = map[Type]matvecFunc{Q8_0: matvecQ8_0AVX512, Q4_0: matvecQ4_0AVX512, Q4_K: matvecQ4_KAVX512, Q5_K: matvecQ5_KAVX512, Q6_K: matvecQ6_KAVX512}
 
 func newAVX2() *simdKernels {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasF16C {
