@@ -43,6 +43,11 @@ type benchResult struct {
 	BytesPerDecodeToken int64 `json:"bytes_per_decode_token"`
 	// DecodeMedianTokensPerSec is 1 ÷ the median decode step.
 	DecodeMedianTokensPerSec float64 `json:"decode_median_tokens_per_s"`
+	// DecodeCPUTokensPerSec is decode steps per second of the process's CPU
+	// time (every thread's) over the timed steps: on a machine shared with
+	// other work, where wall-clock rates vary with the load, the figure to
+	// compare (llama-bench's the same way: scripts/bench/gguf_peers.sh).
+	DecodeCPUTokensPerSec float64 `json:"decode_cpu_tokens_per_s"`
 	// ReadBandwidthMedianGBps is the median of the probe runs made just
 	// before and just after this model's decode (4 each), so the bound and
 	// the decode see the same machine load.
@@ -124,7 +129,7 @@ var (
 )
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16|q8_0|q4_0|q4_k] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--depth N] [--rounds N] [--kv-cache f32|f16|bf16] [--concurrent N [--max-batch B]] [--paired] [--write-llama2c PATH] [--write-hf DIR]", stderr)
+	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16|q8_0|q4_0|q4_k] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--depth N] [--rounds N] [--kv-cache f32|f16|bf16] [--concurrent N [--max-batch B]] [--paired] [--decode-only] [--write-llama2c PATH] [--write-hf DIR]", stderr)
 	var names []string
 	for n := range engine.Shapes {
 		names = append(names, n)
@@ -139,6 +144,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	weights := fs.String("weights", "", "weight precision to run: f32, bf16, q8_0, q4_0 or q4_k (default: as stored; synthetic shapes are f32)")
 	probe := fs.Int("probe-bytes", 512<<20, "bytes the bandwidth probe streams; 0 skips it")
 	concurrent := fs.Int("concurrent", 0, "also run N sessions decoding at once, batched (the server's scheduler) and unbatched, in the same run")
+	decodeOnly := fs.Bool("decode-only", false, "measure prefill and decode only: skip the token-by-token prefill baseline, and with a tokenizer the generate path and the lab run")
 	paired := fs.Bool("paired", false, "also decode in rounds of probe run, F32 step and BF16 step back to back, and report the per-round ratios' median and quartiles (decode vs the bandwidth bound, BF16 vs F32); needs --probe-bytes > 0")
 	maxBatch := fs.Int("max-batch", defaultMaxBatch, "with --concurrent: most decode steps per batched pass")
 	depth := fs.Int("depth", 0, "also decode with this many positions already cached (random keys and values), against a short depth and the bandwidth probe in alternating rounds: attention's cost against the KV cache read floor")
@@ -223,7 +229,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if convert {
 			m = m.WithWeights(dt)
 		}
-		r, err := benchModel(m, *promptN, *genN, *probe)
+		r, err := benchModel(m, *promptN, *genN, *probe, *decodeOnly)
 		if err != nil {
 			return err
 		}
@@ -245,7 +251,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			rep.Long = append(rep.Long, lr)
 		}
-		if m.Tokenizer != nil {
+		if m.Tokenizer != nil && !*decodeOnly {
 			g, err := benchGenerate(m, *genN)
 			if err != nil {
 				return err
@@ -277,7 +283,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // (--kv-cache).
 var benchKV engine.KVPrec
 
-func benchModel(m *engine.Model, promptN, genN, probeBytes int) (benchResult, error) {
+func benchModel(m *engine.Model, promptN, genN, probeBytes int, decodeOnly bool) (benchResult, error) {
 	c := m.Config
 	if promptN+genN > c.SeqLen {
 		return benchResult{}, fmt.Errorf("%s: prompt %d + gen %d exceeds the context %d", m.Name, promptN, genN, c.SeqLen)
@@ -314,6 +320,7 @@ func benchModel(m *engine.Model, promptN, genN, probeBytes int) (benchResult, er
 		probes = enginebench.ReadBandwidthRuns(probeBytes, 0, 4)
 	}
 	var steps []float64
+	cpu0 := processCPU()
 	for i := 0; i < genN; i++ {
 		t0 := time.Now()
 		logits, err = m.Forward(st, kv, []int{next}, nil)
@@ -322,6 +329,9 @@ func benchModel(m *engine.Model, promptN, genN, probeBytes int) (benchResult, er
 		}
 		next = argmaxF(logits)
 		steps = append(steps, time.Since(t0).Seconds())
+	}
+	if c := processCPU() - cpu0; c > 0 {
+		r.DecodeCPUTokensPerSec = round(float64(genN)/c.Seconds(), 1)
 	}
 	var total float64
 	for _, s := range steps {
@@ -347,6 +357,9 @@ func benchModel(m *engine.Model, promptN, genN, probeBytes int) (benchResult, er
 		r.BandwidthBoundTokensPerSec = round(med/bytes, 1)
 		r.DecodeVsBandwidthBound = round(r.DecodeMedianTokensPerSec/(med/bytes), 3)
 		r.DecodeVsBestBandwidthBound = round(r.DecodeTokensPerSec/(probes[len(probes)-1]/bytes), 3)
+	}
+	if decodeOnly {
+		return r, nil
 	}
 	// token-by-token prefill baseline on the same prompt (≤ 32 tokens to bound the time)
 	n := min(promptN, 32)

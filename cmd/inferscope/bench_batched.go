@@ -33,15 +33,19 @@ func benchConcurrent(m *engine.Model, n, promptN, genN int, opt serve.Options) (
 	if err != nil {
 		return r, err
 	}
-	wall, itl, err := decodeAll(seqs, genN, func(s *concSeq) ([]float32, error) { return m.Forward(s.st, s.kv, []int{s.tok}, nil) }, nil)
+	wall, cpu, itl, err := decodeAllCPU(seqs, genN, func(s *concSeq) ([]float32, error) { return m.Forward(s.st, s.kv, []int{s.tok}, nil) }, nil)
 	if err != nil {
 		return r, err
 	}
 	r.AggUnbatched = round(float64(n*genN)/wall.Seconds(), 1)
+	if cpu > 0 {
+		r.CPUUnbatched = round(float64(n*genN)/cpu.Seconds(), 1)
+	}
 	r.ITLp50Unbatched, r.ITLp99Unbatched = pctl(itl, 0.5), pctl(itl, 0.99)
 
 	// batched: the same steps through the scheduler
 	// (the passes and queue times of the timed steps only)
+	var cpuBatched time.Duration
 	run := func(extra func()) (time.Duration, []float64, []float64, serve.Stats, error) {
 		seqs, err := concSeqs(m, n, promptN, genN)
 		if err != nil {
@@ -54,7 +58,7 @@ func benchConcurrent(m *engine.Model, n, promptN, genN int, opt serve.Options) (
 		if extra != nil {
 			go extra()
 		}
-		wall, itl, err := decodeAll(seqs, genN, func(s *concSeq) ([]float32, error) {
+		wall, cpu, itl, err := decodeAllCPU(seqs, genN, func(s *concSeq) ([]float32, error) {
 			seq := &engine.BatchSeq{State: s.st, KV: s.kv, Token: s.tok}
 			slot, err := b.Decode(context.Background(), seq)
 			qmu.Lock()
@@ -68,6 +72,7 @@ func benchConcurrent(m *engine.Model, n, promptN, genN int, opt serve.Options) (
 			st0 = b.Stats()
 		})
 		b.Close()
+		cpuBatched = cpu
 		st := b.Stats()
 		st.Passes, st.Steps = st.Passes-st0.Passes, st.Steps-st0.Steps
 		return wall, itl, queue, st, err
@@ -78,6 +83,10 @@ func benchConcurrent(m *engine.Model, n, promptN, genN int, opt serve.Options) (
 	}
 	r.AggBatched = round(float64(n*genN)/wall.Seconds(), 1)
 	r.Speedup = round(r.AggBatched/r.AggUnbatched, 2)
+	if cpuBatched > 0 && r.CPUUnbatched > 0 {
+		r.CPUBatched = round(float64(n*genN)/cpuBatched.Seconds(), 1)
+		r.SpeedupCPU = round(r.CPUBatched/r.CPUUnbatched, 2)
+	}
 	r.ITLp50Batched, r.ITLp99Batched = pctl(itl, 0.5), pctl(itl, 0.99)
 	r.QueueP50ms, r.QueueP99ms = pctl(queue, 0.5), pctl(queue, 0.99)
 	r.Passes = st.Passes

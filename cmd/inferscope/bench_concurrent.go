@@ -31,6 +31,12 @@ type concurrentResult struct {
 	AggBatched   float64 `json:"aggregate_decode_tokens_per_s_batched"`
 	AggUnbatched float64 `json:"aggregate_decode_tokens_per_s_unbatched"`
 	Speedup      float64 `json:"batched_vs_unbatched"`
+	// The same per second of the process's CPU time (every thread's) over
+	// the timed steps, and their ratio: the figure to compare on a machine
+	// shared with other work.
+	CPUBatched   float64 `json:"decode_tokens_per_cpu_s_batched"`
+	CPUUnbatched float64 `json:"decode_tokens_per_cpu_s_unbatched"`
+	SpeedupCPU   float64 `json:"batched_vs_unbatched_cpu"`
 	// Inter-token latency seen by each session (all sessions pooled).
 	ITLp50Batched   float64 `json:"itl_p50_ms_batched"`
 	ITLp99Batched   float64 `json:"itl_p99_ms_batched"`
@@ -93,6 +99,13 @@ func concSeqs(m *engine.Model, n, promptN, genN int) ([]*concSeq, error) {
 // rest for the whole run). timed, if not nil, is called as they start. It
 // returns the wall time of the timed steps and their inter-token latencies.
 func decodeAll(seqs []*concSeq, genN int, step func(s *concSeq) ([]float32, error), timed func()) (time.Duration, []float64, error) {
+	wall, _, itl, err := decodeAllCPU(seqs, genN, step, timed)
+	return wall, itl, err
+}
+
+// decodeAllCPU is decodeAll that also returns the process's CPU time over
+// the timed steps (every thread's).
+func decodeAllCPU(seqs []*concSeq, genN int, step func(s *concSeq) ([]float32, error), timed func()) (time.Duration, time.Duration, []float64, error) {
 	var mu sync.Mutex
 	var itl []float64
 	var firstErr error
@@ -138,10 +151,10 @@ func decodeAll(seqs []*concSeq, genN int, step func(s *concSeq) ([]float32, erro
 	if timed != nil {
 		timed()
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	close(release)
 	wg.Wait()
-	return time.Since(start), itl, firstErr
+	return time.Since(start), processCPU() - cpu0, itl, firstErr
 }
 
 func pctl(v []float64, p float64) float64 {

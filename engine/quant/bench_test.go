@@ -1,31 +1,106 @@
 package quant
 
 // bench_test.go: single-thread weight streaming of each format.
+//
+// Each benchmark also reports cpu-ns/op, the process's CPU time per
+// operation: on a machine shared with other work the wall-clock ns/op
+// counts the time the thread waited for a core, CPU time does not.
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
+
+// processCPU is the process's user and system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loopCPU runs f b.N times (b.Loop) and reports the CPU time per call.
+func loopCPU(b *testing.B, f func()) {
+	c0, n := processCPU(), 0
+	for b.Loop() {
+		f()
+		n++
+	}
+	if n > 0 {
+		b.ReportMetric(float64(processCPU()-c0)/float64(n), "cpu-ns/op")
+	}
+}
+
+// kernelSets are the kernel sets a benchmark compares on this machine:
+// "avx2" (one row at a time) and, where the CPU has it, "avx512" (four
+// rows at a time for the types that have such a kernel); "go" elsewhere.
+func kernelSets() []string {
+	switch {
+	case simd == nil || !useSIMD:
+		return []string{"go"}
+	case use512:
+		return []string{"avx2", "avx512"}
+	}
+	return []string{"avx2"}
+}
+
+// withKernels runs f with the named kernel set in use.
+func withKernels(set string, f func()) {
+	defer func(old bool) { use512 = old }(use512)
+	use512 = set == "avx512"
+	f()
+}
 
 // benchRows×benchCols is gpt2-124M's MLP down projection (768×3072).
 const benchRows, benchCols = 768, 3072
 
-// BenchmarkMatVec: one MatVec over a 768×3072 matrix of each type on the
-// kernels in use; the MB/s column is weight bytes read per second.
+// BenchmarkMatVec: one MatVec over a 768×3072 matrix of each type on each
+// kernel set (kernelSets: avx2 and avx512 side by side in one run); the
+// MB/s column is weight bytes read per second.
+//
+//	go test ./engine/quant -run - -bench 'MatVec/q6_k' -count 5
 func BenchmarkMatVec(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	x := randomVec(r, benchCols)
 	out := make([]float32, benchRows)
 	for _, typ := range []Type{F32, BF16, F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K} {
 		w := randomRows(r, typ, benchRows, benchCols)
-		b.Run(strings.ToLower(typ.String()), func(b *testing.B) {
-			b.SetBytes(int64(len(w)))
-			for b.Loop() {
-				MatVec(typ, out, w, x, benchRows, benchCols)
-			}
-		})
+		for _, set := range kernelSets() {
+			b.Run(strings.ToLower(typ.String())+"/"+set, func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				withKernels(set, func() {
+					loopCPU(b, func() { MatVec(typ, out, w, x, benchRows, benchCols) })
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkMatVecLarge is BenchmarkMatVec on a 16384×3072 matrix (41 MB
+// of Q6_K), far past the L2 cache: the weights stream from memory, as a
+// model's do in decode.
+//
+//	go test ./engine/quant -run - -bench MatVecLarge -count 3 -benchtime 20x
+func BenchmarkMatVecLarge(b *testing.B) {
+	const rows, cols = 16384, 3072
+	r := rand.New(rand.NewPCG(1, 3))
+	x := randomVec(r, cols)
+	out := make([]float32, rows)
+	for _, typ := range []Type{Q8_0, Q4_0, Q4_K, Q6_K} {
+		w := randomRows(r, typ, rows, cols)
+		for _, set := range kernelSets() {
+			b.Run(strings.ToLower(typ.String())+"/"+set, func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				withKernels(set, func() {
+					loopCPU(b, func() { MatVec(typ, out, w, x, rows, cols) })
+				})
+			})
+		}
 	}
 }
 
@@ -36,24 +111,22 @@ func BenchmarkMatMat(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, typ := range []Type{Q8_0, Q4_K} {
 		w := randomRows(r, typ, benchRows, benchCols)
-		for _, n := range []int{4, 16} {
+		for _, n := range []int{4, 16, 32} {
 			xs, outs := make([][]float32, n), make([][]float32, n)
 			for i := range xs {
 				xs[i], outs[i] = randomVec(r, benchCols), make([]float32, benchRows)
 			}
 			b.Run(fmt.Sprintf("%s/n=%d/matmat", strings.ToLower(typ.String()), n), func(b *testing.B) {
 				b.SetBytes(int64(len(w)))
-				for b.Loop() {
-					MatMat(typ, outs, w, xs, benchRows, benchCols)
-				}
+				loopCPU(b, func() { MatMat(typ, outs, w, xs, benchRows, benchCols) })
 			})
 			b.Run(fmt.Sprintf("%s/n=%d/matvecs", strings.ToLower(typ.String()), n), func(b *testing.B) {
 				b.SetBytes(int64(len(w)))
-				for b.Loop() {
+				loopCPU(b, func() {
 					for i := range xs {
 						MatVec(typ, outs[i], w, xs[i], benchRows, benchCols)
 					}
-				}
+				})
 			})
 		}
 	}

@@ -27,10 +27,12 @@ type simdKernels struct {
 	// dotAcc3 is dotAcc for three inputs at once (nil: none), each result
 	// the same as dotAcc's.
 	dotAcc3 func(acc *[3][32]float32, w []float32, xs [3][]float32)
+	// reduce sets dst[i] = reduce32(&accs[i]), bit for bit.
+	reduce func(dst []float32, accs [][32]float32)
 }
 
 // KernelPath names the kernels in use: "go" or the instruction set
-// ("avx2", or "avx2+avx512" where Q8_0, Q4_0 and Q4_K rows run on the
+// ("avx2", or "avx2+avx512" where Q8_0, Q4_0, Q4_K, Q5_K and Q6_K rows run on the
 // AVX-512 kernels, which give the AVX2 ones' results bit for bit).
 func KernelPath() string {
 	if !useSIMD {
@@ -199,13 +201,15 @@ func matVecGo(t Type, out []float32, w []byte, rb int, x []float32, rows, cols i
 // over all of them, so each input slice is read from memory once per
 // mmRows rows and each weight block once in all.
 const (
-	mmChunk = 512 // a multiple of every block size
+	mmChunk = 512 // a multiple of every block size; matmat4AVX512 takes rows mmChunk·4 bytes apart (MMW)
 	mmRows  = 4
 )
 
 type mmScratch struct {
 	accs [][32]float32 // accs[j·n+i]: row j of the group, input i
 	buf  [mmRows * mmChunk]float32
+	xp   []*float32 // matmat4's input pointers
+	sums []float32  // one row's reduced sums, input by input
 }
 
 var mmPool = sync.Pool{New: func() any { return new(mmScratch) }}
@@ -235,6 +239,14 @@ func MatMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int) 
 		sc.accs = make([][32]float32, n*mmRows)
 	}
 	accs := sc.accs[:n*mmRows]
+	if cap(sc.xp) < n {
+		sc.xp, sc.sums = make([]*float32, n), make([]float32, n)
+	}
+	sums := sc.sums[:n]
+	reduce := reduceGo
+	if useSIMD {
+		reduce = simd.reduce
+	}
 
 	l := layouts[t]
 	main := cols
@@ -260,6 +272,10 @@ func MatMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int) 
 				row := w[(r0+j)*rb : (r0+j+1)*rb]
 				dequant(t, sc.buf[j*mmChunk:j*mmChunk+nc], row[c0/l.n*l.bytes:(c0+nc)/l.n*l.bytes])
 			}
+			if nr == mmRows && useSIMD && use512 && matmat4 != nil {
+				matmat4(accs, sc.buf[:], xs, c0, nc, sc.xp[:n])
+				continue
+			}
 			i := 0
 			if dotAcc3 != nil {
 				for ; i+3 <= n; i += 3 {
@@ -281,13 +297,22 @@ func MatMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int) 
 			if len(tl) > 0 {
 				dequantGo(t, tl, w[r*rb+main*l.bytes:(r+1)*rb])
 			}
-			for i := range xs {
-				outs[i][r] = reduce32(&accs[j*n+i])
+			reduce(sums, accs[j*n:(j+1)*n])
+			for i, s := range sums {
+				outs[i][r] = s
 				if len(tl) > 0 {
 					outs[i][r] += tailDot(tl, xs[i][main:cols])
 				}
 			}
 		}
+	}
+}
+
+// reduceGo is simdKernels.reduce in Go.
+func reduceGo(dst []float32, accs [][32]float32) {
+	dst = dst[:len(accs)]
+	for i := range accs {
+		dst[i] = reduce32(&accs[i])
 	}
 }
 

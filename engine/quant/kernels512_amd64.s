@@ -1,7 +1,7 @@
 //go:build amd64 && !purego
 
-// kernels512_amd64.s: AVX-512 matrix-vector kernels for Q8_0, Q4_0 and
-// Q4_K, four rows at a time (each block of x loaded once for the four). The Go
+// kernels512_amd64.s: AVX-512 matrix-vector kernels for Q8_0, Q4_0, Q4_K,
+// Q5_K and Q6_K, four rows at a time (each block of x loaded once for the four). The Go
 // wrappers are in kernels_amd64.go.
 //
 // Bit for bit the AVX2 kernels' results (kernels_amd64.s): a block's 32
@@ -15,7 +15,7 @@
 // Registers: DI out, SI row 0's blocks, R8 row bytes, DX x, CX rows (a
 // multiple of 4), BX blocks per row; R9/R12/R13/R14 the four rows' block
 // pointers, R10 x pointer, R11 block count. Z0–Z7 the four rows' sums,
-// Z16–Z18 scratch, Z30/Z31 x, Z14/Z15 constants (Q4_0).
+// Z16–Z18 scratch, Z30/Z31 x, Z9/Z13/Z15 constants.
 
 #include "textflag.h"
 
@@ -87,13 +87,14 @@ GLOBL q4kiota<>(SB), RODATA|NOPTR, $64
 // Q40ROW(p, lo, hi): the same for the Q4_0 block at p: values 0–15 the low
 // nibbles, 16–31 the high ones, each minus 8, times d. Each nibble j picks
 // the float32 j−8 from Z15 (the value VCVTDQ2PS gives for the integer
-// j−8, exactly), so the products are the AVX2 kernel's.
+// j−8, exactly), so the products are the AVX2 kernel's. VPERMPS reads only
+// an index's low four bits: the low nibble needs no mask, the high one a
+// shift.
 #define Q40ROW(p, lo, hi) \
 	VPBROADCASTW (p), Y16; \
 	VCVTPH2PS Y16, Z16; \
 	VPMOVZXBD 2(p), Z17; \
 	VPSRLD $4, Z17, Z18; \
-	VPANDD Z14, Z17, Z17; \
 	VPERMPS Z15, Z17, Z17; \
 	VPERMPS Z15, Z18, Z18; \
 	VMULPS Z16, Z17, Z17; \
@@ -175,8 +176,6 @@ TEXT ·matvecQ4_0AVX512(SB), NOSPLIT, $0-48
 	PROLOGUE4
 	MOVQ $q40table<>(SB), AX
 	VMOVUPS (AX), Z15
-	MOVL $0x0f, AX
-	VPBROADCASTD AX, Z14
 q40z4:
 	ROWS4_START
 q40zblk:
@@ -243,26 +242,22 @@ q40zblk:
 // Q4KROW(p, b, c, lo, hi): sub-blocks 2c and 2c+1 of row p into lo, hi.
 // Each sub-block's 16 possible values d1·q − m1 (q = 0…15, the product
 // rounded before the difference, as dequantQ4_K computes each value) are
-// made once, from Z13 = 0, 1, …, 15, and each nibble picks its value:
+// made once, from Z13 = 0, 1, …, 15, and each nibble picks its value
+// (VPERMPS reads an index's low four bits: the byte itself for the low
+// nibble, the byte shifted right by 4 for the high one):
 // exactly the values the AVX2 kernel computes one by one. Sub-block 2c is
 // added to every lane before 2c+1, as there.
 #define Q4KROW(p, b, c, lo, hi) \
-	VBROADCASTSS (b+8*(c))(SP), Z16; \
-	VBROADCASTSS (b+32+8*(c))(SP), Z19; \
-	VMULPS Z16, Z13, Z16; \
-	VSUBPS Z19, Z16, Z16; \
-	VBROADCASTSS (b+8*(c)+4)(SP), Z20; \
-	VBROADCASTSS (b+36+8*(c))(SP), Z21; \
-	VMULPS Z20, Z13, Z20; \
-	VSUBPS Z21, Z20, Z20; \
+	VMULPS.BCST (b+8*(c))(SP), Z13, Z16; \
+	VSUBPS.BCST (b+32+8*(c))(SP), Z16, Z16; \
+	VMULPS.BCST (b+8*(c)+4)(SP), Z13, Z20; \
+	VSUBPS.BCST (b+36+8*(c))(SP), Z20, Z20; \
 	VPMOVZXBD (16+32*(c))(p), Z17; \
 	VPMOVZXBD (32+32*(c))(p), Z18; \
-	VPANDD Z14, Z17, Z22; \
-	VPANDD Z14, Z18, Z23; \
+	VPERMPS Z16, Z17, Z22; \
+	VPERMPS Z16, Z18, Z23; \
 	VPSRLD $4, Z17, Z17; \
 	VPSRLD $4, Z18, Z18; \
-	VPERMPS Z16, Z22, Z22; \
-	VPERMPS Z16, Z23, Z23; \
 	VPERMPS Z20, Z17, Z17; \
 	VPERMPS Z20, Z18, Z18; \
 	VFMADD231PS Z26, Z22, lo; \
@@ -286,8 +281,6 @@ q40zblk:
 // arguments before the next rows start.
 TEXT ·matvecQ4_KAVX512(SB), $320-48
 	PROLOGUE4
-	MOVL $0x0f, AX
-	VPBROADCASTD AX, Z14
 	MOVQ $q4kiota<>(SB), AX
 	VMOVUPS (AX), Z13
 q4kz4:
@@ -315,5 +308,465 @@ q4kzblk:
 	MOVQ n+40(FP), BX
 	ROWS4_END
 	JNZ  q4kz4
+	VZEROUPPER
+	RET
+
+// ---- Q6_K: 210-byte super-blocks: ql[128] at 0, qh[64] at 128, int8
+// scales[16] at 192, fp16 d at 208 (dequantQ6_K). A half n of 128 values
+// is four quarters of 32: quarter qi takes the low (qi < 2) or high
+// nibbles of ql[64n+32(qi&1) ..] and bits 2qi, 2qi+1 of qh[32n ..]; values
+// 0–15 of a quarter use scale 8n+2qi, 16–31 scale 8n+2qi+1, so each of a
+// row's two sum registers takes one scale per quarter. ----
+
+// q6ktable: the bytes j−32 for j = 0…63 (VPERMB reads only an index's low
+// six bits, so the bits above the six need no masking).
+DATA q6ktable<>+0(SB)/8, $0xe7e6e5e4e3e2e1e0
+DATA q6ktable<>+8(SB)/8, $0xefeeedecebeae9e8
+DATA q6ktable<>+16(SB)/8, $0xf7f6f5f4f3f2f1f0
+DATA q6ktable<>+24(SB)/8, $0xfffefdfcfbfaf9f8
+DATA q6ktable<>+32(SB)/8, $0x0706050403020100
+DATA q6ktable<>+40(SB)/8, $0x0f0e0d0c0b0a0908
+DATA q6ktable<>+48(SB)/8, $0x1716151413121110
+DATA q6ktable<>+56(SB)/8, $0x1f1e1d1c1b1a1918
+GLOBL q6ktable<>(SB), RODATA|NOPTR, $64
+
+// Q6SC(p, b) stores row p's d·scales[s] at b+4s(SP) (Q6SCALES of
+// kernels_amd64.s: the same product, one rounding).
+#define Q6SC(p, b) \
+	VPBROADCASTW 208(p), Y16; \
+	VCVTPH2PS Y16, Z16; \
+	VPMOVSXBD 192(p), Z17; \
+	VCVTDQ2PS Z17, Z17; \
+	VMULPS Z16, Z17, Z17; \
+	VMOVUPS Z17, (b)(SP)
+
+// Q6PREP(p, n, at) stages half n of row p as signed bytes q−32, quarter
+// qi at at+32qi(SP). Z12 = qh[32n:32n+32] | its bytes shifted right by 2,
+// so bits 0–1 (quarters 0, 1) after a shift left by 4 and bits 4–5
+// (quarters 2, 3) as they are sit at bits 4–5; VPTERNLOGD $0xD8 takes
+// bits 0–3 from the nibbles and the rest from the qh bits (Z15 = bytes
+// 0x0f selects), VPERMB maps the six-bit q to q−32 (Z9, q6ktable).
+#define Q6PREP(p, n, at) \
+	VMOVDQU64 (64*(n))(p), Z10; \
+	VMOVDQU (128+32*(n))(p), Y12; \
+	VPSRLW $2, Y12, Y13; \
+	VINSERTI64X4 $1, Y13, Z12, Z12; \
+	VPSLLW $4, Z12, Z11; \
+	VPTERNLOGD $0xD8, Z15, Z10, Z11; \
+	VPERMB Z9, Z11, Z11; \
+	VMOVDQU64 Z11, (at)(SP); \
+	VPSRLW $4, Z10, Z10; \
+	VPTERNLOGD $0xD8, Z15, Z10, Z12; \
+	VPERMB Z9, Z12, Z12; \
+	VMOVDQU64 Z12, (at+64)(SP)
+
+// Q6Q(at, sc, lo, hi): lo += s·q[0:16]·x, hi += s'·q[16:32]·x for the 32
+// values staged at at(SP), s and s' the scales at sc(SP) and sc+4(SP).
+#define Q6Q(at, sc, lo, hi) \
+	VPMOVSXBD (at)(SP), Z17; \
+	VPMOVSXBD (at+16)(SP), Z18; \
+	VCVTDQ2PS Z17, Z17; \
+	VCVTDQ2PS Z18, Z18; \
+	VMULPS.BCST (sc)(SP), Z17, Z17; \
+	VMULPS.BCST (sc+4)(SP), Z18, Z18; \
+	VFMADD231PS Z30, Z17, lo; \
+	VFMADD231PS Z31, Z18, hi
+
+// Q6QUART(n, qi): x for quarter qi of half n, then the four rows (scales
+// of row j at 64j(SP), its staged half at 256+128j(SP)).
+#define Q6QUART(n, qi) \
+	VMOVUPS (512*(n)+128*(qi))(R10), Z30; \
+	VMOVUPS (512*(n)+128*(qi)+64)(R10), Z31; \
+	Q6Q(256+32*(qi), 4*(8*(n)+2*(qi)), Z0, Z1); \
+	Q6Q(384+32*(qi), 64+4*(8*(n)+2*(qi)), Z2, Z3); \
+	Q6Q(512+32*(qi), 128+4*(8*(n)+2*(qi)), Z4, Z5); \
+	Q6Q(640+32*(qi), 192+4*(8*(n)+2*(qi)), Z6, Z7)
+
+#define Q6HALF(n) \
+	Q6PREP(R9, n, 256); \
+	Q6PREP(R12, n, 384); \
+	Q6PREP(R13, n, 512); \
+	Q6PREP(R14, n, 640); \
+	Q6QUART(n, 0); \
+	Q6QUART(n, 1); \
+	Q6QUART(n, 2); \
+	Q6QUART(n, 3)
+
+// func matvecQ6_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+TEXT ·matvecQ6_KAVX512(SB), $768-48
+	PROLOGUE4
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z15
+	MOVQ $q6ktable<>(SB), AX
+	VMOVDQU64 (AX), Z9
+q6kz4:
+	ROWS4_START
+q6kzblk:
+	PF4(0)
+	PF4(64)
+	PF4(128)
+	PF4(192)
+	Q6SC(R9, 0)
+	Q6SC(R12, 64)
+	Q6SC(R13, 128)
+	Q6SC(R14, 192)
+	Q6HALF(0)
+	Q6HALF(1)
+	ADDQ $210, R9
+	ADDQ $210, R12
+	ADDQ $210, R13
+	ADDQ $210, R14
+	ADDQ $1024, R10
+	DECQ R11
+	JNZ  q6kzblk
+	ROWS4_END
+	JNZ  q6kz4
+	VZEROUPPER
+	RET
+
+// ---- MatMat's dot products: four rows of dequantized weights (L1) against
+// n inputs. ----
+
+// MMW: the bytes between the group's rows in MatMat's buffer (mmChunk·4).
+#define MMW 2048
+
+// MMROW(off, a0, a1, a2, a3): row off/MMW of the group (Z20, Z21 its 32
+// weights) into the two inputs' sums a0|a1 (input i) and a2|a3 (input i+1).
+#define MMROW(off, a0, a1, a2, a3) \
+	VMOVUPS (off)(R11), Z20; \
+	VMOVUPS (off+64)(R11), Z21; \
+	VFMADD231PS Z16, Z20, a0; \
+	VFMADD231PS Z17, Z21, a1; \
+	VFMADD231PS Z18, Z20, a2; \
+	VFMADD231PS Z19, Z21, a3
+
+// MMROW3(off, a0, …, a5): row off/MMW into three inputs' sums (x in
+// Z24|Z25, Z26|Z27, Z28|Z29; the row's weights in Z30, Z31).
+#define MMROW3(off, a0, a1, a2, a3, a4, a5) \
+	VMOVUPS (off)(R11), Z30; \
+	VMOVUPS (off+64)(R11), Z31; \
+	VFMADD231PS Z24, Z30, a0; \
+	VFMADD231PS Z25, Z31, a1; \
+	VFMADD231PS Z26, Z30, a2; \
+	VFMADD231PS Z27, Z31, a3; \
+	VFMADD231PS Z28, Z30, a4; \
+	VFMADD231PS Z29, Z31, a5
+
+// MMLD3(r, a0, …, a5) loads (MMST3 stores) one row's sums for three
+// inputs, the row's at r.
+#define MMLD3(r, a0, a1, a2, a3, a4, a5) \
+	VMOVUPS (r), a0; \
+	VMOVUPS 64(r), a1; \
+	VMOVUPS 128(r), a2; \
+	VMOVUPS 192(r), a3; \
+	VMOVUPS 256(r), a4; \
+	VMOVUPS 320(r), a5
+
+#define MMST3(r, a0, a1, a2, a3, a4, a5) \
+	VMOVUPS a0, (r); \
+	VMOVUPS a1, 64(r); \
+	VMOVUPS a2, 128(r); \
+	VMOVUPS a3, 192(r); \
+	VMOVUPS a4, 256(r); \
+	VMOVUPS a5, 320(r)
+
+// MMROW1(off, a0, a1): the same for one input (Z16|Z17).
+#define MMROW1(off, a0, a1) \
+	VMOVUPS (off)(R11), Z20; \
+	VMOVUPS (off+64)(R11), Z21; \
+	VFMADD231PS Z16, Z20, a0; \
+	VFMADD231PS Z17, Z21, a1
+
+// func matmat4AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int)
+// For rows j < 4 and inputs i < n: accs[j·n+i][l] += w[j·512+e]·xs[i][e]
+// (fused) for e ≡ l mod 32, e < 32·steps, in increasing e: dotAccAVX2's
+// sums for each row and input, bit for bit (lanes 0–15 and 16–31 one
+// register each). Inputs go three at a time (each weight loaded once for
+// the three, each input value once for the four rows), then two or one.
+// steps ≥ 1, n ≥ 1.
+TEXT ·matmat4AVX512(SB), NOSPLIT, $0-40
+	MOVQ accs+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ xs+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ steps+32(FP), BX
+	MOVQ CX, R8
+	SHLQ $7, R8 // a row's sums: n·128 bytes
+	MOVQ DI, AX
+mmtriple:
+	CMPQ CX, $3
+	JLT  mmpair
+	MOVQ AX, R13
+	MMLD3(R13, Z0, Z1, Z2, Z3, Z4, Z5)
+	ADDQ R8, R13
+	MMLD3(R13, Z6, Z7, Z8, Z9, Z10, Z11)
+	ADDQ R8, R13
+	MMLD3(R13, Z12, Z13, Z14, Z15, Z16, Z17)
+	ADDQ R8, R13
+	MMLD3(R13, Z18, Z19, Z20, Z21, Z22, Z23)
+	MOVQ (DX), R9
+	MOVQ 8(DX), R10
+	MOVQ 16(DX), R14
+	MOVQ SI, R11
+	MOVQ BX, R12
+mmtriplestep:
+	VMOVUPS (R9), Z24
+	VMOVUPS 64(R9), Z25
+	VMOVUPS (R10), Z26
+	VMOVUPS 64(R10), Z27
+	VMOVUPS (R14), Z28
+	VMOVUPS 64(R14), Z29
+	MMROW3(0, Z0, Z1, Z2, Z3, Z4, Z5)
+	MMROW3(MMW, Z6, Z7, Z8, Z9, Z10, Z11)
+	MMROW3(2*MMW, Z12, Z13, Z14, Z15, Z16, Z17)
+	MMROW3(3*MMW, Z18, Z19, Z20, Z21, Z22, Z23)
+	ADDQ $128, R9
+	ADDQ $128, R10
+	ADDQ $128, R14
+	ADDQ $128, R11
+	DECQ R12
+	JNZ  mmtriplestep
+	MOVQ AX, R13
+	MMST3(R13, Z0, Z1, Z2, Z3, Z4, Z5)
+	ADDQ R8, R13
+	MMST3(R13, Z6, Z7, Z8, Z9, Z10, Z11)
+	ADDQ R8, R13
+	MMST3(R13, Z12, Z13, Z14, Z15, Z16, Z17)
+	ADDQ R8, R13
+	MMST3(R13, Z18, Z19, Z20, Z21, Z22, Z23)
+	ADDQ $384, AX
+	ADDQ $24, DX
+	SUBQ $3, CX
+	JMP  mmtriple
+mmpair:
+	CMPQ CX, $2
+	JLT  mmone
+	LEAQ (AX)(R8*2), R13
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	VMOVUPS (AX)(R8*1), Z4
+	VMOVUPS 64(AX)(R8*1), Z5
+	VMOVUPS 128(AX)(R8*1), Z6
+	VMOVUPS 192(AX)(R8*1), Z7
+	VMOVUPS (R13), Z8
+	VMOVUPS 64(R13), Z9
+	VMOVUPS 128(R13), Z10
+	VMOVUPS 192(R13), Z11
+	VMOVUPS (R13)(R8*1), Z12
+	VMOVUPS 64(R13)(R8*1), Z13
+	VMOVUPS 128(R13)(R8*1), Z14
+	VMOVUPS 192(R13)(R8*1), Z15
+	MOVQ (DX), R9
+	MOVQ 8(DX), R10
+	MOVQ SI, R11
+	MOVQ BX, R12
+mmpairstep:
+	VMOVUPS (R9), Z16
+	VMOVUPS 64(R9), Z17
+	VMOVUPS (R10), Z18
+	VMOVUPS 64(R10), Z19
+	MMROW(0, Z0, Z1, Z2, Z3)
+	MMROW(MMW, Z4, Z5, Z6, Z7)
+	MMROW(2*MMW, Z8, Z9, Z10, Z11)
+	MMROW(3*MMW, Z12, Z13, Z14, Z15)
+	ADDQ $128, R9
+	ADDQ $128, R10
+	ADDQ $128, R11
+	DECQ R12
+	JNZ  mmpairstep
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z4, (AX)(R8*1)
+	VMOVUPS Z5, 64(AX)(R8*1)
+	VMOVUPS Z6, 128(AX)(R8*1)
+	VMOVUPS Z7, 192(AX)(R8*1)
+	VMOVUPS Z8, (R13)
+	VMOVUPS Z9, 64(R13)
+	VMOVUPS Z10, 128(R13)
+	VMOVUPS Z11, 192(R13)
+	VMOVUPS Z12, (R13)(R8*1)
+	VMOVUPS Z13, 64(R13)(R8*1)
+	VMOVUPS Z14, 128(R13)(R8*1)
+	VMOVUPS Z15, 192(R13)(R8*1)
+	ADDQ $256, AX
+	ADDQ $16, DX
+	SUBQ $2, CX
+	JMP  mmpair
+mmone:
+	TESTQ CX, CX
+	JZ   mmdone
+	LEAQ (AX)(R8*2), R13
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS (AX)(R8*1), Z4
+	VMOVUPS 64(AX)(R8*1), Z5
+	VMOVUPS (R13), Z8
+	VMOVUPS 64(R13), Z9
+	VMOVUPS (R13)(R8*1), Z12
+	VMOVUPS 64(R13)(R8*1), Z13
+	MOVQ (DX), R9
+	MOVQ SI, R11
+	MOVQ BX, R12
+mmonestep:
+	VMOVUPS (R9), Z16
+	VMOVUPS 64(R9), Z17
+	MMROW1(0, Z0, Z1)
+	MMROW1(MMW, Z4, Z5)
+	MMROW1(2*MMW, Z8, Z9)
+	MMROW1(3*MMW, Z12, Z13)
+	ADDQ $128, R9
+	ADDQ $128, R11
+	DECQ R12
+	JNZ  mmonestep
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z4, (AX)(R8*1)
+	VMOVUPS Z5, 64(AX)(R8*1)
+	VMOVUPS Z8, (R13)
+	VMOVUPS Z9, 64(R13)
+	VMOVUPS Z12, (R13)(R8*1)
+	VMOVUPS Z13, 64(R13)(R8*1)
+mmdone:
+	VZEROUPPER
+	RET
+
+// ---- Q5_K: 176-byte super-blocks: fp16 d, dmin; 12 bytes of 6-bit scales
+// and mins at 4(p) (KSC, as Q4_K); qh[32] at 16(p); qs[128] at 48(p).
+// Sub-block j's value l is d·sc_j·q − dmin·m_j with q = its nibble (low
+// for even j, high for odd, of qs[32(j/2)+l]) plus 16 times bit j of
+// qh[l] (dequantQ5_K). Each sub-block's 32 possible values are made once
+// (two registers, from 0…15 and 16…31) and a five-bit index picks one
+// (VPERMI2PS): the values the AVX2 kernel computes one by one. ----
+
+// q5kiota16: the float32 values 16, 17, …, 31.
+DATA q5kiota16<>+0(SB)/4, $0x41800000
+DATA q5kiota16<>+4(SB)/4, $0x41880000
+DATA q5kiota16<>+8(SB)/4, $0x41900000
+DATA q5kiota16<>+12(SB)/4, $0x41980000
+DATA q5kiota16<>+16(SB)/4, $0x41a00000
+DATA q5kiota16<>+20(SB)/4, $0x41a80000
+DATA q5kiota16<>+24(SB)/4, $0x41b00000
+DATA q5kiota16<>+28(SB)/4, $0x41b80000
+DATA q5kiota16<>+32(SB)/4, $0x41c00000
+DATA q5kiota16<>+36(SB)/4, $0x41c80000
+DATA q5kiota16<>+40(SB)/4, $0x41d00000
+DATA q5kiota16<>+44(SB)/4, $0x41d80000
+DATA q5kiota16<>+48(SB)/4, $0x41e00000
+DATA q5kiota16<>+52(SB)/4, $0x41e80000
+DATA q5kiota16<>+56(SB)/4, $0x41f00000
+DATA q5kiota16<>+60(SB)/4, $0x41f80000
+GLOBL q5kiota16<>(SB), RODATA|NOPTR, $64
+
+// Q5IDX(LO, HI, at): the 32 index bytes of sub-blocks 2c (from the qs
+// bytes in Y9 and the qh bytes in Y10, shifted so bit 2c sits at bit 4)
+// and 2c+1 (Y11: qh with bit 2c+1 at bit 4) at at(SP) and at+32(SP): bits
+// 0–3 the nibble, bit 4 the qh bit (VPTERNLOGD $0xD8 with Y15 = bytes 0x0f
+// takes bits 0–3 from the nibbles, the rest from the qh bytes; VPERMI2PS
+// reads bits 0–4 only).
+#define Q5IDX(at) \
+	VPTERNLOGD $0xD8, Y15, Y9, Y10; \
+	VMOVDQU Y10, (at)(SP); \
+	VPSRLW $4, Y9, Y9; \
+	VPTERNLOGD $0xD8, Y15, Y9, Y11; \
+	VMOVDQU Y11, (at+32)(SP)
+
+// Q5PREP(p, hs) stages row p's eight sub-blocks of index bytes at hs+32j(SP).
+// The word shifts move bit k of each qh byte to bit 4 of the same byte.
+#define Q5PREP(p, hs) \
+	VMOVDQU 16(p), Y8; \
+	VMOVDQU 48(p), Y9; \
+	VPSLLW $4, Y8, Y10; \
+	VPSLLW $3, Y8, Y11; \
+	Q5IDX(hs); \
+	VMOVDQU 80(p), Y9; \
+	VPSLLW $2, Y8, Y10; \
+	VPSLLW $1, Y8, Y11; \
+	Q5IDX(hs+64); \
+	VMOVDQU 112(p), Y9; \
+	VMOVDQU Y8, Y10; \
+	VPSRLW $1, Y8, Y11; \
+	Q5IDX(hs+128); \
+	VMOVDQU 144(p), Y9; \
+	VPSRLW $2, Y8, Y10; \
+	VPSRLW $3, Y8, Y11; \
+	Q5IDX(hs+192)
+
+// Q5KROW(b, hs, c, lo, hi): sub-blocks 2c and 2c+1 of a row (scales at
+// b(SP), index bytes at hs(SP)) into lo, hi; Z13 = 0…15, Z12 = 16…31.
+#define Q5KROW(b, hs, c, lo, hi) \
+	VMULPS.BCST (b+8*(c))(SP), Z13, Z16; \
+	VSUBPS.BCST (b+32+8*(c))(SP), Z16, Z16; \
+	VMULPS.BCST (b+8*(c))(SP), Z12, Z19; \
+	VSUBPS.BCST (b+32+8*(c))(SP), Z19, Z19; \
+	VMULPS.BCST (b+8*(c)+4)(SP), Z13, Z20; \
+	VSUBPS.BCST (b+36+8*(c))(SP), Z20, Z20; \
+	VMULPS.BCST (b+8*(c)+4)(SP), Z12, Z21; \
+	VSUBPS.BCST (b+36+8*(c))(SP), Z21, Z21; \
+	VPMOVZXBD (hs+64*(c))(SP), Z22; \
+	VPMOVZXBD (hs+64*(c)+16)(SP), Z23; \
+	VPMOVZXBD (hs+64*(c)+32)(SP), Z17; \
+	VPMOVZXBD (hs+64*(c)+48)(SP), Z18; \
+	VPERMI2PS Z19, Z16, Z22; \
+	VPERMI2PS Z19, Z16, Z23; \
+	VPERMI2PS Z21, Z20, Z17; \
+	VPERMI2PS Z21, Z20, Z18; \
+	VFMADD231PS Z26, Z22, lo; \
+	VFMADD231PS Z27, Z23, hi; \
+	VFMADD231PS Z28, Z17, lo; \
+	VFMADD231PS Z29, Z18, hi
+
+#define Q5KPAIR(c) \
+	VMOVUPS (256*(c))(R10), Z26; \
+	VMOVUPS (256*(c)+64)(R10), Z27; \
+	VMOVUPS (256*(c)+128)(R10), Z28; \
+	VMOVUPS (256*(c)+192)(R10), Z29; \
+	Q5KROW(0, 320, c, Z0, Z1); \
+	Q5KROW(80, 576, c, Z2, Z3); \
+	Q5KROW(160, 832, c, Z4, Z5); \
+	Q5KROW(240, 1088, c, Z6, Z7)
+
+// func matvecQ5_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+// Row j's scales at 80j(SP) (KSC), its index bytes at 320+256j(SP).
+TEXT ·matvecQ5_KAVX512(SB), $1344-48
+	PROLOGUE4
+	MOVQ $q4kiota<>(SB), AX
+	VMOVUPS (AX), Z13
+	MOVQ $q5kiota16<>(SB), AX
+	VMOVUPS (AX), Z12
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y15
+q5kz4:
+	ROWS4_START
+q5kzblk:
+	PF4(0)
+	PF4(64)
+	PF4(128)
+	KSC(R9, 0)
+	KSC(R12, 80)
+	KSC(R13, 160)
+	KSC(R14, 240)
+	Q5PREP(R9, 320)
+	Q5PREP(R12, 576)
+	Q5PREP(R13, 832)
+	Q5PREP(R14, 1088)
+	Q5KPAIR(0)
+	Q5KPAIR(1)
+	Q5KPAIR(2)
+	Q5KPAIR(3)
+	ADDQ $176, R9
+	ADDQ $176, R12
+	ADDQ $176, R13
+	ADDQ $176, R14
+	ADDQ $1024, R10
+	DECQ R11
+	JNZ  q5kzblk
+	MOVQ x+24(FP), DX
+	MOVQ n+40(FP), BX
+	ROWS4_END
+	JNZ  q5kz4
 	VZEROUPPER
 	RET

@@ -62,6 +62,9 @@ func dequantQ6_KAVX2(dst *float32, src *byte, n int)
 func dotAccAVX2(acc *[32]float32, w *float32, x *float32, n int)
 
 //go:noescape
+func reduceAccsAVX2(dst *float32, accs *[32]float32, n int)
+
+//go:noescape
 func dotAcc3AVX2(acc *[3][32]float32, w *float32, xs *[3]*float32, n int)
 
 //go:noescape
@@ -73,20 +76,33 @@ func matvecQ4_0AVX512(out *float32, w *byte, rowBytes int, x *float32, rows int,
 //go:noescape
 func matvecQ4_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
 
+//go:noescape
+func matvecQ5_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+
+//go:noescape
+func matvecQ6_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+
+//go:noescape
+func matmat4AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int)
+
 var simd = newAVX2()
 
-// use512 says whether matvecAVX2 runs Q8_0, Q4_0 and Q4_K rows four at a time on
-// the AVX-512 kernels (kernels512_amd64.s), whose results are the AVX2
-// kernels' bit for bit; the tests turn it off to check the AVX2 ones.
+// use512 says whether matvecAVX2 runs Q8_0, Q4_0, Q4_K, Q5_K and Q6_K rows
+// four at a time on the AVX-512 kernels (kernels512_amd64.s), whose results are the
+// AVX2 kernels' bit for bit, and MatMat its AVX-512 step; the tests turn it
+// off to check the AVX2 ones. Q6_K's byte lookup also needs AVX512-VBMI
+// (has512VBMI).
 var use512 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
 
-var matvec512 = map[Type]matvecFunc{Q8_0: matvecQ8_0AVX512, Q4_0: matvecQ4_0AVX512, Q4_K: matvecQ4_KAVX512}
+var has512VBMI = cpu.X86.HasAVX512VBMI
+
+var matvec512 = map[Type]matvecFunc{Q8_0: matvecQ8_0AVX512, Q4_0: matvecQ4_0AVX512, Q4_K: matvecQ4_KAVX512, Q5_K: matvecQ5_KAVX512, Q6_K: matvecQ6_KAVX512}
 
 func newAVX2() *simdKernels {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasF16C {
 		return nil
 	}
-	return &simdKernels{name: "avx2", dequant: dequantAVX2, matvec: matvecAVX2, dotAcc: dotAccAVX2w, dotAcc3: dotAcc3AVX2w}
+	return &simdKernels{name: "avx2", dequant: dequantAVX2, matvec: matvecAVX2, dotAcc: dotAccAVX2w, dotAcc3: dotAcc3AVX2w, reduce: reduceAccsAVX2w}
 }
 
 type matvecFunc func(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
@@ -115,7 +131,7 @@ func matvecAVX2(t Type, out []float32, w []byte, rb int, x []float32, rows, cols
 		clear(out[:rows])
 		return true
 	}
-	if f4, ok := matvec512[t]; ok && use512 && rows >= 4 {
+	if f4, ok := matvec512[t]; ok && use512 && rows >= 4 && (t != Q6_K || has512VBMI) {
 		r4 := rows &^ 3
 		f4(&out[0], &w[0], rb, &x[0], r4, n)
 		if r4 == rows {
@@ -125,6 +141,25 @@ func matvecAVX2(t Type, out []float32, w []byte, rb int, x []float32, rows, cols
 	}
 	f(&out[0], &w[0], rb, &x[0], rows, n)
 	return true
+}
+
+// matmat4 is MatMat's inner step on AVX-512 (nil without it): for the
+// group's four rows, buf holding their nc dequantized values each (row j
+// at j·mmChunk), accs[j·n+i] += row j · xs[i][c0:c0+nc] in dotAcc's lanes
+// and order, so each sum is dotAccAVX2's bit for bit; xp is scratch for n
+// pointers.
+var matmat4 = func(accs [][32]float32, buf []float32, xs [][]float32, c0, nc int, xp []*float32) {
+	n := len(xs)
+	if nc <= 0 || nc%32 != 0 || len(accs) < 4*n || len(buf) < 3*mmChunk+nc || len(xp) < n {
+		panic(fmt.Sprintf("quant: matmat4 over %d values of %d inputs (%d sums, %d buffered)", nc, n, len(accs), len(buf)))
+	}
+	for i, x := range xs {
+		if len(x) < c0+nc {
+			panic(fmt.Sprintf("quant: matmat4: input %d has %d values, not %d", i, len(x), c0+nc))
+		}
+		xp[i] = &x[c0]
+	}
+	matmat4AVX512(&accs[0], &buf[0], &xp[0], n, nc/32)
 }
 
 type dequantFunc func(dst *float32, src *byte, n int)
@@ -168,6 +203,15 @@ func dotAccAVX2w(acc *[32]float32, w, x []float32) {
 	}
 	if n > 0 {
 		dotAccAVX2(acc, &w[0], &x[0], n)
+	}
+}
+
+func reduceAccsAVX2w(dst []float32, accs [][32]float32) {
+	if len(dst) < len(accs) {
+		panic(fmt.Sprintf("quant: reduce %d sums into %d values", len(accs), len(dst)))
+	}
+	if len(accs) > 0 {
+		reduceAccsAVX2(&dst[0], &accs[0], len(accs))
 	}
 }
 

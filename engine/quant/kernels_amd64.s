@@ -675,3 +675,23 @@ dacc3:
 	VMOVUPS Y11, 352(DI)
 	VZEROUPPER
 	RET
+
+// func reduceAccsAVX2(dst *float32, accs *[32]float32, n int)
+// dst[i] = reduce32(&accs[i]) for i < n (n ≥ 1), in REDUCE32's order.
+TEXT ·reduceAccsAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ accs+8(FP), SI
+	MOVQ n+16(FP), CX
+racc:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	REDUCE32
+	VMOVSS X0, (DI)
+	ADDQ $4, DI
+	ADDQ $128, SI
+	DECQ CX
+	JNZ  racc
+	VZEROUPPER
+	RET

@@ -8,3 +8,6 @@ var simd *simdKernels
 
 // use512 is kernels_amd64.go's AVX-512 switch; no such kernels here.
 var use512 = false
+
+// matmat4 is kernels_amd64.go's AVX-512 MatMat step; none here.
+var matmat4 func(accs [][32]float32, buf []float32, xs [][]float32, c0, nc int, xp []*float32)
