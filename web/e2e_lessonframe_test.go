@@ -124,18 +124,6 @@ func TestBrowserLessonFramework(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := browsertest.New(t)
-	ctx := b.Ctx
-	b.SetViewport(t, 390, 844, true)
-	go0 := func(u string) {
-		t.Helper()
-		if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
-			t.Fatal(err)
-		}
-		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](walkJS)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// each lesson is walked in a tab of its own, beside the others
 	var mu sync.Mutex
 	sliderHref, sliderSection := "", ""
@@ -197,8 +185,22 @@ func TestBrowserLessonFramework(t *testing.T) {
 		}
 	})
 
+	// the checks below share one tab, opened after the walk (a tab's
+	// context has a deadline: the walk can take minutes on a busy machine)
+	b := browsertest.New(t)
+	ctx := b.Ctx
+	b.SetViewport(t, 390, 844, true)
+	go0 := func(t *testing.T, u string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](walkJS)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Run("run twice shows one result", func(t *testing.T) {
-		go0(ts.URL + "/lessons/sampling?s=1")
+		go0(t, ts.URL+"/lessons/sampling?s=1")
 		if err := waitJS(ctx, `document.querySelector('#section-1 [data-testid=panel-out]').dataset.state === "done"`); err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +221,7 @@ func TestBrowserLessonFramework(t *testing.T) {
 	})
 
 	t.Run("view in the URL", func(t *testing.T) {
-		go0(ts.URL + "/lessons/after-send?s=3&present=1&p1=" + url.QueryEscape("Hello there"))
+		go0(t, ts.URL+"/lessons/after-send?s=3&present=1&p1="+url.QueryEscape("Hello there"))
 		if err := waitJS(ctx, `!document.querySelector('#section-3').hidden && document.body.classList.contains("presenter")`); err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +232,7 @@ func TestBrowserLessonFramework(t *testing.T) {
 			t.Fatal("no lesson section has a slider")
 		}
 		u, _ := url.Parse(sliderHref)
-		go0(sliderHref)
+		go0(t, sliderHref)
 		for k, v := range u.Query() {
 			p, key, ok := strings.Cut(k, ".")
 			if !ok || !strings.HasPrefix(p, "p") {
