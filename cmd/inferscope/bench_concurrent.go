@@ -62,7 +62,7 @@ type concSeq struct {
 
 // concSeqs makes n sequences with random prompts of promptN tokens, each
 // prefilled but for its last prompt token, which is left as the token of
-// decodeAll's untimed first step: the prompt and genN timed steps fill
+// decodeAllCPU's untimed first step: the prompt and genN timed steps fill
 // promptN+genN positions, so every length up to the context runs (as the
 // lab allows prompt + max_new_tokens up to the context).
 func concSeqs(m *engine.Model, n, promptN, genN int) ([]*concSeq, error) {
@@ -89,7 +89,7 @@ func concSeqs(m *engine.Model, n, promptN, genN int) ([]*concSeq, error) {
 	return out, nil
 }
 
-// decodeAll runs genN decode steps in every sequence at once, one goroutine
+// decodeAllCPU runs genN decode steps in every sequence at once, one goroutine
 // per session; step is the forward of one step. Every session first runs
 // one untimed step (its prompt's last token, concSeqs), and the timed
 // steps start together once all have:
@@ -97,14 +97,8 @@ func concSeqs(m *engine.Model, n, promptN, genN int) ([]*concSeq, error) {
 // created in the same instant would otherwise reach the batcher one by
 // one, and the first would run a pass alone and stay a pass behind the
 // rest for the whole run). timed, if not nil, is called as they start. It
-// returns the wall time of the timed steps and their inter-token latencies.
-func decodeAll(seqs []*concSeq, genN int, step func(s *concSeq) ([]float32, error), timed func()) (time.Duration, []float64, error) {
-	wall, _, itl, err := decodeAllCPU(seqs, genN, step, timed)
-	return wall, itl, err
-}
-
-// decodeAllCPU is decodeAll that also returns the process's CPU time over
-// the timed steps (every thread's).
+// returns the wall time of the timed steps, the process's CPU time over
+// them (every thread's) and their inter-token latencies.
 func decodeAllCPU(seqs []*concSeq, genN int, step func(s *concSeq) ([]float32, error), timed func()) (time.Duration, time.Duration, []float64, error) {
 	var mu sync.Mutex
 	var itl []float64

@@ -5,7 +5,6 @@ package tokenizer
 // in the file's order over pieces, as Hugging Face tokenizers runs them.
 
 import (
-	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -210,4 +209,3 @@ func hasRunePrefix(u []rune, s string) bool {
 // gpt2Pattern is the pattern gpt2Split implements, as tokenizer.json spells it.
 const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 
-func isGPT2Pattern(p string) bool { return strings.TrimSpace(p) == gpt2Pattern }
