@@ -208,4 +208,3 @@ func hasRunePrefix(u []rune, s string) bool {
 
 // gpt2Pattern is the pattern gpt2Split implements, as tokenizer.json spells it.
 const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
-
