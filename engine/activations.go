@@ -52,33 +52,37 @@ func geluTanh(x float32) float32 {
 
 // swiglu sets hb[i] = silu(hb[i])·up[i] for i < n, split across workers.
 func swiglu(hb, up []float32, n int) {
+	parallelFor(n, 2048, func(_, lo, hi int) { swigluRange(hb[lo:hi], up[lo:hi]) })
+}
+
+// swigluRange is swiglu on h, u (one worker's share).
+func swigluRange(h, u []float32) {
 	k := kern
-	parallelFor(n, 2048, func(_, lo, hi int) {
-		h, u := hb[lo:hi], up[lo:hi]
-		for i := 0; i < len(h); {
-			if k.swiglu != nil {
-				i += k.swiglu(h[i:], u[i:])
-			}
-			// the group the kernel stopped at (or the tail): scalar
-			for e := min(i+8, len(h)); i < e; i++ {
-				h[i] = silu(h[i]) * u[i]
-			}
+	for i := 0; i < len(h); {
+		if k.swiglu != nil {
+			i += k.swiglu(h[i:], u[i:])
 		}
-	})
+		// the group the kernel stopped at (or the tail): scalar
+		for e := min(i+8, len(h)); i < e; i++ {
+			h[i] = silu(h[i]) * u[i]
+		}
+	}
 }
 
 // gelu applies geluTanh to x[:n], split across workers.
 func gelu(x []float32, n int) {
+	parallelFor(n, 2048, func(_, lo, hi int) { geluRange(x[lo:hi]) })
+}
+
+// geluRange is gelu on s (one worker's share).
+func geluRange(s []float32) {
 	k := kern
-	parallelFor(n, 2048, func(_, lo, hi int) {
-		s := x[lo:hi]
-		for i := 0; i < len(s); {
-			if k.gelu != nil {
-				i += k.gelu(s[i:])
-			}
-			for e := min(i+8, len(s)); i < e; i++ {
-				s[i] = geluTanh(s[i])
-			}
+	for i := 0; i < len(s); {
+		if k.gelu != nil {
+			i += k.gelu(s[i:])
 		}
-	})
+		for e := min(i+8, len(s)); i < e; i++ {
+			s[i] = geluTanh(s[i])
+		}
+	}
 }

@@ -9,20 +9,25 @@ package engine
 // every layer reuses them. State (a lone pass) and BatchState (a batched
 // decode step) each hold one; the layer functions take them and a pass.
 type acts struct {
-	x      []float32 // [R][dim]     residual stream
-	xb     []float32 // [R][dim]     normed input to a sub-block
-	q      []float32 // [R][q_dim]   queries
-	k, v   []float32 // [R][kv_dim]  this pass's keys and values
-	ao     []float32 // [R][q_dim]   attention output (heads concatenated)
-	proj   []float32 // [R][dim]     a sub-block's output, added to x
-	hb     []float32 // [R][hidden]  MLP inner activations
-	hb2    []float32 // [R][hidden]  SwiGLU up branch
-	logits []float32 // [rows asked for][vocab]
-	rcos   []float32 // [R][rotary/2] RoPE cos of each row's position
-	rsin   []float32 // [R][rotary/2] RoPE sin
-	rcosL  []float32 // the same for sliding layers with their own RoPE base (Gemma 3)
-	rsinL  []float32
-	attn   attnScratch // attention's scores and partial sums (attnkernels.go)
+	jobs              [3]linJob                // the matrix products of one linear call (jobsOf)
+	swigluFn          func(worker, lo, hi int) // swigluRows, bound
+	geluFn            func(worker, lo, hi int) // geluRows, bound
+	invFreq, invFreqL []float64                // RoPE's inverse frequencies (ropeTables), global and local layers'
+	invFor            *Config                  // the config they are for
+	x                 []float32                // [R][dim]     residual stream
+	xb                []float32                // [R][dim]     normed input to a sub-block
+	q                 []float32                // [R][q_dim]   queries
+	k, v              []float32                // [R][kv_dim]  this pass's keys and values
+	ao                []float32                // [R][q_dim]   attention output (heads concatenated)
+	proj              []float32                // [R][dim]     a sub-block's output, added to x
+	hb                []float32                // [R][hidden]  MLP inner activations
+	hb2               []float32                // [R][hidden]  SwiGLU up branch
+	logits            []float32                // [rows asked for][vocab]
+	rcos              []float32                // [R][rotary/2] RoPE cos of each row's position
+	rsin              []float32                // [R][rotary/2] RoPE sin
+	rcosL             []float32                // the same for sliding layers with their own RoPE base (Gemma 3)
+	rsinL             []float32
+	attn              attnScratch // attention's scores and partial sums (attnkernels.go)
 
 	// decodeRows has every linear pass compute each row as a lone decode
 	// step does (batched decode: a row must not depend on its batch).
@@ -159,4 +164,16 @@ func rows(buf []float32, T, d int) [][]float32 {
 		out[t] = buf[t*d : (t+1)*d]
 	}
 	return out
+}
+
+// swigluRows is swiglu's share lo..hi of a.hb, a.hb2.
+func (a *acts) swigluRows(_, lo, hi int) { swigluRange(a.hb[lo:hi], a.hb2[lo:hi]) }
+
+// geluRows is gelu's share lo..hi of a.hb.
+func (a *acts) geluRows(_, lo, hi int) { geluRange(a.hb[lo:hi]) }
+
+// jobsOf returns js in a's own array: a linear call's jobs then cost no
+// allocation (a variadic slice that linear keeps would be one per call).
+func (a *acts) jobsOf(js ...linJob) []linJob {
+	return a.jobs[:copy(a.jobs[:], js)]
 }

@@ -19,7 +19,7 @@ func (m *Model) attention(a *acts, p *pass, lw *LayerWeights, l int) {
 	qd, kvd, hd := c.QDim(), c.KVDim(), c.HeadDim
 	// q: [R][q_dim], k and v: [R][kv_dim], in one pass over the weights
 	// (biases: Qwen2Attention's q, k and v; GPT-2's c_attn)
-	a.linear(a.xb, R, linJob{a.q, &lw.Wq, lw.Bq}, linJob{a.k, &lw.Wk, lw.Bk}, linJob{a.v, &lw.Wv, lw.Bv})
+	a.linear(a.xb, R, a.jobsOf(linJob{a.q, &lw.Wq, lw.Bq}, linJob{a.k, &lw.Wk, lw.Bk}, linJob{a.v, &lw.Wv, lw.Bv})...)
 	if lw.QNorm != nil {
 		// Qwen3Attention, Gemma3Attention: q_norm and k_norm, an RMSNorm
 		// over each head's head_dim values, before RoPE
@@ -32,32 +32,35 @@ func (m *Model) attention(a *acts, p *pass, lw *LayerWeights, l int) {
 		m.rope(a, a.k[r*kvd:(r+1)*kvd], r, local)
 	}
 	for _, s := range p.spans {
+		if s.kv.Prec != KVF32 { // a 16-bit cache: every reader sees the rounded values, this pass's rows too
+			s.kv.Prec.Round(a.k[s.r0*kvd : (s.r0+s.n)*kvd])
+			s.kv.Prec.Round(a.v[s.r0*kvd : (s.r0+s.n)*kvd])
+		}
 		if !s.kv.ring(l) {
-			kc, vc, _ := s.kv.layerKV(l) // [cap][kv_dim]
-			copy(kc[s.pos0*kvd:(s.pos0+s.n)*kvd], a.k[s.r0*kvd:(s.r0+s.n)*kvd])
-			copy(vc[s.pos0*kvd:(s.pos0+s.n)*kvd], a.v[s.r0*kvd:(s.r0+s.n)*kvd])
+			s.kv.put(l, s.pos0, s.n, a.k[s.r0*kvd:], a.v[s.r0*kvd:])
 		}
 	}
 	a.attend(c, p, l) // scores, softmax, weighted sums into a.ao (attnkernels.go)
 	for _, s := range p.spans {
 		if s.kv.ring(l) { // the last rows of the pass enter the window's ring
-			kc, vc, slots := s.kv.layerKV(l)
+			slots := s.kv.Slots(l)
 			for t := max(0, s.n-slots); t < s.n; t++ {
-				o, r := (s.pos0+t)%slots*kvd, (s.r0+t)*kvd
-				copy(kc[o:o+kvd], a.k[r:r+kvd])
-				copy(vc[o:o+kvd], a.v[r:r+kvd])
+				r := (s.r0 + t) * kvd
+				s.kv.put(l, (s.pos0+t)%slots, 1, a.k[r:], a.v[r:])
 			}
 		}
 	}
-	a.linear(a.ao, R, linJob{a.proj, &lw.Wo, lw.Bo}) // [R][dim]
+	a.linear(a.ao, R, a.jobsOf(linJob{a.proj, &lw.Wo, lw.Bo})...) // [R][dim]
 }
 
 // kvRun is a run of n consecutive positions' keys and values (rows of
 // stride kv_dim, from one head's offset), the i-th onward of those a query
-// sees.
+// sees: float32 rows in k, v, or a 16-bit cache's in k16, v16 (prec).
 type kvRun struct {
-	i, n int
-	k, v []float32
+	i, n     int
+	k, v     []float32
+	k16, v16 []uint16
+	prec     KVPrec
 }
 
 // kvRuns finds the keys and values of positions first..last of span s in
@@ -66,21 +69,28 @@ type kvRun struct {
 // passes (wrapping once at most) and this pass's rows of k and v.
 func (s *span) kvRuns(l, first, last, ho, kvd int, k, v []float32) (runs [3]kvRun, n int) {
 	kc, vc, slots := s.kv.layerKV(l)
+	kh, vh, _ := s.kv.layerKV16(l)
+	cache := func(i, c, sl int) kvRun {
+		if kh != nil {
+			return kvRun{i: i, n: c, k16: kh[sl*kvd+ho:], v16: vh[sl*kvd+ho:], prec: s.kv.Prec}
+		}
+		return kvRun{i: i, n: c, k: kc[sl*kvd+ho:], v: vc[sl*kvd+ho:]}
+	}
 	if !s.kv.ring(l) {
-		runs[0] = kvRun{0, last - first + 1, kc[first*kvd+ho:], vc[first*kvd+ho:]}
+		runs[0] = cache(0, last-first+1, first)
 		return runs, 1
 	}
 	p, cached := first, min(last+1, s.pos0)
 	for p < cached {
 		sl := p % slots
 		c := min(cached-p, slots-sl)
-		runs[n] = kvRun{p - first, c, kc[sl*kvd+ho:], vc[sl*kvd+ho:]}
+		runs[n] = cache(p-first, c, sl)
 		n++
 		p += c
 	}
 	if p <= last {
 		r := s.r0 + p - s.pos0
-		runs[n] = kvRun{p - first, last - p + 1, k[r*kvd+ho:], v[r*kvd+ho:]}
+		runs[n] = kvRun{i: p - first, n: last - p + 1, k: k[r*kvd+ho:], v: v[r*kvd+ho:]}
 		n++
 	}
 	return runs, n
@@ -109,9 +119,12 @@ func (m *Model) ropeTables(a *acts, p *pass) {
 		}
 		return cos, sin
 	}
-	a.rcos, a.rsin = fill(a.rcos, a.rsin, c.ropeInvFreq(false))
+	if a.invFor != &m.Config { // computed once per model (a pass would allocate them)
+		a.invFreq, a.invFreqL, a.invFor = c.ropeInvFreq(false), c.ropeInvFreq(true), &m.Config
+	}
+	a.rcos, a.rsin = fill(a.rcos, a.rsin, a.invFreq)
 	if c.RopeLocalTheta > 0 && c.Window > 0 {
-		a.rcosL, a.rsinL = fill(a.rcosL, a.rsinL, c.ropeInvFreq(true))
+		a.rcosL, a.rsinL = fill(a.rcosL, a.rsinL, a.invFreqL)
 	}
 }
 

@@ -32,6 +32,11 @@ import "math"
 // attnBlock is the positions per block (a multiple of 16).
 const attnBlock = 256
 
+// attnWideRows is the positions of a 16-bit cache widened at a time (a
+// multiple of 16; 64 rows of 128 dimensions are 32 KiB, within a core's
+// first-level data cache).
+const attnWideRows = 64
+
 // expAtt is e^x for x ≤ 0 in float32, with expf's steps (Cephes: x = k·ln2
 // + r, a degree-6 polynomial for e^r, ·2^k) except that k is rounded from
 // the float32 sum x·log2e + 0.5, as the SIMD kernels compute it; below
@@ -153,6 +158,10 @@ type attnSlot struct {
 // by doubling, never shrunk: a steady decode allocates nothing).
 type attnScratch struct {
 	slots            []attnSlot
+	wide             [][]float32              // per worker: a 16-bit cache's rows of one chunk, widened
+	tiles            []attnTile               // a prompt's tiles of rows (attntiles.go)
+	tileScr          []tileScratch            // per worker
+	tilesFn          func(worker, lo, hi int) // w.tileRows, bound
 	w                attnWork                 // the layer in flight
 	rowsFn, blocksFn func(worker, lo, hi int) // w's methods, bound to bound
 	bound            *attnWork
@@ -178,8 +187,18 @@ func (sc *attnScratch) bytes() int64 {
 	for _, sl := range sc.slots {
 		n += len(sl.s) + len(sl.o) + len(sl.m) + len(sl.l)
 	}
+	for _, w := range sc.wide {
+		n += len(w)
+	}
+	for _, t := range sc.tileScr {
+		n += len(t.q) + len(t.s) + len(t.o) + len(t.kw) + len(t.vw)
+	}
 	return 4 * int64(n)
 }
+
+// attnTiled turns the tiled prompt path on (tests compare it with the
+// row-at-a-time one).
+var attnTiled = true
 
 // attnRowsAlone is the most rows a pass splits by blocks (a decode step,
 // a small batch or a short prompt); with more, each worker takes whole rows.
@@ -197,10 +216,27 @@ func (a *acts) attend(c Config, p *pass, l int) {
 		sc.w.window = c.Window
 	}
 	if sc.bound != &sc.w { // bound once: a method value made per call would be allocated per call
-		sc.rowsFn, sc.blocksFn, sc.bound = sc.w.rows, sc.w.blocks, &sc.w
+		sc.rowsFn, sc.blocksFn, sc.tilesFn, sc.bound = sc.w.rows, sc.w.blocks, sc.w.tileRows, &sc.w
 	}
 	w := &sc.w
-	if R > attnRowsAlone {
+	if p.wide16() {
+		for len(sc.wide) < maxWorkers() {
+			sc.wide = append(sc.wide, nil)
+		}
+		for i := range sc.wide {
+			if len(sc.wide[i]) < attnWideRows*hd {
+				sc.wide[i] = make([]float32, attnWideRows*hd)
+			}
+		}
+	}
+	if R > attnRowsAlone && attnTiled && w.tileable() {
+		for i := range maxWorkers() * attnTileRows {
+			sc.slot(i, p.maxLen(), H, hd, c.SeqLen)
+		}
+		sc.growTiles(H/c.NKVHeads, hd, p.wide16())
+		sc.makeTiles(p)
+		parallelFor(len(sc.tiles), 1, sc.tilesFn)
+	} else if R > attnRowsAlone {
 		for i := range maxWorkers() {
 			sc.slot(i, p.maxLen(), H, hd, c.SeqLen)
 		}
@@ -235,7 +271,7 @@ func (w *attnWork) rows(wk, lo, hi int) {
 		}
 		first, n := w.visible(r)
 		for b := 0; b*attnBlock < n-first; b++ {
-			w.block(sl, r, b)
+			w.block(wk, sl, r, b)
 		}
 		w.combine(sl, r)
 	}
@@ -243,7 +279,7 @@ func (w *attnWork) rows(wk, lo, hi int) {
 
 // blocks is a worker's share of the (row, block) items of a pass of few
 // rows, each row in its own slot.
-func (w *attnWork) blocks(_, lo, hi int) {
+func (w *attnWork) blocks(wk, lo, hi int) {
 	r, b0 := 0, 0 // row r's blocks are items b0..
 	for it := lo; it < hi; it++ {
 		first, n := w.visible(r)
@@ -252,7 +288,7 @@ func (w *attnWork) blocks(_, lo, hi int) {
 			r++
 			first, n = w.visible(r)
 		}
-		w.block(&w.a.attn.slots[r], r, it-b0)
+		w.block(wk, &w.a.attn.slots[r], r, it-b0)
 	}
 }
 
@@ -284,7 +320,7 @@ func (w *attnWork) visible(r int) (first, n int) {
 // head go together, so its rows are read once. The rows come in up to
 // three runs (kvRuns: a ring's wrap, this pass's rows); the weighted sum
 // goes on across them in position order.
-func (w *attnWork) block(sl *attnSlot, r, b int) {
+func (w *attnWork) block(wk int, sl *attnSlot, r, b int) {
 	c := w.c
 	H, hd, kvd, qd := c.NHeads, c.HeadDim, c.KVDim(), c.QDim()
 	G := H / c.NKVHeads
@@ -293,15 +329,33 @@ func (w *attnWork) block(sl *attnSlot, r, b int) {
 	p0 := b * attnBlock // from first
 	nb := min(attnBlock, n-first-p0)
 	q := w.a.q[r*qd : (r+1)*qd]
+	var wide []float32 // a 16-bit cache's rows of one chunk, widened
+	if len(w.a.attn.wide) > wk {
+		wide = w.a.attn.wide[wk]
+	}
 	for kvh := range c.NKVHeads {
 		h0 := kvh * G
 		sc := sl.s[h0*sl.ld+p0:]
 		runs, nr := s.kvRuns(w.l, first, n-1, kvh*hd, kvd, w.a.k, w.a.v)
+		qg := q[h0*hd : (h0+G)*hd]
 		for _, ru := range runs[:nr] { // scores of the block's positions in each run
 			lo, hi := max(p0, ru.i), min(p0+nb, ru.i+ru.n)
-			if lo < hi {
+			if lo >= hi {
+				continue
+			}
+			if ru.k16 == nil {
 				o := (lo - ru.i) * kvd
-				w.ak.scores(sc[lo-p0:], sl.ld, q[h0*hd:(h0+G)*hd], ru.k[o:], ru.v[o:], kvd, hi-lo, hd, G, w.scale)
+				w.ak.scores(sc[lo-p0:], sl.ld, qg, ru.k[o:], ru.v[o:], kvd, hi-lo, hd, G, w.scale)
+				continue
+			}
+			// a 16-bit cache's rows widened (exactly) a chunk at a time
+			// into the worker's scratch, which stays in the core's first
+			// cache, for the float32 kernels: the bits of a float32 cache
+			// holding the rounded values
+			for c0 := lo; c0 < hi; c0 += attnWideRows {
+				c1 := min(hi, c0+attnWideRows)
+				kvWiden(wide, ru.k16[(c0-ru.i)*kvd:], c1-c0, hd, kvd, ru.prec)
+				w.ak.scores(sc[c0-p0:], sl.ld, qg, wide, wide, hd, c1-c0, hd, G, w.scale)
 			}
 		}
 		if w.softcap > 0 { // Gemma2Attention: softcap·tanh(score/softcap)
@@ -323,14 +377,22 @@ func (w *attnWork) block(sl *attnSlot, r, b int) {
 			if lo >= hi {
 				continue
 			}
+			if ru.k16 != nil { // widened a chunk at a time, the sum going on in position order
+				for c0 := lo; c0 < hi; c0 += attnWideRows {
+					c1 := min(hi, c0+attnWideRows)
+					kvWiden(wide, ru.v16[(c0-ru.i)*kvd:], c1-c0, hd, kvd, ru.prec)
+					w.ak.wsum(o, sl.nb*hd, sc[c0-p0:], sl.ld, wide, hd, c1-c0, hd, G, acc, nil, nil)
+					acc = true
+				}
+				continue
+			}
 			var pk, pv []float32 // the next block's rows in the same run, to prefetch
 			if nr == 1 {
 				if p1 := p0 + attnBlock; p1 < ru.n {
 					pk, pv = ru.k[p1*kvd:], ru.v[p1*kvd:]
 				}
 			}
-			off := (lo - ru.i) * kvd
-			w.ak.wsum(o, sl.nb*hd, sc[lo-p0:], sl.ld, ru.v[off:], kvd, hi-lo, hd, G, acc, pk, pv)
+			w.ak.wsum(o, sl.nb*hd, sc[lo-p0:], sl.ld, ru.v[(lo-ru.i)*kvd:], kvd, hi-lo, hd, G, acc, pk, pv)
 			acc = true
 		}
 	}
@@ -399,4 +461,15 @@ func attnCombine(out, os, ms, ls []float32, hd int) float32 {
 		out[j] /= sum
 	}
 	return sum
+}
+
+// wide16 reports whether a sequence of the pass keeps a 16-bit cache (whose
+// blocks attention widens into per-worker scratch).
+func (p *pass) wide16() bool {
+	for _, s := range p.spans {
+		if s.kv.Prec != KVF32 {
+			return true
+		}
+	}
+	return false
 }

@@ -26,25 +26,43 @@ func BenchmarkDecodeDepth(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, depth := range []int{16, 2000} {
-		b.Run(fmt.Sprintf("depth%d", depth), func(b *testing.B) {
-			st := NewState(c)
-			kv, _ := NewKVCache(c, depth+1)
-			r := rand.New(rand.NewPCG(1, 1))
-			for i := range kv.Key {
-				kv.Key[i], kv.Value[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
-			}
-			b.ResetTimer()
-			c0 := cpuTime()
-			for i := 0; i < b.N; i++ {
-				kv.Len = depth
-				if _, err := m.Forward(st, kv, []int{i % 100}, nil); err != nil {
-					b.Fatal(err)
+	for _, prec := range KVPrecs {
+		for _, depth := range []int{16, 2000} {
+			b.Run(fmt.Sprintf("%s/depth%d", prec, depth), func(b *testing.B) {
+				st := NewState(c)
+				kv := randomKV(c, depth+1, prec)
+				b.ResetTimer()
+				c0 := cpuTime()
+				for i := 0; i < b.N; i++ {
+					kv.Len = depth
+					if _, err := m.Forward(st, kv, []int{i % 100}, nil); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
-		})
+				b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
+			})
+		}
 	}
+}
+
+// randomKV is a cache of capacity positions of precision prec filled with
+// random keys and values.
+func randomKV(c Config, capacity int, prec KVPrec) *KVCache {
+	kv, _ := NewKVCacheOf(c, capacity, prec)
+	r := rand.New(rand.NewPCG(1, 1))
+	if prec == KVF32 {
+		for i := range kv.Key {
+			kv.Key[i], kv.Value[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		return kv
+	}
+	row := make([]float32, 2*len(kv.Key16))
+	for i := range row {
+		row[i] = float32(r.NormFloat64())
+	}
+	prec.encode(kv.Key16, row[:len(kv.Key16)])
+	prec.encode(kv.Value16, row[len(kv.Key16):])
+	return kv
 }
 
 // BenchmarkAttendDepth runs one decode step's attention alone (every layer
@@ -57,30 +75,29 @@ func BenchmarkAttendDepth(b *testing.B) {
 		name          string
 		depth, layers int
 	}{{"hot", 512, 1}, {"depth2000", 2000, c.NLayers}} {
-		b.Run(tc.name, func(b *testing.B) {
-			kv, _ := NewKVCache(c, tc.depth+1)
-			r := rand.New(rand.NewPCG(1, 1))
-			for i := range kv.Key {
-				kv.Key[i], kv.Value[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
-			}
-			a := &acts{}
-			a.alloc(c, 1)
-			for i := range a.q {
-				a.q[i] = float32(r.NormFloat64())
-			}
-			p := &pass{}
-			p.start([]int{0})
-			p.add(kv, tc.depth, 1, nil)
-			b.SetBytes(int64(tc.layers) * int64(tc.depth+1) * c.KVBytesPerToken() / int64(c.NLayers))
-			b.ResetTimer()
-			c0 := cpuTime()
-			for i := 0; i < b.N; i++ {
-				for l := range tc.layers {
-					a.attend(c, p, l)
+		for _, prec := range KVPrecs {
+			b.Run(prec.String()+"/"+tc.name, func(b *testing.B) {
+				kv := randomKV(c, tc.depth+1, prec)
+				r := rand.New(rand.NewPCG(1, 1))
+				a := &acts{}
+				a.alloc(c, 1)
+				for i := range a.q {
+					a.q[i] = float32(r.NormFloat64())
 				}
-			}
-			b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
-		})
+				p := &pass{}
+				p.start([]int{0})
+				p.add(kv, tc.depth, 1, nil)
+				b.SetBytes(int64(tc.layers) * int64(tc.depth+1) * c.KVBytesPerToken() / int64(c.NLayers) * int64(prec.Bytes()) / 4)
+				b.ResetTimer()
+				c0 := cpuTime()
+				for i := 0; i < b.N; i++ {
+					for l := range tc.layers {
+						a.attend(c, p, l)
+					}
+				}
+				b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
+			})
+		}
 	}
 }
 
@@ -107,6 +124,38 @@ func BenchmarkPrefill512(b *testing.B) {
 				if _, err := m.Forward(st, kv, toks, nil); err != nil {
 					b.Fatal(err)
 				}
+			}
+			b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+// BenchmarkAttendPrompt is the attention of a 512-token prompt at one layer
+// of the SmolLM2-135M shape (the queries, keys and values random), in
+// tiles of rows (attntiles.go) and a row at a time.
+func BenchmarkAttendPrompt(b *testing.B) {
+	c := Shapes["smollm2-135M"]
+	for _, tiled := range []bool{true, false} {
+		b.Run(map[bool]string{true: "tiled", false: "rows"}[tiled], func(b *testing.B) {
+			defer func() { attnTiled = true }()
+			attnTiled = tiled
+			T := 512
+			kv := randomKV(c, T, KVF32)
+			kv.Len = T
+			a := &acts{}
+			a.alloc(c, T)
+			r := rand.New(rand.NewPCG(2, 2))
+			for i := range a.q {
+				a.q[i] = float32(r.NormFloat64())
+			}
+			p := &pass{}
+			p.start(make([]int, T))
+			p.add(kv, 0, T, nil)
+			a.attend(c, p, 0)
+			b.ResetTimer()
+			c0 := cpuTime()
+			for i := 0; i < b.N; i++ {
+				a.attend(c, p, 0)
 			}
 			b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
 		})

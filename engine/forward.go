@@ -112,7 +112,7 @@ func (m *Model) logits(a *acts, p *pass, first, n int) {
 		p.xs, p.outs = xs, outs // keep the grown slices
 		headRows(head, xs, outs)
 	} else {
-		a.linear(a.xb, n, linJob{a.logits, head, nil})
+		a.linear(a.xb, n, a.jobsOf(linJob{a.logits, head, nil})...)
 		if len(xs) > 0 {
 			headRows(head, xs, outs)
 		}

@@ -74,11 +74,12 @@ func llama2cFloats(c Config) (n int64, ok bool) {
 	return s.n, !s.overflow
 }
 
-// loadLlama2c reads a llama2.c checkpoint (.bin). The tokenizer, if any, is
-// loaded separately (LoadLlama2cTokenizer).
-func loadLlama2c(path string) (m *Model, err error) {
+// loadLlama2cWith reads a llama2.c checkpoint (.bin) with read (mapFile:
+// the weights are then used in place). The tokenizer, if any, is loaded
+// separately (LoadLlama2cTokenizer).
+func loadLlama2cWith(path string, read func(string) ([]byte, error)) (m *Model, err error) {
 	defer recoverLoad("llama2.c checkpoint "+path, &err)
-	raw, err := mapFile(path) // the weights are used in place
+	raw, err := read(path)
 	if err != nil {
 		return nil, fmt.Errorf("load llama2.c checkpoint: %w", err)
 	}

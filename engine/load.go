@@ -15,17 +15,23 @@ import (
 // "tokenizer.bin" beside the checkpoint, if present.
 func LoadModel(path, tokenizerPath string) (_ *Model, err error) {
 	defer recoverLoad("model "+path, &err)
+	return loadModelWith(path, tokenizerPath, mapFile)
+}
+
+// loadModelWith is LoadModel reading a Hugging Face directory's shards or
+// a llama2.c file with read (mapFile, or loadconvert.go's mapping).
+func loadModelWith(path, tokenizerPath string, read func(path string) ([]byte, error)) (*Model, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("load model: %w", err)
 	}
 	var m *Model
 	if st.IsDir() {
-		m, err = LoadHFDir(path)
+		m, err = loadHF(os.DirFS(path), path, func(name string) ([]byte, error) { return read(filepath.Join(path, name)) })
 	} else if isGGUF(path) {
 		m, err = LoadGGUF(path)
 	} else {
-		m, err = loadLlama2c(path)
+		m, err = loadLlama2cWith(path, read)
 		if tokenizerPath == "" {
 			if p := filepath.Join(filepath.Dir(path), "tokenizer.bin"); fileExists(p) {
 				tokenizerPath = p

@@ -16,17 +16,26 @@ func (m *Model) mlp(a *acts, lw *LayerWeights, R int) {
 	n := R * m.Config.HiddenDim
 	switch {
 	case lw.WGate.Empty():
-		a.linear(a.xb, R, linJob{a.hb, &lw.WUp, lw.BUp})
-		gelu(a.hb, n)
+		a.linear(a.xb, R, a.jobsOf(linJob{a.hb, &lw.WUp, lw.BUp})...)
+		if a.geluFn == nil { // bound once (see swigluFn)
+			a.geluFn = a.geluRows
+		}
+		parallelFor(n, 2048, a.geluFn) // gelu on a.hb
 	case m.Config.MLP == MLPGeGLU:
-		a.linear(a.xb, R, linJob{a.hb, &lw.WGate, nil}, linJob{a.hb2, &lw.WUp, nil})
-		gelu(a.hb, n)
+		a.linear(a.xb, R, a.jobsOf(linJob{a.hb, &lw.WGate, nil}, linJob{a.hb2, &lw.WUp, nil})...)
+		if a.geluFn == nil { // bound once (see swigluFn)
+			a.geluFn = a.geluRows
+		}
+		parallelFor(n, 2048, a.geluFn) // gelu on a.hb
 		mulInPlace(a.hb, a.hb2, n)
 	default:
-		a.linear(a.xb, R, linJob{a.hb, &lw.WGate, nil}, linJob{a.hb2, &lw.WUp, nil}) // gate and up in one pass
-		swiglu(a.hb, a.hb2, n)
+		a.linear(a.xb, R, a.jobsOf(linJob{a.hb, &lw.WGate, nil}, linJob{a.hb2, &lw.WUp, nil})...) // gate and up in one pass
+		if a.swigluFn == nil {                                                                    // bound once: a closure per call would be allocated per call
+			a.swigluFn = a.swigluRows
+		}
+		parallelFor(n, 2048, a.swigluFn) // swiglu on a.hb, a.hb2
 	}
-	a.linear(a.hb, R, linJob{a.proj, &lw.WDown, lw.BDown})
+	a.linear(a.hb, R, a.jobsOf(linJob{a.proj, &lw.WDown, lw.BDown})...)
 }
 
 // mulInPlace sets x[i] *= y[i] for i < n.

@@ -42,13 +42,29 @@ type pool struct {
 	sleepers int
 
 	callers atomic.Int32 // goroutines inside parallelFor now
+
+	reg region // the one region in flight (busy held), reused: a step allocates nothing
 }
 
-// region is one parallel region: fn(w) for each worker share w.
+// region is one parallel region: body on worker share w of [0, n) (see
+// share) for each w.
 type region struct {
-	fn       func(w int)
-	claimed  []atomic.Bool // share w has been taken (by worker w or the caller)
-	finished atomic.Int32  // shares done
+	body                     func(worker, lo, hi int)
+	n, align, units, workers int
+	claimed                  []atomic.Bool // share w has been taken (by worker w or the caller)
+	finished                 atomic.Int32  // shares done
+}
+
+// share runs worker w's static share of the region's items.
+func (r *region) share(w int) {
+	if w >= r.workers {
+		return
+	}
+	lo := min(r.units*w/r.workers*r.align, r.n)
+	hi := min(r.units*(w+1)/r.workers*r.align, r.n)
+	if lo < hi {
+		r.body(w, lo, hi)
+	}
 }
 
 // spinFor is how long a worker polls for the next region before it sleeps:
@@ -89,7 +105,7 @@ func (p *pool) worker(id int) {
 		seen = p.wait(seen)
 		r := p.cur.Load()
 		if r != nil && r.claimed[id].CompareAndSwap(false, true) {
-			r.fn(id)
+			r.share(id)
 			r.finished.Add(1)
 		}
 	}
@@ -121,14 +137,25 @@ func (p *pool) wait(seen uint32) uint32 {
 	return g
 }
 
-// run calls fn(w) for every worker share w in 0..n-1 and returns when all
-// are done. It reports false, having run nothing, when the pool is busy.
-func (p *pool) run(fn func(w int)) bool {
+// run runs every worker share of [0, n) (region.share) and returns when
+// all are done. It reports false, having run nothing, when the pool is
+// busy. The region is the pool's own, reused: its fields are set before its
+// shares are released (claimed reset, an atomic store), so a worker still
+// holding it from the last region that claims a share runs this region's.
+func (p *pool) run(body func(worker, lo, hi int), n, align, units, workers int) bool {
 	if !p.busy.TryLock() {
 		return false
 	}
-	r := &region{fn: fn, claimed: make([]atomic.Bool, p.n)}
+	r := &p.reg
+	if len(r.claimed) != p.n {
+		r.claimed = make([]atomic.Bool, p.n)
+	}
+	r.body, r.n, r.align, r.units, r.workers = body, n, align, units, workers
+	r.finished.Store(0)
 	r.claimed[0].Store(true)
+	for w := 1; w < p.n; w++ {
+		r.claimed[w].Store(false)
+	}
 	p.cur.Store(r)
 	p.gen.Add(1)
 	p.parkMu.Lock()
@@ -136,11 +163,11 @@ func (p *pool) run(fn func(w int)) bool {
 		p.park.Broadcast()
 	}
 	p.parkMu.Unlock()
-	fn(0)
+	r.share(0)
 	r.finished.Add(1)
 	for w := 1; w < p.n; w++ { // shares no worker has started
 		if r.claimed[w].CompareAndSwap(false, true) {
-			fn(w)
+			r.share(w)
 			r.finished.Add(1)
 		}
 	}
@@ -149,7 +176,8 @@ func (p *pool) run(fn func(w int)) bool {
 			runtime.Gosched()
 		}
 	}
-	p.cur.Store(nil) // keep nothing of the region alive
+	p.cur.Store(nil)
+	r.body = nil // keep nothing of the region alive
 	p.busy.Unlock()
 	return true
 }
@@ -180,17 +208,7 @@ func parallelForAligned(n, align, minWork int, fn func(worker, lo, hi int)) {
 		fn(0, 0, n)
 		return
 	}
-	ok := p.run(func(w int) {
-		if w >= workers {
-			return
-		}
-		lo := min(units*w/workers*align, n)
-		hi := min(units*(w+1)/workers*align, n)
-		if lo < hi {
-			fn(w, lo, hi)
-		}
-	})
-	if !ok {
+	if !p.run(fn, n, align, units, workers) {
 		fn(0, 0, n)
 	}
 }

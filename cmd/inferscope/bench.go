@@ -90,6 +90,7 @@ type benchReport struct {
 	Machine struct {
 		CPUs    int    `json:"cpus"`
 		Kernels string `json:"kernels"`
+		KVCache string `json:"kv_cache"` // --kv-cache: every part's KV cache precision
 		// ReadBandwidthGBps is the best of 7 runs of a streaming read
 		// (vector loads of whole cache lines, 64-bit sums) on every thread,
 		// independent of the engine's kernels; 0 when skipped.
@@ -128,7 +129,7 @@ var (
 )
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16|q8_0|q4_0|q4_k] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--depth N] [--rounds N] [--concurrent N [--max-batch B]] [--paired] [--decode-only] [--write-llama2c PATH] [--write-hf DIR]", stderr)
+	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16|q8_0|q4_0|q4_k] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--depth N] [--rounds N] [--kv-cache f32|f16|bf16] [--concurrent N [--max-batch B]] [--paired] [--decode-only] [--write-llama2c PATH] [--write-hf DIR]", stderr)
 	var names []string
 	for n := range engine.Shapes {
 		names = append(names, n)
@@ -148,6 +149,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxBatch := fs.Int("max-batch", defaultMaxBatch, "with --concurrent: most decode steps per batched pass")
 	depth := fs.Int("depth", 0, "also decode with this many positions already cached (random keys and values), against a short depth and the bandwidth probe in alternating rounds: attention's cost against the KV cache read floor")
 	rounds := fs.Int("rounds", 9, "rounds of --depth's and the lab run's alternating measurements (medians reported)")
+	kvCache := fs.String("kv-cache", "f32", "KV cache precision of every part: f32, f16 or bf16 (llama.cpp's --cache-type-k/-v)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -170,6 +172,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	var rep benchReport
+	if benchKV, err = engine.ParseKVPrec(*kvCache); err != nil {
+		return fmt.Errorf("--kv-cache: %w", err)
+	}
+	rep.Machine.KVCache = benchKV.String()
 	if *promptN < 1 || *genN < 1 {
 		return fmt.Errorf("--prompt-tokens and --gen-tokens must be at least 1")
 	}
@@ -188,7 +195,6 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return writeHFBench(*writeHF, shapeNames[0], stdout)
 	}
-	var rep benchReport
 	rep.Machine.CPUs = runtimeCPUs()
 	rep.Machine.Kernels = engine.KernelPath()
 	if *probe > 0 {
@@ -210,7 +216,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if *modelPath != "" {
-		m, err := (modelFlags{model: modelPath, tokenizer: new(string)}).loadAny()
+		m, err := (modelFlags{model: modelPath, tokenizer: new(string), weights: weights}).loadAny() // converted as loaded
 		if err != nil {
 			return err
 		}
@@ -273,6 +279,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return enc.Encode(rep)
 }
 
+// benchKV is the KV cache precision of every part of a bench run
+// (--kv-cache).
+var benchKV engine.KVPrec
+
 func benchModel(m *engine.Model, promptN, genN, probeBytes int, decodeOnly bool) (benchResult, error) {
 	c := m.Config
 	if promptN+genN > c.SeqLen {
@@ -286,7 +296,7 @@ func benchModel(m *engine.Model, promptN, genN, probeBytes int, decodeOnly bool)
 		prompt[i] = rng.IntN(c.VocabSize)
 	}
 	st := engine.NewState(c)
-	kv, err := engine.NewKVCache(c, promptN+genN)
+	kv, err := engine.NewKVCacheOf(c, promptN+genN, benchKV)
 	if err != nil {
 		return r, err
 	}

@@ -101,7 +101,7 @@ func benchConcurrent(m *engine.Model, n, promptN, genN int, opt serve.Options) (
 		for i := range prompt {
 			prompt[i] = i % m.Config.VocabSize
 		}
-		kv, _ := engine.NewKVCache(m.Config, long)
+		kv, _ := engine.NewKVCacheOf(m.Config, long, benchKV)
 		t0 := time.Now()
 		m.Forward(engine.NewState(m.Config), kv, prompt, nil)
 		r.LongPrefillMs = round(time.Since(t0).Seconds()*1000, 1)

@@ -74,7 +74,7 @@ func concSeqs(m *engine.Model, n, promptN, genN int) ([]*concSeq, error) {
 		for j := range prompt {
 			prompt[j] = rng.IntN(c.VocabSize)
 		}
-		kv, err := engine.NewKVCache(c, promptN+genN)
+		kv, err := engine.NewKVCacheOf(c, promptN+genN, benchKV)
 		if err != nil {
 			return nil, err
 		}
@@ -233,6 +233,7 @@ func benchGenerate(m *engine.Model, genN int) (generateResult, error) {
 	runs := make([]*genRunner, len(cfgs))
 	for i, cfg := range cfgs {
 		cfg.Prompt, cfg.MaxNewTokens, cfg.StopAtEOS = "Once upon a time, there was a little", genN, &no
+		cfg.KVCache = benchKV.String()
 		s, err := session.New(m, cfg)
 		if err != nil {
 			return r, err
@@ -241,7 +242,7 @@ func benchGenerate(m *engine.Model, genN int) (generateResult, error) {
 	}
 	// The bare loop: forward and argmax on the greedy session's tokens.
 	st := engine.NewState(m.Config)
-	kv, err := engine.NewKVCache(m.Config, runs[0].s.KV().Cap)
+	kv, err := engine.NewKVCacheOf(m.Config, runs[0].s.KV().Cap, benchKV)
 	if err != nil {
 		return r, err
 	}

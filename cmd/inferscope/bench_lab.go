@@ -23,6 +23,7 @@ import (
 	"github.com/inferscope/inferscope/engine/tokenizer"
 	"github.com/inferscope/inferscope/web"
 	"github.com/inferscope/inferscope/web/catalog"
+	"github.com/inferscope/inferscope/web/ws"
 )
 
 func init() { benchLab = benchLabRun }
@@ -36,7 +37,7 @@ func benchLabRun(m *engine.Model, genN, rounds int) (labResult, error) {
 	if err := cat.Add(m, "", true); err != nil {
 		return r, err
 	}
-	srv, err := web.New(web.Options{Catalog: cat, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := web.New(web.Options{Catalog: cat, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Limits: ws.Limits{KVCache: benchKV.String()}})
 	if err != nil {
 		return r, err
 	}
@@ -153,7 +154,7 @@ func bareRun(m *engine.Model, n int) (time.Duration, error) {
 		ids[i] = t.ID
 	}
 	st := engine.NewState(m.Config)
-	kv, err := engine.NewKVCache(m.Config, min(m.Config.SeqLen, len(ids)+n))
+	kv, err := engine.NewKVCacheOf(m.Config, min(m.Config.SeqLen, len(ids)+n), benchKV)
 	if err != nil {
 		return 0, err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/engine/quant"
 	"github.com/inferscope/inferscope/internal/enginebench"
 )
 
@@ -31,6 +32,7 @@ type longResult struct {
 	// values of Depth+1 positions); KVReadMs those bytes at the probe's
 	// median read bandwidth of the same rounds: the floor for AttentionMs.
 	KVBytes            int64   `json:"kv_bytes"`
+	KVCache            string  `json:"kv_cache"` // its precision (--kv-cache)
 	ReadBandwidthGBps  float64 `json:"read_bandwidth_median_GB_per_s"`
 	KVReadMs           float64 `json:"kv_read_floor_ms"`
 	AttentionVsKVFloor float64 `json:"attention_vs_kv_read_floor"`
@@ -50,11 +52,11 @@ func benchLong(m *engine.Model, depth, rounds, probeBytes int) (longResult, erro
 	c := m.Config
 	short := min(16, depth)
 	r := longResult{Model: m.Name, Depth: depth, Short: short, Rounds: rounds}
-	kvLong, err := engine.NewKVCache(c, depth+1)
+	kvLong, err := engine.NewKVCacheOf(c, depth+1, benchKV)
 	if err != nil {
 		return r, err
 	}
-	kvShort, err := engine.NewKVCache(c, short+1)
+	kvShort, err := engine.NewKVCacheOf(c, short+1, benchKV)
 	if err != nil {
 		return r, err
 	}
@@ -62,6 +64,13 @@ func benchLong(m *engine.Model, depth, rounds, probeBytes int) (longResult, erro
 	for _, kv := range []*engine.KVCache{kvLong, kvShort} {
 		for i := range kv.Key {
 			kv.Key[i], kv.Value[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+		}
+		enc := quant.F32ToF16 // a 16-bit cache: random values rounded
+		if benchKV == engine.KVBF16 {
+			enc = quant.F32ToBF16
+		}
+		for i := range kv.Key16 {
+			kv.Key16[i], kv.Value16[i] = enc(float32(rng.NormFloat64())), enc(float32(rng.NormFloat64()))
 		}
 	}
 	st := engine.NewState(c)
@@ -105,7 +114,8 @@ func benchLong(m *engine.Model, depth, rounds, probeBytes int) (longResult, erro
 	ms := func(v []float64) float64 { return round(medianOf(v)*1000, 3) }
 	r.DecodeMs, r.ShortDecodeMs, r.AttentionMs = ms(long), ms(shortT), ms(diff)
 	r.DecodeCPUMs, r.ShortDecodeCPUMs = ms(longCPU), ms(shortCPU)
-	r.KVBytes = int64(depth+1) * c.KVBytesPerToken()
+	r.KVBytes = int64(depth+1) * c.KVBytesPerToken() * int64(benchKV.Bytes()) / 4
+	r.KVCache = benchKV.String()
 	if len(bw) > 0 {
 		b := medianOf(bw)
 		r.ReadBandwidthGBps = round(b/1e9, 2)

@@ -39,3 +39,25 @@ func TestBenchDepthAndLabRun(t *testing.T) {
 		t.Errorf("--depth past the context: exit %d, stderr %q", code, errb.String())
 	}
 }
+
+// TestBenchKVCache: --kv-cache f16 runs every part on a 16-bit cache and
+// counts its bytes at 2 a number; an unknown precision is refused.
+func TestBenchKVCache(t *testing.T) {
+	var out, errb bytes.Buffer
+	args := []string{"bench", "--shape", "stories15M", "--depth", "100", "--rounds", "1", "--kv-cache", "f16",
+		"--prompt-tokens", "4", "--gen-tokens", "8", "--probe-bytes", "1048576"}
+	if code := run(context.Background(), args, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var rep benchReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Machine.KVCache != "f16" || len(rep.Long) != 1 || rep.Long[0].KVCache != "f16" || rep.Long[0].KVBytes != 101*rep.Results[0].KVBytesPerToken/2 {
+		t.Errorf("f16 bench: %s", out.String())
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"bench", "--shape", "stories15M", "--kv-cache", "q4", "--probe-bytes", "0"}, &out, &errb); code != 1 {
+		t.Errorf("--kv-cache q4: exit %d, stderr %q", code, errb.String())
+	}
+}

@@ -70,7 +70,7 @@ type decoder struct {
 func newDecoder(m *engine.Model, prompt []int, steps int) (*decoder, error) {
 	d := &decoder{m: m, st: engine.NewState(m.Config)}
 	var err error
-	if d.kv, err = engine.NewKVCache(m.Config, len(prompt)+steps); err != nil {
+	if d.kv, err = engine.NewKVCacheOf(m.Config, len(prompt)+steps, benchKV); err != nil {
 		return nil, err
 	}
 	logits, err := m.Forward(d.st, d.kv, prompt, nil)

@@ -39,11 +39,25 @@ func (f modelFlags) loadAny() (*engine.Model, error) {
 			return nil, err
 		}
 	}
+	if convert && dt == engine.BF16 && isModelPath(*f.model) {
+		// converted matrix by matrix as the file is read: the float32 file
+		// is never resident beside the BF16 weights
+		return engine.LoadModelAs(*f.model, *f.tokenizer, dt)
+	}
 	m, err := loadModelRef(*f.model, *f.tokenizer)
 	if err == nil && convert {
 		m = m.WithWeights(dt)
 	}
 	return m, err
+}
+
+// isModelPath reports whether loadModelRef would load ref as a path.
+func isModelPath(ref string) bool {
+	if ref == "" || ref == "default" || ref == models.DefaultName || local.IsRef(ref) {
+		return false
+	}
+	_, err := os.Stat(ref)
+	return err == nil
 }
 
 // hubRef loads a hub repo id from the Hugging Face cache, reporting ok=false

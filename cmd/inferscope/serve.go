@@ -50,6 +50,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rate := fs.Float64("rate", dl.MsgsPerSecond, "websocket messages per second per connection")
 	burst := fs.Int("burst", dl.Burst, "websocket message burst per connection")
 	maxKV := fs.Int64("max-kv-bytes", dl.MaxKVBytes, "KV cache memory across all sessions, bytes")
+	kvCache := fs.String("kv-cache", "f32", "KV cache precision of lab runs: f32, f16 or bf16 (16 bits per key and value: half the cache memory and the bytes attention reads; values rounded once)")
 	perVisitor := fs.Int("max-sessions-per-visitor", dl.MaxSessionsPerVisitor, "concurrent sessions of one visitor: one browser (told apart by a cookie the server sets) at one client address")
 	perAddress := fs.Int("max-sessions-per-address", 0, "concurrent sessions of all visitors at one client address together, e.g. a class behind one NAT (0: --max-sessions)")
 	visitorRate := fs.Int64("visitor-bytes-per-second", dl.VisitorBytesPerSecond, "bytes per second the server sends one visitor across its sessions, after --visitor-byte-burst; past it data requests get byte_budget and runs slow down")
@@ -73,6 +74,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *maxBatch < 1 || *maxBatch > 256 {
 		return fmt.Errorf("--max-batch %d out of range: allowed 1 to 256", *maxBatch)
+	}
+	if _, err := engine.ParseKVPrec(*kvCache); err != nil {
+		return fmt.Errorf("--kv-cache: %w", err)
 	}
 	if *batchWait < 0 || *batchWait > time.Second {
 		return fmt.Errorf("--batch-wait %v out of range: allowed 0 to 1s", *batchWait)
@@ -105,7 +109,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// (web/sched.go)
 	defer sched.ReserveRequestProc()()
 	srv, err := web.New(web.Options{Logger: lg, Catalog: cat, AllowedOrigins: origins, AllowedHosts: servedHosts(*addr, hosts), Puller: puller(ctx, cat, lg, allowPull.mode, *maxPull), ClientIPHeader: *ipHeader,
-		Limits: ws.Limits{MaxSessions: *maxSessions, ReadLimit: *readLimit, MsgsPerSecond: *rate, Burst: *burst, MaxKVBytes: *maxKV,
+		Limits: ws.Limits{MaxSessions: *maxSessions, ReadLimit: *readLimit, MsgsPerSecond: *rate, Burst: *burst, MaxKVBytes: *maxKV, KVCache: *kvCache,
 			MaxSessionsPerVisitor: *perVisitor, MaxSessionsPerAddress: *perAddress, IdleTimeout: *idle, VisitorBytesPerSecond: *visitorRate, VisitorByteBurst: *visitorBurst}, Rooms: rooms,
 		ModelName: card.Name, ModelCard: fmt.Sprintf("(%s, %d layers, %s parameters)", card.Arch, card.Layers, human.Count(card.Params)),
 	})

@@ -60,6 +60,10 @@ type Config struct {
 	// weights are not checksummed (empty checksums). The tokens are the
 	// same as a full session's, bit for bit.
 	TextOnly bool `json:"-"`
+	// KVCache is the KV cache's precision: "f32" (or ""), "f16" or "bf16"
+	// (engine.ParseKVPrec): 16 bits per value halve the cache's memory and
+	// the bytes attention reads, each key and value rounded once.
+	KVCache string `json:"kv_cache,omitempty"`
 	// MaxBytes > 0 refuses a run whose scratch and prompt KV cache would
 	// exceed it, before allocating (the server's memory left for runs).
 	MaxBytes int64 `json:"-"`
@@ -91,6 +95,9 @@ func (cfg Config) Validate(m *engine.Model) error {
 	}
 	if cfg.TopN < 0 || cfg.TopN > 200 {
 		return fmt.Errorf("top_n %d out of range: allowed 0 (default %d) to 200", cfg.TopN, DefaultTopN)
+	}
+	if _, err := engine.ParseKVPrec(cfg.KVCache); err != nil {
+		return err
 	}
 	if cfg.TextOnly && (cfg.Lens || cfg.AllAttention) {
 		return fmt.Errorf("a text-only run records no traces: lens and all_attention are not allowed with it")

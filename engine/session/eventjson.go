@@ -415,6 +415,10 @@ func (w *jsonWriter) append(a *AppendInfo) {
 	w.int64(m.Scratch)
 	w.raw(`,"total":`)
 	w.int64(m.Total)
+	w.raw(`,"kv_type":`)
+	w.str(m.KVType)
+	w.raw(`,"kv_used_f32":`)
+	w.int64(m.KVUsedF32)
 	w.raw(`}`)
 	if len(a.LayerTraces) > 0 {
 		w.raw(`,"layer_traces":`)

@@ -365,6 +365,11 @@ type MemoryBudget struct {
 	KVUsed      int64 `json:"kv_used"`
 	Scratch     int64 `json:"scratch"`
 	Total       int64 `json:"total"`
+	// KVType is the cache's precision ("f32", "f16", "bf16") and
+	// KVUsedF32 what its filled positions would take in float32 (the
+	// memory panel's "saves").
+	KVType    string `json:"kv_type"`
+	KVUsedF32 int64  `json:"kv_used_f32"`
 }
 
 // AppendInfo: the chosen token joins the sequence; the KV cache grows.

@@ -58,6 +58,9 @@ type Inspection struct {
 	// kv: per key/value head, the key and value vectors cached for Pos.
 	Keys   [][]float32 `json:"keys,omitempty"`
 	Values [][]float32 `json:"values,omitempty"`
+	// KVType is the cache's precision when it is not f32: the keys and
+	// values shown are the stored, rounded ones.
+	KVType string `json:"kv_type,omitempty"`
 	// attention: the head's query, keys, scores, weights and output.
 	Attention *AttentionView `json:"attention,omitempty"`
 }
@@ -109,6 +112,9 @@ func (s *Session) Inspect(r InspectRequest) (*Inspection, error) {
 			return nil, fmt.Errorf("position %d is not in the KV cache: allowed 0 to %d", r.Pos, s.kv.Len-1)
 		}
 		out.Pos = r.Pos
+		if s.kv.Prec.Bytes() != 4 {
+			out.KVType = s.kv.Prec.String()
+		}
 		hd := c.HeadDim
 		key, val, ok := s.kv.Row(l, r.Pos)
 		if !ok { // a sliding-window layer keeps its window only

@@ -50,7 +50,8 @@ func checkMemory(m *engine.Model, cfg Config, capacity, prompt, workers int) err
 		}
 	}
 	if cfg.MaxBytes > 0 {
-		need := scratchBytes(c, capacity, workers, prompt, cfg.AllAttention) + int64(prompt)*c.KVBytesPerToken()
+		prec, _ := engine.ParseKVPrec(cfg.KVCache)
+		need := scratchBytes(c, capacity, workers, prompt, cfg.AllAttention) + int64(prompt)*c.KVBytesPerToken()*int64(prec.Bytes())/4
 		if need > cfg.MaxBytes {
 			return fmt.Errorf("this run needs %.1f MiB to start (scratch for %d positions × %d heads and the prompt's KV cache) but the server has %.1f MiB left for runs: lower max_new_tokens, shorten the prompt or try again later",
 				float64(need)/(1<<20), capacity, c.NHeads, float64(cfg.MaxBytes)/(1<<20))

@@ -125,7 +125,11 @@ func New(m *engine.Model, cfg Config) (*Session, error) {
 	sc := m.Config
 	sc.SeqLen = capacity
 	s.st = engine.NewState(sc)
-	if s.kv, err = engine.NewKVCache(m.Config, capacity); err != nil {
+	prec, err := engine.ParseKVPrec(cfg.KVCache)
+	if err != nil {
+		return nil, err
+	}
+	if s.kv, err = engine.NewKVCacheOf(m.Config, capacity, prec); err != nil {
 		return nil, err
 	}
 	s.dec = tokenizer.NewStreamDecoder(m.Tokenizer, s.ids[len(s.ids)-1])

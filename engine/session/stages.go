@@ -354,7 +354,8 @@ func cdfTail(d *Distribution, from int, cum float64) []CDFRank {
 }
 
 func (s *Session) memory() MemoryBudget {
-	mb := MemoryBudget{Weights: s.m.Weights.Bytes(), KVAllocated: s.kv.BytesAllocated(), KVUsed: s.kv.BytesUsed(s.m.Config), Scratch: s.st.Bytes()}
+	mb := MemoryBudget{Weights: s.m.Weights.Bytes(), KVAllocated: s.kv.BytesAllocated(), KVUsed: s.kv.BytesUsed(s.m.Config), Scratch: s.st.Bytes(),
+		KVType: s.kv.Prec.String(), KVUsedF32: s.kv.BytesUsedAs(s.m.Config, engine.KVF32)}
 	mb.Total = mb.Weights + mb.KVAllocated + mb.Scratch
 	return mb
 }

@@ -277,7 +277,8 @@ export class ModelView {
     } else if (p.what === "kv") {
       box.append(el("h3", { class: "h3", text: "KV cache of block " + p.layer + ", position " + p.pos + " (“" + lab(p.pos) + "”)" }),
         el("p", { class: "small muted", text: "The key and value this position left in the cache, per key/value head (" + p.keys.length + " × " + (p.keys[0] || []).length +
-          " numbers each). Every later position's queries read them instead of recomputing." }));
+          " numbers each). Every later position's queries read them instead of recomputing." +
+          (p.kv_type ? " The cache stores them in " + p.kv_type.toUpperCase() + ": these are the " + p.kv_type.toUpperCase() + "-rounded values attention reads." : "") }));
       p.keys.forEach((k, h) => box.append(strip("key, KV head " + h, k), strip("value, KV head " + h, p.values[h])));
       const n = this.s.cacheLen;
       const f = el("label", { class: "small" }, ["Position ", el("input", { type: "number", min: "0", max: String(n - 1), value: String(p.pos), "data-testid": "mv-kv-pos", class: "mv-num" })]);

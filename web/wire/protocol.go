@@ -111,6 +111,9 @@ type StartPayload struct {
 	AllAttention bool                    `json:"all_attention"`
 	NoCache      bool                    `json:"no_cache"`
 	Lens         bool                    `json:"lens"`
+	// KVCache is the KV cache's precision: "f32", "f16" or "bf16" (""
+	// the server's, serve --kv-cache).
+	KVCache string `json:"kv_cache,omitempty"`
 	// NoBatch runs this run's decode steps alone even when the server
 	// batches (serve --batch=false for one run: a class request's comparison).
 	NoBatch bool `json:"no_batch"`
@@ -237,7 +240,7 @@ func (sp *SamplingPayload) Over(s session.SamplingParams) session.SamplingParams
 func (p *StartPayload) SessionConfig() session.Config {
 	s := p.Sampling.Over(session.DefaultSampling())
 	return session.Config{Prompt: p.Prompt, Chat: p.Chat, Sampling: s, MaxNewTokens: p.MaxNewTokens,
-		StopStrings: p.StopStrings, AddBOS: p.AddBOS, StopAtEOS: p.StopAtEOS, TopN: p.TopN, AllAttention: p.AllAttention, NoCache: p.NoCache, Lens: p.Lens}
+		StopStrings: p.StopStrings, AddBOS: p.AddBOS, StopAtEOS: p.StopAtEOS, TopN: p.TopN, AllAttention: p.AllAttention, NoCache: p.NoCache, Lens: p.Lens, KVCache: p.KVCache}
 }
 
 // ProtocolError is a bad message: Code is machine-readable, the message says

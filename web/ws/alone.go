@@ -31,8 +31,7 @@ func (c *Conn) RunAlone(req *wire.StartPayload) (ClassAlone, int64, error) {
 	var a ClassAlone
 	var run catalog.Run
 	var err error
-	cfg := req.SessionConfig()
-	cfg.MaxBytes = c.budgetLeft()
+	cfg := c.runConfig(req.SessionConfig())
 	if c.withSlot(context.Background(), func() { run, err = c.s.Catalog.NewRun(req.Model, cfg) }) != nil {
 		return a, 0, errClosed
 	}

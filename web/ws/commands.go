@@ -204,8 +204,7 @@ func (c *Conn) needRunner(id int64) bool {
 func (c *Conn) startRun(id int64, p *wire.StartPayload) {
 	var run catalog.Run
 	var err error
-	cfg := p.SessionConfig()
-	cfg.MaxBytes = c.budgetLeft()
+	cfg := c.runConfig(p.SessionConfig())
 	if c.withSlot(context.Background(), func() { run, err = c.s.Catalog.NewRun(p.Model, cfg) }) != nil {
 		return
 	}
@@ -258,6 +257,16 @@ func (c *Conn) track(id int64) bool {
 // replaced).
 func (c *Conn) budgetLeft() int64 {
 	return max(1, c.lim.MaxKVBytes-c.s.conns.kvBytes.Load()+c.kvBytes)
+}
+
+// runConfig adds the server's part to a run's settings: the memory left for
+// runs and, where the start names none, the server's KV cache precision.
+func (c *Conn) runConfig(cfg session.Config) session.Config {
+	cfg.MaxBytes = c.budgetLeft()
+	if cfg.KVCache == "" {
+		cfg.KVCache = c.lim.KVCache
+	}
+	return cfg
 }
 
 // untilFor maps a stepping command to how far it advances the run.
@@ -504,8 +513,7 @@ func (c *Conn) resume(id int64, r *wire.ResumePayload) {
 		return
 	}
 	newRun := func() (run catalog.Run, err error) {
-		cfg := r.Start.SessionConfig()
-		cfg.MaxBytes = c.budgetLeft()
+		cfg := c.runConfig(r.Start.SessionConfig())
 		if c.withSlot(context.Background(), func() { run, err = c.s.Catalog.NewRun(r.Start.Model, cfg) }) != nil {
 			return run, errClosed
 		}

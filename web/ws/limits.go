@@ -16,6 +16,9 @@ type Limits struct {
 	WriteWait     time.Duration `json:"-"`
 	PongWait      time.Duration `json:"-"`
 	MaxKVBytes    int64         `json:"max_kv_bytes"` // total KV cache across sessions
+	// KVCache is the KV cache precision ("f32", "f16", "bf16") of runs
+	// whose start does not name one ("": f32).
+	KVCache string `json:"kv_cache,omitempty"`
 
 	// Per visitor (a browser at a client address; see visitors.go).
 	MaxSessionsPerVisitor int `json:"max_sessions_per_visitor"` // open websocket sessions

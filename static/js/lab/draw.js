@@ -322,9 +322,9 @@ function drawKV() {
   c.dataset.cacheLen = len;
   c.dataset.window = win;
   c.dataset.held = held;
-  const bpt = m.kv_bytes_per_token, perRow = bpt / L;
+  const nb = kvNumberBytes(S.run.memory), bpt = m.kv_bytes_per_token * nb / 4, perRow = bpt / L;
   $("kv-text").textContent = "Cache: " + len + " of " + cap + " positions filled. Per position: 2 (K and V) × " + m.layers + " layers × " + m.kv_heads +
-    " key/value heads × " + m.head_dim + " numbers × 4 bytes = " + C.bytes(bpt) + "; used " + C.bytes(perRow * held) + " of " + C.bytes(perRow * alloc) + " allocated." +
+    " key/value heads × " + m.head_dim + " numbers × " + nb + " bytes = " + C.bytes(bpt) + "; used " + C.bytes(perRow * held) + " of " + C.bytes(perRow * alloc) + " allocated." +
     (nLocal ? " " + nLocal + " of " + L + " layers are local (sliding window of " + win + "): each keeps only its last " + win + " positions, the oldest overwritten, so their part stops growing" +
       (len > win ? "; positions 0–" + (len - win - 1) + " are gone from them (drawn empty)." : ".") : "");
 }
@@ -340,6 +340,7 @@ function drawBudget(mem) {
   }
   box.appendChild(bar);
   box.appendChild(C.el("p", { class: "small legend" }, parts.flatMap((p) => [C.el("span", { class: "key " + p[2] }), " " + p[0] + " " + C.bytes(p[1]) + "  "]).concat(["· total " + C.bytes(total)])));
+  box.appendChild(kvPrecisionNote(mem));
   box.appendChild(C.el("p", { class: "small muted", "data-testid": "scratch-note" }, "Scratch buffers hold one pass's activations. Their size depends on this run's settings: the prompt's length (prefill passes every prompt position at once), the engine's threads, and whether every position's attention is kept, so two runs of the same model can differ."));
   if (S.run.model && S.run.model.weight_types) box.appendChild(bytesPerParam(S.run.model));
   whatIf();
@@ -358,13 +359,29 @@ function bytesPerParam(m) {
   }
   return C.el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Bytes per parameter", "data-testid": "bytes-per-param-wrap", "data-overall": String(all) }, [t]);
 }
+// the KV cache's precision (serve --kv-cache, a start's kv_cache): bytes per
+// stored number, and what 16 bits save against float32
+function kvNumberBytes(mem) { return mem && (mem.kv_type === "f16" || mem.kv_type === "bf16") ? 2 : 4; }
+function kvPrecisionNote(mem) {
+  const t = mem.kv_type || "f32", name = { f32: "F32", f16: "F16", bf16: "BF16" }[t] || t;
+  const p = C.el("p", { class: "small", "data-testid": "kv-precision", "data-kv-type": t });
+  if (t === "f32") {
+    p.textContent = "KV cache stored as F32 (4 bytes a number): " + C.bytes(mem.kv_used) + " used. In F16 or BF16 (2 bytes, as llama.cpp keeps it) it would take " +
+      C.bytes(mem.kv_used / 2) + ", saving " + C.bytes(mem.kv_used / 2) + ".";
+  } else {
+    p.textContent = "KV cache stored as " + name + " (2 bytes a number): " + C.bytes(mem.kv_used) + " used, where F32 would take " + C.bytes(mem.kv_used_f32) +
+      ": it saves " + C.bytes(mem.kv_used_f32 - mem.kv_used) + " (" + C.pct(1 - mem.kv_used / Math.max(1, mem.kv_used_f32)) + "), and attention reads half the bytes. Each key and value is rounded to " +
+      name + " once, when it is stored.";
+  }
+  return p;
+}
 export function whatIf() {
   const m = S.run.model, mem = S.run.memory;
   if (!m) return;
   const n = Math.max(1, parseInt($("wi-n").value, 10) || 1), ctxLen = Math.max(1, parseInt($("wi-ctx").value, 10) || 1);
-  const kv = n * ctxLen * m.kv_bytes_per_token, scratch = mem ? n * mem.scratch : 0, total = m.weights_bytes + kv + scratch;
+  const bpt = m.kv_bytes_per_token * kvNumberBytes(mem) / 4, kv = n * ctxLen * bpt, scratch = mem ? n * mem.scratch : 0, total = m.weights_bytes + kv + scratch;
   const over = ctxLen > m.context ? " Note: " + ctxLen + " tokens is beyond this model's context of " + m.context + "." : "";
-  $("wi-out").textContent = n + " requests × " + ctxLen + " tokens × " + C.bytes(m.kv_bytes_per_token) + " per token = " + C.bytes(kv) +
+  $("wi-out").textContent = n + " requests × " + ctxLen + " tokens × " + C.bytes(bpt) + " per token = " + C.bytes(kv) +
     " of KV cache, plus the weights once (" + C.bytes(m.weights_bytes) + ")" + (mem ? " and scratch buffers for " + n + " requests (" + C.bytes(mem.scratch) + " each, " + C.bytes(scratch) + " in all)" : "") +
     ": " + C.bytes(total) + ". The cache is " + C.pct(kv / total) + " of it." + over;
 }
