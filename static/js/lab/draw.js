@@ -350,14 +350,17 @@ function drawBudget(mem) {
 function bytesPerParam(m) {
   const types = m.weight_types, all = m.weights_bytes / m.params;
   const t = C.el("table", { class: "mv-lens-table", "data-testid": "bytes-per-param" });
-  t.append(C.el("caption", { text: "Weights: " + C.bytes(m.weights_bytes) + " for " + m.params.toLocaleString("en-US") + " parameters, " + C.fmt(all, 4) + " bytes per parameter overall" }));
+  t.append(C.el("caption", { class: "small muted", text: "Bytes per parameter by storage type" }));
   t.append(C.el("tr", {}, ["stored as", "tensors", "parameters", "bytes", "bytes per parameter"].map((h) => C.el("th", { scope: "col", text: h }))));
   for (const x of types) {
     t.append(C.el("tr", { "data-type": x.type, "data-bpp": String(x.bytes_per_param), "data-params": String(x.params), "data-bytes": String(x.bytes) }, [
       C.el("th", { scope: "row", text: x.type.toUpperCase() }), C.el("td", { text: String(x.tensors) }), C.el("td", { text: x.params.toLocaleString("en-US") }),
       C.el("td", { text: C.bytes(x.bytes) }), C.el("td", { text: String(+x.bytes_per_param.toFixed(4)) })]));
   }
-  return C.el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Bytes per parameter", "data-testid": "bytes-per-param-wrap", "data-overall": String(all) }, [t]);
+  // the summary outside the scrolling table, so a phone wraps it to the screen
+  return C.el("div", {}, [
+    C.el("p", { class: "small", text: "Weights: " + C.bytes(m.weights_bytes) + " for " + m.params.toLocaleString("en-US") + " parameters, " + C.fmt(all, 4) + " bytes per parameter overall." }),
+    C.el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Bytes per parameter", "data-testid": "bytes-per-param-wrap", "data-overall": String(all) }, [t])]);
 }
 // the KV cache's precision (serve --kv-cache, a start's kv_cache): bytes per
 // stored number, and what 16 bits save against float32
