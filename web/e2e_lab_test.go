@@ -82,7 +82,10 @@ func labBrowser(t *testing.T, failure string) (*httptest.Server, *engine.Model, 
 func waitJS(ctx context.Context, expr string) error {
 	var err error
 	for try := 0; try < 3; try++ {
-		_, err = chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(60*time.Second)))
+		// every 20 ms, not chromedp's default of every animation frame: a
+		// requestAnimationFrame loop keeps the page producing frames while
+		// it waits
+		_, err = chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(20*time.Millisecond)))
 		if !staleContext(err) {
 			break
 		}
