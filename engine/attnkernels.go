@@ -148,11 +148,16 @@ func attnWsumGo(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n,
 // attnSlot is the scratch of one row in flight: every head's scores (then
 // exponentials) and each block's partial results.
 type attnSlot struct {
-	ld, nb int       // positions and blocks per head it holds
+	ld, nb int       // positions (a multiple of 16) and blocks per head it holds
+	mst    int       // H rounded up to 16: the stride of m and l
 	s      []float32 // [H][ld] scores, then e_p
 	o      []float32 // [H][nb][hd] o_b
-	m, l   []float32 // [H][nb] m_b, l_b
+	m, l   []float32 // [nb][mst] m_b, l_b: a block's own cache lines (its worker's)
+	cm, cl []float32 // [nb] one head's m_b, l_b gathered for combine
 }
+
+// ml is where head h's m_b and l_b of block b sit in m and l.
+func (sl *attnSlot) ml(h, b int) int { return b*sl.mst + h }
 
 // attnScratch is attention's scratch: slots reused from pass to pass (grown
 // by doubling, never shrunk: a steady decode allocates nothing).
@@ -173,11 +178,14 @@ func (sc *attnScratch) slot(i, n, H, hd, limit int) *attnSlot {
 		sc.slots = append(sc.slots, attnSlot{})
 	}
 	sl := &sc.slots[i]
-	if sl.ld < n {
-		ld := max(n, min(2*sl.ld, limit))
+	if sl.ld < n || sl.mst < H {
+		// ld a multiple of 16: the workers sharing a row's blocks write
+		// whole cache lines of its scores (none writes a line of another's)
+		ld := (max(n, min(2*sl.ld, limit)) + 15) &^ 15
 		nb := (ld + attnBlock - 1) / attnBlock
-		*sl = attnSlot{ld: ld, nb: nb, s: make([]float32, H*ld), o: make([]float32, H*nb*hd),
-			m: make([]float32, H*nb), l: make([]float32, H*nb)}
+		mst := (H + 15) &^ 15
+		*sl = attnSlot{ld: ld, nb: nb, mst: mst, s: make([]float32, H*ld), o: make([]float32, H*nb*hd),
+			m: make([]float32, nb*mst), l: make([]float32, nb*mst), cm: make([]float32, nb), cl: make([]float32, nb)}
 	}
 	return sl
 }
@@ -185,7 +193,7 @@ func (sc *attnScratch) slot(i, n, H, hd, limit int) *attnSlot {
 func (sc *attnScratch) bytes() int64 {
 	var n int
 	for _, sl := range sc.slots {
-		n += len(sl.s) + len(sl.o) + len(sl.m) + len(sl.l)
+		n += len(sl.s) + len(sl.o) + len(sl.m) + len(sl.l) + len(sl.cm) + len(sl.cl)
 	}
 	for _, w := range sc.wide {
 		n += len(w)
@@ -271,7 +279,7 @@ func (w *attnWork) rows(wk, lo, hi int) {
 		}
 		first, n := w.visible(r)
 		for b := 0; b*attnBlock < n-first; b++ {
-			w.block(wk, sl, r, b)
+			w.block(wk, sl, r, b, true)
 		}
 		w.combine(sl, r)
 	}
@@ -288,7 +296,9 @@ func (w *attnWork) blocks(wk, lo, hi int) {
 			r++
 			first, n = w.visible(r)
 		}
-		w.block(wk, &w.a.attn.slots[r], r, it-b0)
+		// the next block is prefetched only when this worker runs it (the
+		// next worker's first block would be read twice, once for nothing)
+		w.block(wk, &w.a.attn.slots[r], r, it-b0, it+1 < hi)
 	}
 }
 
@@ -320,7 +330,7 @@ func (w *attnWork) visible(r int) (first, n int) {
 // head go together, so its rows are read once. The rows come in up to
 // three runs (kvRuns: a ring's wrap, this pass's rows); the weighted sum
 // goes on across them in position order.
-func (w *attnWork) block(wk int, sl *attnSlot, r, b int) {
+func (w *attnWork) block(wk int, sl *attnSlot, r, b int, pfNext bool) {
 	c := w.c
 	H, hd, kvd, qd := c.NHeads, c.HeadDim, c.KVDim(), c.QDim()
 	G := H / c.NKVHeads
@@ -367,7 +377,7 @@ func (w *attnWork) block(wk int, sl *attnSlot, r, b int) {
 			}
 		}
 		for g := range G {
-			i := (h0+g)*sl.nb + b
+			i := sl.ml(h0+g, b)
 			sl.m[i], sl.l[i] = w.ak.softmax(sc[g*sl.ld : g*sl.ld+nb])
 		}
 		o := sl.o[(h0*sl.nb+b)*hd:]
@@ -387,7 +397,7 @@ func (w *attnWork) block(wk int, sl *attnSlot, r, b int) {
 				continue
 			}
 			var pk, pv []float32 // the next block's rows in the same run, to prefetch
-			if nr == 1 {
+			if nr == 1 && pfNext {
 				if p1 := p0 + attnBlock; p1 < ru.n {
 					pk, pv = ru.k[p1*kvd:], ru.v[p1*kvd:]
 				}
@@ -409,7 +419,10 @@ func (w *attnWork) combine(sl *attnSlot, r int) {
 	nblk := (m + attnBlock - 1) / attnBlock
 	for h := range H {
 		out := w.a.ao[r*qd+h*hd : r*qd+(h+1)*hd]
-		ms, ls := sl.m[h*sl.nb:h*sl.nb+nblk], sl.l[h*sl.nb:h*sl.nb+nblk]
+		ms, ls := sl.cm[:nblk], sl.cl[:nblk]
+		for b := range nblk {
+			ms[b], ls[b] = sl.m[sl.ml(h, b)], sl.l[sl.ml(h, b)]
+		}
 		os := sl.o[h*sl.nb*hd:]
 		sum := attnCombine(out, os, ms, ls, hd)
 		if wt := s.rec.weights(r-s.r0, h, n); wt != nil {

@@ -5,9 +5,12 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/inferscope/inferscope/internal/enginebench"
 )
 
 // cpuTime is this process's user+system CPU time.
@@ -99,6 +102,75 @@ func BenchmarkAttendDepth(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkAttendVsFloor is bench --depth's attention-against-the-floor
+// figure for attention alone: one decode step's attention over every
+// layer of the SmolLM2-135M shape at depth 2000, its caches cold (the step
+// reads one of enough caches, in turn, that together they pass 640 MB, more
+// than the last-level cache keeps; a single cache would stay there between
+// iterations, which a real step's weights do not allow), alternating with
+// the bench command's read-bandwidth probe (512 MB, GOMAXPROCS threads).
+// It reports the medians: attn-ms, floor-ms (the KV bytes at the probe's
+// bandwidth) and their ratio x-floor. Run with -cpu 2 for the two-thread
+// figure, -cpu 1 for one core.
+func BenchmarkAttendVsFloor(b *testing.B) {
+	c := Shapes["smollm2-135M"]
+	const depth = 2000
+	probe := enginebench.NewBandwidthProbe(512 << 20)
+	for _, prec := range []KVPrec{KVF32, KVF16} {
+		b.Run(prec.String(), func(b *testing.B) {
+			kv0 := randomKV(c, depth+1, prec)
+			bytes := int64(depth+1) * c.KVBytesPerToken() * int64(prec.Bytes()) / 4
+			var ps []*pass
+			for i := int64(0); i*bytes < 640<<20; i++ {
+				kv, _ := NewKVCacheOf(c, depth+1, prec)
+				copy(kv.Key, kv0.Key)
+				copy(kv.Value, kv0.Value)
+				copy(kv.Key16, kv0.Key16)
+				copy(kv.Value16, kv0.Value16)
+				p := &pass{}
+				p.start([]int{0})
+				p.add(kv, depth, 1, nil)
+				ps = append(ps, p)
+			}
+			a := &acts{}
+			a.alloc(c, 1)
+			r := rand.New(rand.NewPCG(1, 1))
+			for i := range a.q {
+				a.q[i] = float32(r.NormFloat64())
+			}
+			step := func(p *pass) {
+				for l := range c.NLayers {
+					a.attend(c, p, l)
+				}
+			}
+			step(ps[0])
+			var attn, floor []float64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				bw := probe.Run(0)
+				t0 := time.Now()
+				step(ps[i%len(ps)])
+				attn = append(attn, time.Since(t0).Seconds()*1e3)
+				floor = append(floor, float64(bytes)/bw*1e3)
+			}
+			b.StopTimer()
+			ma, mf := median(attn), median(floor)
+			b.ReportMetric(ma, "attn-ms")
+			b.ReportMetric(mf, "floor-ms")
+			b.ReportMetric(ma/mf, "x-floor")
+		})
+	}
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 // BenchmarkPrefill512 is a 512-token prefill of the gpt2-124M and

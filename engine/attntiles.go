@@ -122,7 +122,7 @@ func (w *attnWork) tile(wk int, t attnTile) {
 							row[j] = w.softcap * float32(math.Tanh(float64(x/w.softcap)))
 						}
 					}
-					j := (h0+g)*sl.nb + b
+					j := sl.ml(h0+g, b)
 					sl.m[j], sl.l[j] = w.ak.softmax(row)
 					copy(sl.s[(h0+g)*sl.ld+lo:], row)
 				}

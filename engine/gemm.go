@@ -157,6 +157,11 @@ func addBias(j linJob, t0, o0, m, n int) {
 	}
 }
 
+// packRows32, where the CPU has it, packs the first columns of 32 float32
+// rows (stride ld) into a [in][32] panel and returns how many it did (a
+// multiple of 16; the rest go column by column).
+var packRows32 func(dst, src []float32, ld, in int) int
+
 // packPanel writes outputs o0..o0+n-1 of w as a [in][nr] panel (columns past
 // n are zero), widening BF16.
 func packPanel(bp []float32, w *Mat, o0, n, nr int) {
@@ -176,6 +181,13 @@ func packPanel(bp []float32, w *Mat, o0, n, nr int) {
 		// column by column of the panel: the stores run in order and the
 		// n rows' current cache lines stay in L1 (writing row by row would
 		// store with a stride of nr floats)
+		done := 0
+		if n == 32 && nr == 32 && packRows32 != nil {
+			done = packRows32(bp, w.F32[o0*w.Ld+w.Off:], w.Ld, in)
+			if done == in {
+				return
+			}
+		}
 		if n < nr {
 			clear(bp[:in*nr])
 		}
@@ -183,7 +195,7 @@ func packPanel(bp []float32, w *Mat, o0, n, nr int) {
 		for j := 0; j < n; j++ {
 			rows[j] = w.F32[(o0+j)*w.Ld+w.Off : (o0+j)*w.Ld+w.Off+in]
 		}
-		for i := 0; i < in; i++ {
+		for i := done; i < in; i++ {
 			d := bp[i*nr : i*nr+n]
 			for j := range d {
 				d[j] = rows[j][i]
@@ -224,6 +236,10 @@ func gemmPanel(k *kernelSet, j linJob, x, tail []float32, T, full, o0, n int, bp
 		a, lda := x[t0*in:], in
 		if t0 >= full {
 			a = tail
+		}
+		if m == mr && n == nr && j.bias != nil && k.gemmTileBias != nil {
+			k.gemmTileBias(in, a, lda, bp, j.out[t0*rows+o0:], rows, j.bias[o0:])
+			continue // the bias added in the tile's stores
 		}
 		if m == mr && n == nr {
 			k.gemmTile(in, a, lda, bp, j.out[t0*rows+o0:], rows)

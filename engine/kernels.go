@@ -40,8 +40,12 @@ type kernelSet struct {
 	gemv4BF16 func(outs *[4][]float32, w []uint16, ldw int, xs *[4][]float32, rows, cols int)
 	// gemmTile computes a full mr×nr tile: c[i*ldc+j] = Σ_p a[i*lda+p]·bp[p*nr+j].
 	gemmTile func(k int, a []float32, lda int, bp []float32, c []float32, ldc int)
-	nr       int // panel width of gemmTile
-	mr       int // positions (rows of a) per gemmTile
+	// gemmTileBias is gemmTile with bias[j] added to c[i*ldc+j] before it
+	// is stored (the same bits as gemmTile then c += bias); nil in sets
+	// without it.
+	gemmTileBias func(k int, a []float32, lda int, bp []float32, c []float32, ldc int, bias []float32)
+	nr           int // panel width of gemmTile
+	mr           int // positions (rows of a) per gemmTile
 	// gemmBF16 is gemmTile over bfloat16 pairs (gemm.go): a [mr][lda] and
 	// bp [kp][nr] hold two bfloat16 per uint32 (inputs 2p, 2p+1), and each
 	// output is Σ over pairs of the odd product then the even one, each

@@ -19,6 +19,9 @@ func gemvTChainAVX2(out, w *float32, ldw int, x *float32, k, n int)
 func gemvTChainAVX512(out, w *float32, ldw int, x *float32, k, n int)
 
 //go:noescape
+func gemm12x32BiasAVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int, bias *float32)
+
+//go:noescape
 func gemm12x32AccAVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int)
 
 //go:noescape
@@ -59,6 +62,7 @@ func init() {
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL {
 		k512 := *k
 		k512.name, k512.gemmTile, k512.nr, k512.mr = "avx512", gemmTile12AVX512, 32, 12
+		k512.gemmTileBias = gemmTile12BiasAVX512
 		if cpu.X86.HasAVX512BF16 {
 			k512.gemmBF16 = gemmBF16AVX512
 		}
@@ -156,6 +160,14 @@ func gemmTileAVX512(k int, a []float32, lda int, bp []float32, c []float32, ldc 
 func gemmTile12AVX512(k int, a []float32, lda int, bp []float32, c []float32, ldc int) {
 	checkGemm(k, len(a), lda, len(bp), len(c), ldc, 12, 32)
 	gemm12x32AVX512(k, &a[0], lda, &bp[0], &c[0], ldc)
+}
+
+func gemmTile12BiasAVX512(k int, a []float32, lda int, bp []float32, c []float32, ldc int, bias []float32) {
+	checkGemm(k, len(a), lda, len(bp), len(c), ldc, 12, 32)
+	if len(bias) < 32 {
+		panic("engine: gemm: bad shape")
+	}
+	gemm12x32BiasAVX512(k, &a[0], lda, &bp[0], &c[0], ldc, &bias[0])
 }
 
 func gemmBF16AVX512(kp int, a []uint32, lda int, bp []uint32, c []float32, ldc int) {

@@ -14,7 +14,7 @@ def dp(dst, src1, src2):
 rows = [("SI", ""), ("SI", "(R8*1)"), ("SI", "(R8*2)"), ("R10", ""), ("R10", "(R8*1)"), ("R10", "(R8*2)"),
         ("R11", ""), ("R11", "(R8*1)"), ("R11", "(R8*2)"), ("R12", ""), ("R12", "(R8*1)"), ("R12", "(R8*2)")]
 
-def kernel(name, bf16, doc, acc=False):
+def kernel(name, bf16, doc, acc=False, bias=False):
     ldb = False
     L = []
     L.append(doc)
@@ -29,6 +29,8 @@ def kernel(name, bf16, doc, acc=False):
         L[1] = "TEXT ·%s(SB), NOSPLIT, $0-56" % name
         L.append("\tMOVQ ldb+32(FP), R13")
         L.append("\tSHLQ $2, R13")
+    if bias:
+        L[1] = "TEXT ·%s(SB), NOSPLIT, $0-56" % name
     L.append("\tMOVQ c+%d(FP), DI" % (32 + off))
     L.append("\tMOVQ ldc+%d(FP), R9" % (40 + off))
     L.append("\tSHLQ $2, R9")
@@ -69,6 +71,12 @@ def kernel(name, bf16, doc, acc=False):
     L.append("\tDECQ CX")
     L.append("\tJNZ  " + lab)
     L.append("")
+    if bias:
+        L.append("\tMOVQ bias+48(FP), AX")
+        L.append("\tVMOVUPS (AX), Z24")
+        L.append("\tVMOVUPS 64(AX), Z25")
+        for z in range(24):
+            L.append("\tVADDPS Z%d, Z%d, Z%d" % (24 + z % 2, z, z))
     for i in range(12):
         L.append("\tVMOVUPS Z%d, (DI)" % (2 * i))
         L.append("\tVMOVUPS Z%d, 64(DI)" % (2 * i + 1))
@@ -105,3 +113,7 @@ print(kernel("gemm12x32AccAVX512", False, """// func gemm12x32AccAVX512(k int, a
 // gemm12x32AVX512 that goes on from C: C[i][j] continues its chain of fused steps over the k rows
 // of this panel (a float32 value stored and reloaded loses nothing, so blocks of k run one after
 // another give the chain of one run over all of them).""", acc=True))
+print()
+print(kernel("gemm12x32BiasAVX512", False, """// func gemm12x32BiasAVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int, bias *float32)
+// gemm12x32AVX512 with bias[0:32] added to each row's sums before they are stored (one rounded
+// add per output, as a separate pass adding the bias would make).""", bias=True))
