@@ -80,6 +80,10 @@ type labResult struct {
 	// rounds' ratios); LabVsBareCPU the same with the process's CPU time.
 	LabVsBare    float64 `json:"lab_vs_bare"`
 	LabVsBareCPU float64 `json:"lab_vs_bare_cpu"`
+	// OverheadUsPerToken is what the run adds per token beside its forward
+	// passes: (run time − the stop event's model_ms) ÷ tokens, median of
+	// the rounds (stages, events, thinning, encoding, the pool's wake-ups).
+	OverheadUsPerToken float64 `json:"overhead_us_per_token"`
 	// GCCPUPercent is the collector's share of the runs' CPU time (the
 	// runtime's estimate); AllocKiBPerRun what a run allocates.
 	GCCPUPercent   float64 `json:"gc_cpu_percent"`
