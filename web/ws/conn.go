@@ -547,7 +547,37 @@ func marshalPayload(payload any) ([]byte, error) {
 	if ev, ok := payload.(*session.Event); ok && ev != nil {
 		return ev.AppendJSON(nil)
 	}
+	// an events or detail message ({"events": [...]}: a thinned run's
+	// groups) the same way, event by event: 7.5 µs a thin event instead of
+	// encoding/json's 20.7 (BenchmarkEventsMessage, under load), three
+	// events a token on the run's serial path
+	if m, ok := payload.(map[string]any); ok && len(m) == 1 {
+		if evs, ok := m["events"].([]*session.Event); ok {
+			return appendEvents(evs)
+		}
+	}
 	return json.Marshal(payload)
+}
+
+// appendEvents is json.Marshal(map[string]any{"events": evs}), each event
+// by its own encoder.
+func appendEvents(evs []*session.Event) ([]byte, error) {
+	b := make([]byte, 0, 512*len(evs)+16)
+	b = append(b, `{"events":`...)
+	if evs == nil {
+		return append(b, "null}"...), nil
+	}
+	b = append(b, '[')
+	for i, ev := range evs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = ev.AppendJSON(b); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, "]}"...), nil
 }
 
 var errClosed = errors.New("connection closed")
