@@ -79,11 +79,13 @@ func BenchmarkEventsMessage(b *testing.B) {
 		}
 	}
 	payload := map[string]any{"events": thin}
+	enc, _ := marshalPayload(payload)
 	b.Run("appendEvents", func(b *testing.B) {
 		for b.Loop() {
 			marshalPayload(payload)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(thin)), "ns/event")
+		b.ReportMetric(float64(len(enc))/float64(len(thin)), "B/event")
 	})
 	b.Run("json.Marshal", func(b *testing.B) {
 		for b.Loop() {
