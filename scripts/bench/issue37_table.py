@@ -117,7 +117,8 @@ def summarize(d):
     out = {"rounds": len(rs), "load_averages_1min": [x for l in loads for x in l]}
     out.update(extra)
     for k, v in per.items():
-        out[k] = med(v)
+        m = med(v)
+        out[k] = None if m is None else round(m, 4)
     return out, per
 
 
