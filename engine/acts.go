@@ -10,6 +10,7 @@ package engine
 // decode step) each hold one; the layer functions take them and a pass.
 type acts struct {
 	jobs              [3]linJob                // the matrix products of one linear call (jobsOf)
+	lin               linRegion                // a linear call's parallel region (linear.go)
 	swigluFn          func(worker, lo, hi int) // swigluRows, bound
 	geluFn            func(worker, lo, hi int) // geluRows, bound
 	invFreq, invFreqL []float64                // RoPE's inverse frequencies (ropeTables), global and local layers'

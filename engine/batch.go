@@ -37,7 +37,8 @@ type BatchState struct {
 	cfg    Config
 	Cap    int
 	p      pass
-	tokens []int // [B] the pass's tokens
+	tokens []int       // [B] the pass's tokens
+	run    []*BatchSeq // the pass's sequences (those without Err), reused
 }
 
 // NewBatchState allocates scratch for batches of up to capacity sequences.
@@ -66,7 +67,7 @@ func (m *Model) ForwardBatch(b *BatchState, seqs []*BatchSeq) error {
 	if b.cfg != c {
 		return fmt.Errorf("forward batch: scratch made for another model shape")
 	}
-	run := seqs[:0:0]
+	run := b.run[:0]
 	for _, s := range seqs {
 		s.Err, s.Logits = nil, nil
 		if s.State == nil || s.KV == nil {
@@ -78,6 +79,8 @@ func (m *Model) ForwardBatch(b *BatchState, seqs []*BatchSeq) error {
 			run = append(run, s)
 		}
 	}
+	b.run = run
+	defer clear(b.run) // keep no sequence alive
 	if len(run) == 0 {
 		return nil
 	}

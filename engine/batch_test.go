@@ -334,7 +334,7 @@ func BenchmarkDecodeBatch(b *testing.B) {
 }
 
 // TestShortPrefillIsDecodeSteps: a pass of up to rowsMaxT positions runs
-// the decode kernels (linearRows), so every position's logits and cached
+// the decode kernels (rowsPart, linear.go), so every position's logits and cached
 // keys and values equal those of decoding the tokens one at a time, bit
 // for bit; a longer pass uses the GEMM and agrees to the reference
 // tolerance.

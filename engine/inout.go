@@ -33,30 +33,29 @@ const inOutBlock = 64 << 10
 func (a *acts) linearInOut(x []float32, B int, jobs []linJob) {
 	k := kern
 	in := jobs[0].w.Cols
+	r := &a.lin
+	r.set(linInOut, x, B, jobs)
 	// units of 32 outputs counted from each job's first, so that which
 	// outputs take the kernel set's steps (the first rows-rows%tCols of a
 	// job) does not depend on how the units fall to workers
-	units := make([]int, len(jobs)+1)
 	for i, j := range jobs {
-		units[i+1] = units[i] + (j.w.Rows+31)/32
+		r.units[i+1] = r.units[i] + (j.w.Rows+31)/32
 	}
-	tile := B > 1 && k.gemmTileAcc != nil
-	var xs []float32 // x with B rounded up to a multiple of mr (zero rows)
-	var outs [][]float32
-	if tile {
-		xs = x
+	n := r.units[len(jobs)]
+	r.k, r.tile = k, B > 1 && k.gemmTileAcc != nil
+	if r.tile {
+		r.xs = x // x with B rounded up to a multiple of mr (zero rows)
 		bp := (B + k.mr - 1) / k.mr * k.mr
 		if bp != B {
 			if len(a.gemmTail) < bp*in {
 				a.gemmTail = make([]float32, bp*in)
 			}
-			xs = a.gemmTail[:bp*in]
-			copy(xs, x[:B*in])
-			clear(xs[B*in:])
+			r.xs = a.gemmTail[:bp*in]
+			copy(r.xs, x[:B*in])
+			clear(r.xs[B*in:])
 		}
 		// per worker: the panel block, and outputs for the padded rows
 		// (a whole tile's worth for every unit it may own)
-		n := units[len(jobs)]
 		if len(a.pack) < maxWorkers() || len(a.pack[0]) < inOutBlock || len(a.tile[0]) < n*k.mr*k.nr {
 			a.pack = make([][]float32, maxWorkers())
 			a.tile = make([][]float32, maxWorkers())
@@ -65,22 +64,27 @@ func (a *acts) linearInOut(x []float32, B int, jobs []linJob) {
 				a.tile[i] = make([]float32, max(n*k.mr*k.nr, maxMR*maxNR))
 			}
 		}
-		outs = a.tile
+		r.pack, r.pads = a.pack, a.tile
 	}
-	parallelForAligned(units[len(jobs)], 1, 2, func(w, lo, hi int) {
-		for ji, j := range jobs {
-			u0, u1 := max(lo, units[ji]), min(hi, units[ji+1])
-			if u0 >= u1 {
-				continue
-			}
-			olo, ohi := (u0-units[ji])*32, min((u1-units[ji])*32, j.w.Rows)
-			if tile {
-				olo = inOutTiles(k, j, xs, B, a.pack[w][:inOutBlock], outs[w], olo, ohi)
-			}
-			inOutRows(j, x, B, olo, ohi)
-			addBias(j, 0, (u0-units[ji])*32, B, ohi-(u0-units[ji])*32)
+	parallelForAligned(n, 1, 2, r.fn)
+	r.done()
+	r.pack, r.pads = nil, nil
+}
+
+// inOutShare is worker w's share of linearInOut's region: units [lo, hi).
+func (r *linRegion) inOutShare(w, lo, hi int) {
+	for ji, j := range r.jobs {
+		u0, u1 := max(lo, r.units[ji]), min(hi, r.units[ji+1])
+		if u0 >= u1 {
+			continue
 		}
-	})
+		olo, ohi := (u0-r.units[ji])*32, min((u1-r.units[ji])*32, j.w.Rows)
+		if r.tile {
+			olo = inOutTiles(r.k, j, r.xs, r.B, r.pack[w][:inOutBlock], r.pads[w], olo, ohi)
+		}
+		inOutRows(j, r.x, r.B, olo, ohi)
+		addBias(j, 0, (u0-r.units[ji])*32, r.B, ohi-(u0-r.units[ji])*32)
+	}
 }
 
 // inOutTiles computes the whole 32-output groups of [lo, hi) below the

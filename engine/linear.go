@@ -16,22 +16,17 @@ type linJob struct {
 // linear runs the jobs on x [T][in] (in = every job's w.Cols). With T = 1
 // (decode) each worker streams its share of the weight rows once through
 // the gemv kernel; a short pass, or any pass of a with decodeRows, runs
-// the same kernel for every row (linearRows); otherwise (prefill) each
+// the same kernel for every row (rowsPart); otherwise (prefill) each
 // worker packs panels of nr output columns and multiplies them with
-// tiles of mr positions (gemm.go).
+// tiles of mr positions (gemm.go). Decode and batched passes run as a's
+// linRegion: they allocate nothing.
 func (a *acts) linear(x []float32, T int, jobs ...linJob) {
-	total := 0
-	for _, j := range jobs {
-		total += j.w.Rows
-	}
 	if (T == 1 || a.rowKernels(T)) && allInOut(jobs) {
 		a.linearInOut(x, T, jobs) // inout.go
 		return
 	}
 	if T == 1 {
-		parallelForAligned(total, 16, 64, func(_, lo, hi int) {
-			forJobs(jobs, lo, hi, func(j linJob, lo, hi int) { gemvRange(j, x, lo, hi) })
-		})
+		a.lin.start(linGemv, x, 1, jobs)
 		return
 	}
 	if a.rowKernels(T) {
@@ -39,68 +34,145 @@ func (a *acts) linear(x []float32, T int, jobs ...linJob) {
 		// blocks of rows, four positions at a time, cost less than packing
 		// the weights into panels for the GEMM (and each position's values
 		// are a decode step's)
-		linearRows(x, T, jobs)
+		a.lin.start(linRows, x, T, jobs)
 		return
 	}
 	a.gemm(x, T, jobs)
 }
 
+// linMode is which body a linRegion runs.
+type linMode uint8
+
+const (
+	linGemv  linMode = iota // one position: gemvRange over the worker's rows
+	linRows                 // B rows with the decode kernels (rowsPart)
+	linInOut                // [in][out] matrices (linearInOut, inout.go)
+)
+
+// linRegion is one linear call's parallel region, kept in acts and reused:
+// its arguments are fields and its body a method value bound once, so a
+// call allocates nothing (a closure over the call's arguments, handed to
+// the pool, was allocated on every call: half a decode step's
+// allocations). One acts runs one region at a time.
+type linRegion struct {
+	fn   func(worker, lo, hi int) // run, bound once
+	mode linMode
+	x    []float32
+	B    int
+	jobs []linJob
+	// linInOut's: each job's first 32-output unit (units[len(jobs)] the
+	// total), the tiles' input and per-worker panel and pad buffers
+	units      [4]int // up to 3 jobs (acts.jobs)
+	k          *kernelSet
+	tile       bool
+	xs         []float32
+	pack, pads [][]float32
+	// per worker: the four-row kernel's output and input vector tables
+	// (passed to a kernel through a func value they must live on the heap)
+	vec [][2][4][]float32
+}
+
+// start runs the region over the jobs' rows (linGemv, linRows) and returns
+// when it is done.
+func (r *linRegion) start(mode linMode, x []float32, B int, jobs []linJob) {
+	total := 0
+	for _, j := range jobs {
+		total += j.w.Rows
+	}
+	r.set(mode, x, B, jobs)
+	parallelForAligned(total, 16, 64, r.fn)
+	r.done()
+}
+
+// set fills the region's arguments (and binds fn, sizes vec, once).
+func (r *linRegion) set(mode linMode, x []float32, B int, jobs []linJob) {
+	if r.fn == nil {
+		r.fn = r.run
+	}
+	if len(r.vec) < maxWorkers() {
+		r.vec = make([][2][4][]float32, maxWorkers())
+	}
+	r.mode, r.x, r.B, r.jobs = mode, x, B, jobs
+}
+
+// done drops the call's slices (the region keeps nothing of a pass alive).
+func (r *linRegion) done() {
+	r.x, r.jobs, r.xs = nil, nil, nil
+	clear(r.vec)
+}
+
+// run is the region's body: worker w's share [lo, hi) (global rows, or
+// linInOut's units).
+func (r *linRegion) run(w, lo, hi int) {
+	switch r.mode {
+	case linInOut:
+		r.inOutShare(w, lo, hi) // inout.go
+	case linRows:
+		base := 0
+		for _, j := range r.jobs {
+			if a, b := max(lo, base), min(hi, base+j.w.Rows); a < b {
+				r.rowsPart(w, j, a-base, b-base)
+			}
+			base += j.w.Rows
+		}
+	default:
+		base := 0
+		for _, j := range r.jobs {
+			if a, b := max(lo, base), min(hi, base+j.w.Rows); a < b {
+				gemvRange(j, r.x, a-base, b-base)
+			}
+			base += j.w.Rows
+		}
+	}
+}
+
 // rowsMaxT is the longest pass that acts.linear runs with the decode
-// kernels (linearRows) instead of the packed GEMM: for short passes packing
+// kernels (rowsPart) instead of the packed GEMM: for short passes packing
 // the weights costs more than the GEMM saves (`bench --prompt-tokens 8`:
 // stories15M 2003 → 3456 tok/s, gpt2-124M 156 → 488 tok/s; 6 tokens 2.0×
 // and 2.3×). Longer prompts keep the GEMM.
 const rowsMaxT = 8
 
 // rowKernels reports whether a's linear passes run T rows with the decode
-// kernels (linearRows), each row's values a lone decode step's.
+// kernels (rowsPart), each row's values a lone decode step's.
 func (a *acts) rowKernels(T int) bool { return T <= rowsMaxT || a.decodeRows }
 
-// linearRows runs the jobs on B rows of x [B][in] (sequences of a batch,
-// or the positions of a short prefill), each output what a lone decode
-// step computes for that row, with each weight read from memory once for
-// all B rows. The rows of each job are split across workers as a decode
-// step's are; each worker walks its rows in blocks small enough to stay
-// in cache and runs the decode kernel (gemvRange) on each block for every
-// row (blocks start at multiples of 16 rows from the worker's first, so
-// the kernels' 4-row and 8-column groups fall where they fall alone).
-// (Passes of [in][out] matrices alone go through linearInOut.)
-func linearRows(x []float32, B int, jobs []linJob) {
-	total := 0
-	for _, j := range jobs {
-		total += j.w.Rows
+// rowsPart (linRegion's linRows) runs the jobs on B rows of x [B][in]
+// (sequences of a batch, or the positions of a short prefill), each output
+// what a lone decode step computes for that row, with each weight read
+// from memory once for all B rows. The rows of each job are split across
+// workers as a decode step's are; each worker walks its rows in blocks
+// small enough to stay in cache and runs the decode kernel (gemvRange) on
+// each block for every row (blocks start at multiples of 16 rows from the
+// worker's first, so the kernels' 4-row and 8-column groups fall where
+// they fall alone). (Passes of [in][out] matrices alone go through
+// linearInOut.) rowsPart is worker w's part [lo, hi) of job j.
+func (r *linRegion) rowsPart(w int, j linJob, lo, hi int) {
+	x, B := r.x, r.B
+	if B == 1 {
+		gemvRange(j, x, lo, hi)
+		return
 	}
-	in := jobs[0].w.Cols
-	parallelForAligned(total, 16, 64, func(_, lo, hi int) {
-		// the kernel's vector tables, once per worker: passed to the kernel
-		// through a func value they live on the heap (one allocation per
-		// region, not per block and group of four)
-		o4, x4 := new([4][]float32), new([4][]float32)
-		forJobs(jobs, lo, hi, func(j linJob, lo, hi int) {
-			if B == 1 {
-				gemvRange(j, x, lo, hi)
-				return
-			}
-			if j.w.Q != nil { // block-quantized (quantized.go)
-				rowsQuant(j, x, B, lo, hi)
-				return
-			}
-			blk := batchBlock(j.w)
-			rows := j.w.Rows
-			four := gemv4For(j.w)
-			for a := lo; a < hi; a += blk {
-				e := min(a+blk, hi)
-				s := 0
-				for ; four && s+4 <= B; s += 4 {
-					gemv4Range(j, x, in, s, a, e, o4, x4)
-				}
-				for ; s < B; s++ {
-					js := linJob{out: j.out[s*rows : (s+1)*rows], w: j.w, bias: j.bias}
-					gemvRange(js, x[s*in:(s+1)*in], a, e)
-				}
-			}
-		})
-	})
+	if j.w.Q != nil { // block-quantized (quantized.go)
+		rowsQuant(j, x, B, lo, hi)
+		return
+	}
+	in := j.w.Cols
+	o4, x4 := &r.vec[w][0], &r.vec[w][1]
+	blk := batchBlock(j.w)
+	rows := j.w.Rows
+	four := gemv4For(j.w)
+	for a := lo; a < hi; a += blk {
+		e := min(a+blk, hi)
+		s := 0
+		for ; four && s+4 <= B; s += 4 {
+			gemv4Range(j, x, in, s, a, e, o4, x4)
+		}
+		for ; s < B; s++ {
+			js := linJob{out: j.out[s*rows : (s+1)*rows], w: j.w, bias: j.bias}
+			gemvRange(js, x[s*in:(s+1)*in], a, e)
+		}
+	}
 }
 
 // gemv4For reports whether the kernel set can run w for four sequences in
@@ -144,18 +216,6 @@ func batchBlock(w *Mat) int {
 	}
 	n := (32 << 10) / max(per, 1)
 	return max(16, n&^15)
-}
-
-// forJobs calls fn for the part of each job inside the global row range [lo, hi).
-func forJobs(jobs []linJob, lo, hi int, fn func(j linJob, lo, hi int)) {
-	base := 0
-	for _, j := range jobs {
-		a, b := max(lo, base), min(hi, base+j.w.Rows)
-		if a < b {
-			fn(j, a-base, b-base)
-		}
-		base += j.w.Rows
-	}
 }
 
 // gemvRange computes outputs [lo, hi) of one job for a single position.

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -80,6 +81,10 @@ type labResult struct {
 	// rounds' ratios); LabVsBareCPU the same with the process's CPU time.
 	LabVsBare    float64 `json:"lab_vs_bare"`
 	LabVsBareCPU float64 `json:"lab_vs_bare_cpu"`
+	// OverheadUsPerToken is what the run adds per token beside its forward
+	// passes: (run time − the stop event's model_ms) ÷ tokens, median of
+	// the rounds (stages, events, thinning, encoding, the pool's wake-ups).
+	OverheadUsPerToken float64 `json:"overhead_us_per_token"`
 	// GCCPUPercent is the collector's share of the runs' CPU time (the
 	// runtime's estimate); AllocKiBPerRun what a run allocates.
 	GCCPUPercent   float64 `json:"gc_cpu_percent"`
@@ -137,7 +142,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	sort.Strings(names)
 	shapes := fs.String("shape", "stories15M,gpt2-124M,smollm2-135M", "named shapes with synthetic weights: "+strings.Join(names, ", "))
 	modelPath := fs.String("model", "", `also bench a model: "default" or a path (HF directory or llama2.c .bin)`)
-	promptN := fs.Int("prompt-tokens", 128, "prompt length for prefill")
+	promptN := fs.Int("prompt-tokens", 128, "prompt length for prefill (unset: 128, or what the context leaves beside --gen-tokens)")
 	genN := fs.Int("gen-tokens", 64, "decode steps")
 	writeL2C := fs.String("write-llama2c", "", "write a random-weight stories15M llama2.c checkpoint (and tokenizer.bin beside it) to PATH and exit")
 	writeHF := fs.String("write-hf", "", "write the first --shape with random weights as a Hugging Face directory (config.json + model.safetensors) to DIR and exit")
@@ -177,6 +182,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("--kv-cache: %w", err)
 	}
 	rep.Machine.KVCache = benchKV.String()
+	promptSet := false
+	fs.Visit(func(f *flag.Flag) { promptSet = promptSet || f.Name == "prompt-tokens" })
 	if *promptN < 1 || *genN < 1 {
 		return fmt.Errorf("--prompt-tokens and --gen-tokens must be at least 1")
 	}
@@ -229,13 +236,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if convert {
 			m = m.WithWeights(dt)
 		}
-		r, err := benchModel(m, *promptN, *genN, *probe, *decodeOnly)
+		promptN := *promptN
+		if !promptSet && promptN+*genN > m.Config.SeqLen && *genN < m.Config.SeqLen {
+			// the default prompt gives way to a generation the lab accepts
+			// (--gen-tokens 250 on a 256-position model): the rest of the context
+			promptN = m.Config.SeqLen - *genN
+		}
+		r, err := benchModel(m, promptN, *genN, *probe, *decodeOnly)
 		if err != nil {
 			return err
 		}
 		rep.Results = append(rep.Results, r)
 		if *paired {
-			pr, err := benchPaired(m, *promptN, *genN, *probe)
+			pr, err := benchPaired(m, promptN, *genN, *probe)
 			if err != nil {
 				return err
 			}
@@ -266,7 +279,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}
 		if *concurrent > 0 {
-			cr, err := benchBatched(m, *concurrent, *promptN, *genN, *maxBatch)
+			cr, err := benchBatched(m, *concurrent, promptN, *genN, *maxBatch)
 			if err != nil {
 				return err
 			}

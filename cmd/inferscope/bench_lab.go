@@ -45,12 +45,12 @@ func benchLabRun(m *engine.Model, genN, rounds int) (labResult, error) {
 	defer ts.Close()
 	url := "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws"
 	// a first run: the server's pools, and how many tokens the run makes
-	_, n, err := labRun(url, genN)
+	_, n, _, err := labRun(url, genN)
 	if err != nil {
 		return r, err
 	}
 	r.GenTokens = n
-	var lab, bare, ratio, cpuRatio []float64
+	var lab, bare, ratio, cpuRatio, over []float64
 	var gcSum, cpuSum, allocSum float64
 	for i := range rounds {
 		var labCPU, bareCPU float64
@@ -65,10 +65,11 @@ func benchLabRun(m *engine.Model, genN, rounds int) (labResult, error) {
 				bare = append(bare, d.Seconds())
 			} else {
 				c0, g0, a0 := processCPU(), readMetric(gcCPUMetric), readMetric(allocsMetric)
-				d, _, err := labRun(url, genN)
+				d, _, model, err := labRun(url, genN)
 				if err != nil {
 					return r, err
 				}
+				over = append(over, (d.Seconds()-model.Seconds())/float64(n))
 				labCPU = (processCPU() - c0).Seconds()
 				cpuSum, gcSum, allocSum = cpuSum+labCPU, gcSum+readMetric(gcCPUMetric)-g0, allocSum+readMetric(allocsMetric)-a0
 				lab = append(lab, d.Seconds())
@@ -81,6 +82,7 @@ func benchLabRun(m *engine.Model, genN, rounds int) (labResult, error) {
 	}
 	r.LabMs, r.BareMs = round(medianOf(lab)*1000, 2), round(medianOf(bare)*1000, 2)
 	r.LabVsBare = round(medianOf(ratio), 3)
+	r.OverheadUsPerToken = round(medianOf(over)*1e6, 1)
 	if len(cpuRatio) > 0 {
 		r.LabVsBareCPU = round(medianOf(cpuRatio), 3)
 	}
@@ -93,50 +95,57 @@ func benchLabRun(m *engine.Model, genN, rounds int) (labResult, error) {
 
 // labRun starts a run as the lab does and runs it to its end with the
 // lab's detail_ms; it returns the time from the run command to the stop
-// event and the tokens generated.
-func labRun(url string, genN int) (time.Duration, int, error) {
+// event, the tokens generated and the run's forward passes' time (its
+// stop event's model_ms, the prompt's prefill included).
+func labRun(url string, genN int) (time.Duration, int, time.Duration, error) {
 	c, _, err := websocket.DefaultDialer.Dial(url, nil)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer c.Close()
 	start, _ := json.Marshal(map[string]any{"type": "start", "id": 1, "payload": map[string]any{
 		"prompt": labPrompt, "max_new_tokens": genN, "stop_at_eos": false,
 		"sampling": map[string]any{"temperature": 0, "top_p": 1}, "all_attention": true, "lens": true}})
 	if err := c.WriteMessage(websocket.TextMessage, start); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	var t0 time.Time
 	var buf bytes.Buffer
 	for {
 		_, rd, err := c.NextReader()
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		buf.Reset()
 		if _, err := buf.ReadFrom(rd); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		data := buf.Bytes()
 		switch {
 		case bytes.HasPrefix(data, []byte(`{"type":"error"`)):
-			return 0, 0, fmt.Errorf("lab run: %s", data)
+			return 0, 0, 0, fmt.Errorf("lab run: %s", data)
 		case t0.IsZero() && bytes.HasPrefix(data, []byte(`{"type":"started"`)):
 			t0 = time.Now()
 			if err := c.WriteMessage(websocket.TextMessage, []byte(`{"type":"run","id":2,"payload":{"detail_ms":250}}`)); err != nil {
-				return 0, 0, err
+				return 0, 0, 0, err
 			}
 		case bytes.HasPrefix(data, []byte(`{"type":"event"`)) && bytes.Contains(data, []byte(`"stage":"stop"`)):
 			d := time.Since(t0)
 			var msg struct {
 				Payload struct {
-					Stop struct{ Generated int }
+					Stop struct {
+						Generated int
+						Timings   struct {
+							ModelMs float64 `json:"model_ms"`
+						}
+					}
 				}
 			}
 			if err := json.Unmarshal(data, &msg); err != nil {
-				return 0, 0, err
+				return 0, 0, 0, err
 			}
-			return d, msg.Payload.Stop.Generated, nil
+			model := time.Duration(msg.Payload.Stop.Timings.ModelMs * float64(time.Millisecond))
+			return d, msg.Payload.Stop.Generated, model, nil
 		}
 	}
 }

@@ -46,8 +46,20 @@ func TestBenchAcceptsLengthsTheLabAccepts(t *testing.T) {
 			}
 		})
 	}
+	// without --prompt-tokens, the default prompt gives way to a long
+	// generation: --gen-tokens 250 runs with the 6 positions left
 	var out, errb bytes.Buffer
-	args := []string{"bench", "--shape", "", "--model", "default", "--prompt-tokens", "200", "--gen-tokens", strconv.Itoa(ctxLen - 199), "--probe-bytes", "0"}
+	args := []string{"bench", "--shape", "", "--model", "default", "--gen-tokens", strconv.Itoa(ctxLen - 6), "--probe-bytes", "0", "--decode-only"}
+	if code := run(context.Background(), args, &out, &errb); code != 0 {
+		t.Fatalf("--gen-tokens %d without --prompt-tokens: exit %d: %s", ctxLen-6, code, errb.String())
+	}
+	var rep benchReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Results) != 1 || rep.Results[0].PromptTokens != 6 {
+		t.Errorf("--gen-tokens %d without --prompt-tokens: want a 6-token prompt, got %s (%v)", ctxLen-6, out.String(), err)
+	}
+	out.Reset()
+	errb.Reset()
+	args = []string{"bench", "--shape", "", "--model", "default", "--prompt-tokens", "200", "--gen-tokens", strconv.Itoa(ctxLen - 199), "--probe-bytes", "0"}
 	if code := run(context.Background(), args, &out, &errb); code != 1 || !strings.Contains(errb.String(), "exceeds the context 256") {
 		t.Errorf("prompt + gen past the context: exit %d, stderr %q", code, errb.String())
 	}

@@ -35,6 +35,11 @@ type pairedResult struct {
 	// BF16Speedup is, per round, the F32 step's time ÷ the BF16 step's
 	// (the same model rounded to bfloat16, the same positions).
 	BF16Speedup *quartiles `json:"bf16_speedup_vs_f32,omitempty"`
+	// BF16VsBound is DecodeVsBound for the BF16 step, against its own
+	// bytes per step (BF16BytesPerDecodeToken: the converted weights and
+	// the same cache) and the same round's probe run.
+	BF16VsBound             *quartiles `json:"bf16_vs_bandwidth_bound,omitempty"`
+	BF16BytesPerDecodeToken int64      `json:"bf16_bytes_per_decode_token,omitempty"`
 }
 
 type quartiles struct {
@@ -117,7 +122,12 @@ func benchPaired(m *engine.Model, promptN, genN, probeBytes int) (pairedResult, 
 		}
 	}
 	probe := enginebench.NewBandwidthProbe(probeBytes)
-	var vsBound, speedup, decodeBW, probeBW, tf32, tbf16 []float64
+	var vsBound, speedup, decodeBW, probeBW, tf32, tbf16, bVsBound []float64
+	var bbytes int64
+	if b != nil {
+		bbytes = b.m.Weights.Bytes() + int64(promptN+genN/2)*c.KVBytesPerToken()
+		r.BF16BytesPerDecodeToken = bbytes
+	}
 	for i := 0; i < genN; i++ {
 		var bw, tf, tb float64
 		if i%2 == 0 {
@@ -146,6 +156,7 @@ func benchPaired(m *engine.Model, promptN, genN, probeBytes int) (pairedResult, 
 		if b != nil {
 			speedup = append(speedup, tf/tb)
 			tbf16 = append(tbf16, 1/tb)
+			bVsBound = append(bVsBound, float64(bbytes)/tb/bw)
 		}
 	}
 	r.DecodeVsBound = quartilesOf(vsBound)
@@ -154,6 +165,8 @@ func benchPaired(m *engine.Model, promptN, genN, probeBytes int) (pairedResult, 
 	if b != nil {
 		q := quartilesOf(speedup)
 		r.BF16Speedup = &q
+		qb := quartilesOf(bVsBound)
+		r.BF16VsBound = &qb
 		r.BF16TokensPerSec = round(median(tbf16), 1)
 	}
 	return r, nil

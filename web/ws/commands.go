@@ -288,7 +288,9 @@ func (c *Conn) step(cmd wire.Command) {
 		c.SendError(cmd.ID, wire.CodeOutOfOrder, "the run has stopped: rewind, reset or start a new run")
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	// ended by Stop or by the connection closing: once for the command,
+	// not a goroutine per stage (engineWork)
+	ctx, cancel := c.whileOpen(context.Background())
 	c.mu.Lock()
 	c.cancelRun = cancel
 	c.mu.Unlock()
@@ -463,8 +465,11 @@ func (c *Conn) withSlot(ctx context.Context, f func()) error {
 // waiting for a pass would let only as many sessions as there are slots
 // into a batch.
 func (c *Conn) engineWork(ctx context.Context, batched bool, f func()) error {
-	ctx, cancel := c.whileOpen(ctx)
-	defer cancel()
+	if ctx.Value(openKey{}) != c { // a stepping command's ctx already is
+		var cancel context.CancelFunc
+		ctx, cancel = c.whileOpen(ctx)
+		defer cancel()
+	}
 	if batched {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -475,9 +480,12 @@ func (c *Conn) engineWork(ctx context.Context, batched bool, f func()) error {
 	return c.s.sched.Run(ctx, c.visitor, f)
 }
 
+// openKey marks a context whileOpen made for a connection (its value).
+type openKey struct{}
+
 // whileOpen is ctx, also cancelled when the connection closes.
 func (c *Conn) whileOpen(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(context.WithValue(ctx, openKey{}, c))
 	if c.closed() { // at once, not when the goroutine below gets to run
 		cancel()
 		return ctx, cancel

@@ -9,6 +9,7 @@ package ws
 // shutdown. What a command does is in commands.go.
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -547,8 +548,51 @@ func marshalPayload(payload any) ([]byte, error) {
 	if ev, ok := payload.(*session.Event); ok && ev != nil {
 		return ev.AppendJSON(nil)
 	}
+	// an events or detail message ({"events": [...]}: a thinned run's
+	// groups) the same way, event by event: 1.6 µs a thin event instead of
+	// encoding/json's 2.4 (BenchmarkEventsMessage, 1000 messages, 3 runs,
+	// load 13), three events a token on the run's serial path
+	if m, ok := payload.(map[string]any); ok && len(m) == 1 {
+		if evs, ok := m["events"].([]*session.Event); ok {
+			return appendEvents(evs)
+		}
+	}
 	return json.Marshal(payload)
 }
+
+// appendEvents is json.Marshal(map[string]any{"events": evs}), each event
+// by its own encoder, written into a pooled buffer and copied out once
+// (as encoding/json does: a growing buffer of its own allocated about
+// twice the message).
+func appendEvents(evs []*session.Event) ([]byte, error) {
+	bp := eventsBufs.Get().(*[]byte)
+	defer eventsBufs.Put(bp)
+	b := append((*bp)[:0], `{"events":`...)
+	if evs == nil {
+		b = append(b, "null}"...)
+	} else {
+		b = append(b, '[')
+		for i, ev := range evs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = ev.AppendJSON(b); err != nil {
+				*bp = b[:0]
+				return nil, err
+			}
+		}
+		b = append(b, "]}"...)
+	}
+	*bp = b[:0]
+	if cap(b) > 1<<20 { // one huge detail message does not stay pooled
+		*bp = nil
+	}
+	return bytes.Clone(b), nil
+}
+
+// eventsBufs are appendEvents' scratch buffers.
+var eventsBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 var errClosed = errors.New("connection closed")
 
