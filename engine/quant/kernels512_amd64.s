@@ -634,6 +634,193 @@ mmdone:
 	VZEROUPPER
 	RET
 
+// M6W: the bytes between the rows of MatMat's six-row buffer (mm6Chunk·4).
+#define M6W 3072
+
+// M6ROW(off, a0, a1, a2, a3): row off/M6W of the six (its 32 weights in
+// Z28, Z29) into input i's sums a0|a1 (x in Z24|Z25) and input i+1's
+// a2|a3 (x in Z26|Z27).
+#define M6ROW(off, a0, a1, a2, a3) \
+	VMOVUPS (off)(R11), Z28; \
+	VMOVUPS (off+64)(R11), Z29; \
+	VFMADD231PS Z24, Z28, a0; \
+	VFMADD231PS Z25, Z29, a1; \
+	VFMADD231PS Z26, Z28, a2; \
+	VFMADD231PS Z27, Z29, a3
+
+// M6STEP(o): one step of 32 values, o bytes past the pointers: both
+// inputs' values, then the six rows.
+#define M6STEP(o) \
+	VMOVUPS (o)(R9), Z24; \
+	VMOVUPS (o+64)(R9), Z25; \
+	VMOVUPS (o)(R10), Z26; \
+	VMOVUPS (o+64)(R10), Z27; \
+	M6ROW(o, Z0, Z1, Z2, Z3); \
+	M6ROW(o+M6W, Z4, Z5, Z6, Z7); \
+	M6ROW(o+2*M6W, Z8, Z9, Z10, Z11); \
+	M6ROW(o+3*M6W, Z12, Z13, Z14, Z15); \
+	M6ROW(o+4*M6W, Z16, Z17, Z18, Z19); \
+	M6ROW(o+5*M6W, Z20, Z21, Z22, Z23)
+
+// M6ROW1(off, a0, a1): the same for one input (Z24|Z25).
+#define M6ROW1(off, a0, a1) \
+	VMOVUPS (off)(R11), Z28; \
+	VMOVUPS (off+64)(R11), Z29; \
+	VFMADD231PS Z24, Z28, a0; \
+	VFMADD231PS Z25, Z29, a1
+
+// M6LD(r, a0, a1, a2, a3) loads (M6ST stores) one row's sums for two
+// inputs, the row's at r.
+#define M6LD(r, a0, a1, a2, a3) \
+	VMOVUPS (r), a0; \
+	VMOVUPS 64(r), a1; \
+	VMOVUPS 128(r), a2; \
+	VMOVUPS 192(r), a3
+
+#define M6ST(r, a0, a1, a2, a3) \
+	VMOVUPS a0, (r); \
+	VMOVUPS a1, 64(r); \
+	VMOVUPS a2, 128(r); \
+	VMOVUPS a3, 192(r)
+
+// func matmat6AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int, pf *byte, pfl int)
+// For rows j < 6 and inputs i < n: accs[j·n+i][l] += w[j·768+e]·xs[i][e]
+// (fused) for e ≡ l mod 32, e < 32·steps, in increasing e: dotAccAVX2's
+// sums for each row and input, bit for bit. Inputs go two at a time: the
+// 24 registers Z0–Z23 hold six rows × two inputs × 32 lanes for all the
+// steps, each step loads the two inputs' 32 values once for the six rows
+// and each row's 32 weights once for the two inputs (16 loads for 24
+// multiply-adds; the weights stay in L1, the inputs come from L2). Before
+// each pair it prefetches pfl cache lines from pf on (the next group's
+// weight bytes, read by the next dequantization). steps ≥ 1, n ≥ 1.
+TEXT ·matmat6AVX512(SB), NOSPLIT, $0-56
+	MOVQ accs+0(FP), AX
+	MOVQ w+8(FP), SI
+	MOVQ xs+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ steps+32(FP), BX
+	MOVQ pf+40(FP), R14
+	MOVQ pfl+48(FP), DI
+	MOVQ CX, R8
+	SHLQ $7, R8 // a row's sums: n·128 bytes
+m6pair:
+	CMPQ CX, $2
+	JLT  m6one
+	MOVQ DI, R12
+m6pf:
+	TESTQ R12, R12
+	JZ    m6pfdone
+	PREFETCHT0 (R14)
+	ADDQ  $64, R14
+	DECQ  R12
+	JMP   m6pf
+m6pfdone:
+	M6LD(AX, Z0, Z1, Z2, Z3)
+	LEAQ (AX)(R8*1), R12
+	M6LD(R12, Z4, Z5, Z6, Z7)
+	ADDQ R8, R12
+	M6LD(R12, Z8, Z9, Z10, Z11)
+	ADDQ R8, R12
+	M6LD(R12, Z12, Z13, Z14, Z15)
+	ADDQ R8, R12
+	M6LD(R12, Z16, Z17, Z18, Z19)
+	ADDQ R8, R12
+	M6LD(R12, Z20, Z21, Z22, Z23)
+	MOVQ (DX), R9
+	MOVQ 8(DX), R10
+	MOVQ SI, R11
+	MOVQ BX, R12
+	TESTQ $1, R12
+	JZ    m6pairstep
+	M6STEP(0)
+	ADDQ $128, R9
+	ADDQ $128, R10
+	ADDQ $128, R11
+	DECQ R12
+	JZ   m6pairdone
+m6pairstep:
+	M6STEP(0)
+	M6STEP(128)
+	ADDQ $256, R9
+	ADDQ $256, R10
+	ADDQ $256, R11
+	SUBQ $2, R12
+	JNZ  m6pairstep
+m6pairdone:
+	M6ST(AX, Z0, Z1, Z2, Z3)
+	LEAQ (AX)(R8*1), R12
+	M6ST(R12, Z4, Z5, Z6, Z7)
+	ADDQ R8, R12
+	M6ST(R12, Z8, Z9, Z10, Z11)
+	ADDQ R8, R12
+	M6ST(R12, Z12, Z13, Z14, Z15)
+	ADDQ R8, R12
+	M6ST(R12, Z16, Z17, Z18, Z19)
+	ADDQ R8, R12
+	M6ST(R12, Z20, Z21, Z22, Z23)
+	ADDQ $256, AX
+	ADDQ $16, DX
+	SUBQ $2, CX
+	JMP  m6pair
+m6one:
+	TESTQ CX, CX
+	JZ    m6done
+	MOVQ  AX, R12
+	VMOVUPS (R12), Z0
+	VMOVUPS 64(R12), Z1
+	ADDQ  R8, R12
+	VMOVUPS (R12), Z4
+	VMOVUPS 64(R12), Z5
+	ADDQ  R8, R12
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	ADDQ  R8, R12
+	VMOVUPS (R12), Z12
+	VMOVUPS 64(R12), Z13
+	ADDQ  R8, R12
+	VMOVUPS (R12), Z16
+	VMOVUPS 64(R12), Z17
+	ADDQ  R8, R12
+	VMOVUPS (R12), Z20
+	VMOVUPS 64(R12), Z21
+	MOVQ  (DX), R9
+	MOVQ  SI, R11
+	MOVQ  BX, R12
+m6onestep:
+	VMOVUPS (R9), Z24
+	VMOVUPS 64(R9), Z25
+	M6ROW1(0, Z0, Z1)
+	M6ROW1(M6W, Z4, Z5)
+	M6ROW1(2*M6W, Z8, Z9)
+	M6ROW1(3*M6W, Z12, Z13)
+	M6ROW1(4*M6W, Z16, Z17)
+	M6ROW1(5*M6W, Z20, Z21)
+	ADDQ $128, R9
+	ADDQ $128, R11
+	DECQ R12
+	JNZ  m6onestep
+	MOVQ AX, R12
+	VMOVUPS Z0, (R12)
+	VMOVUPS Z1, 64(R12)
+	ADDQ R8, R12
+	VMOVUPS Z4, (R12)
+	VMOVUPS Z5, 64(R12)
+	ADDQ R8, R12
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	ADDQ R8, R12
+	VMOVUPS Z12, (R12)
+	VMOVUPS Z13, 64(R12)
+	ADDQ R8, R12
+	VMOVUPS Z16, (R12)
+	VMOVUPS Z17, 64(R12)
+	ADDQ R8, R12
+	VMOVUPS Z20, (R12)
+	VMOVUPS Z21, 64(R12)
+m6done:
+	VZEROUPPER
+	RET
+
 // ---- Q5_K: 176-byte super-blocks: fp16 d, dmin; 12 bytes of 6-bit scales
 // and mins at 4(p) (KSC, as Q4_K); qh[32] at 16(p); qs[128] at 48(p).
 // Sub-block j's value l is d·sc_j·q − dmin·m_j with q = its nibble (low
