@@ -20,9 +20,9 @@ import (
 type SentencePiece struct {
 	vocabulary
 	scores      []float32
-	mergeRank   map[[2]int]int // HF: pair → rank; nil for llama2.c (score mode)
-	dummyPrefix bool           // a space goes before the text (see prependAll, prependIfNoSpace)
-	spaceRune   string         // how the vocabulary spells a space: " " or "▁"
+	mergeRank   *pairRanks // HF: pair → rank; nil for llama2.c (score mode)
+	dummyPrefix bool       // a space goes before the text (see prependAll, prependIfNoSpace)
+	spaceRune   string     // how the vocabulary spells a space: " " or "▁"
 	maxLen      int
 	hf          hfSentencePiece // tokenizer.json options; zero for llama2.c
 }
@@ -70,7 +70,7 @@ func ParseLlama2cTokenizer(b []byte, vocabSize int) (*SentencePiece, error) {
 	// every token takes at least 8 bytes: size the tables by what the file
 	// can hold, not by a vocab size it may not match
 	hint := min(vocabSize, (len(b)-4)/8)
-	tk := &SentencePiece{vocabulary: vocabulary{ids: make(map[string]int, hint), special: map[int]bool{}, kind: "SentencePiece BPE (llama2.c tokenizer.bin)", bos: 1, eos: 2},
+	tk := &SentencePiece{vocabulary: vocabulary{ids: newIDTable(hint), special: map[int]bool{}, kind: "SentencePiece BPE (llama2.c tokenizer.bin)", bos: 1, eos: 2},
 		dummyPrefix: true, spaceRune: " ", maxLen: maxLen}
 	// The pieces share one string (a well-formed file's text bytes are what
 	// is left after the header and the 8-byte score/length of each token):
@@ -107,8 +107,8 @@ func ParseLlama2cTokenizer(b []byte, vocabSize int) (*SentencePiece, error) {
 		}
 		p := all[start:end]
 		tk.pieces[i] = p
-		if _, dup := tk.ids[p]; !dup {
-			tk.ids[p] = i
+		if _, dup := tk.Lookup(p); !dup {
+			tk.setID(p, i)
 		}
 	}
 	if off != len(b) {
@@ -171,7 +171,7 @@ func (tk *SentencePiece) encodeWord(chars []spChar) []sym {
 				b.WriteRune(c.r)
 			}
 		}
-		if id, ok := tk.ids[b.String()]; ok && !tk.special[id] {
+		if id, ok := tk.Lookup(b.String()); ok && !tk.special[id] {
 			return []sym{{id: id, start: chars[0].start, end: chars[len(chars)-1].end, inserted: chars[len(chars)-1].end == chars[0].start}}
 		}
 	}
@@ -182,7 +182,7 @@ func (tk *SentencePiece) encodeWord(chars []spChar) []sym {
 		if c.r == ' ' {
 			ch = tk.spaceRune
 		}
-		if id, ok := tk.ids[ch]; ok && !tk.special[id] {
+		if id, ok := tk.Lookup(ch); ok && !tk.special[id] {
 			syms = append(syms, sym{id: id, start: c.start, end: c.end, inserted: c.start == c.end})
 			continue
 		}
@@ -252,14 +252,14 @@ func (tk *SentencePiece) finish() {
 
 func (tk *SentencePiece) score(a, b int) (int, float64, bool) {
 	if tk.mergeRank != nil {
-		r, ok := tk.mergeRank[[2]int{a, b}]
+		r, ok := tk.mergeRank.get(a, b)
 		if !ok {
 			return 0, 0, false
 		}
-		id := tk.ids[tk.pieces[a]+tk.pieces[b]]
+		id, _ := tk.Lookup(tk.pieces[a] + tk.pieces[b])
 		return id, -float64(r), true
 	}
-	id, ok := tk.ids[tk.pieces[a]+tk.pieces[b]]
+	id, ok := tk.Lookup(tk.pieces[a] + tk.pieces[b])
 	if !ok {
 		return 0, 0, false
 	}
