@@ -215,7 +215,7 @@ type mmScratch struct {
 	accs [][32]float32 // accs[j·n+i]: row j of the group, input i
 	buf  []float32     // mm6Rows·mm6Chunk values, 64-byte aligned
 	xp   []*float32    // the kernels' input pointers
-	sums []float32     // one row's reduced sums, input by input
+	sums []float32     // a group's reduced sums, sums[j·n+i]
 }
 
 // mmPool's buffers start on a cache line: a 512-bit load of a buffered row
@@ -274,7 +274,7 @@ func MatMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int) 
 		sc.accs = make([][32]float32, n*mm6Rows)
 	}
 	if cap(sc.xp) < n {
-		sc.xp, sc.sums = make([]*float32, n), make([]float32, n)
+		sc.xp, sc.sums = make([]*float32, n), make([]float32, n*mm6Rows)
 	}
 	k := mmKernelSet()
 	l := layouts[t]
@@ -316,7 +316,9 @@ func matMat6(t Type, outs [][]float32, w []byte, rb int, xs [][]float32, rows, c
 	pairs := max(n/2, 1)
 	r0 := 0
 	for ; r0+mm6Rows <= rows; r0 += mm6Rows {
-		clear(accs)
+		if !asm {
+			clear(accs) // the assembly starts its first chunk from zero
+		}
 		// the next group's weight bytes, a share of them prefetched
 		// during each chunk's pairs of inputs
 		next := w[min((r0+mm6Rows)*rb, len(w)-1):min((r0+2*mm6Rows)*rb, len(w))]
@@ -330,7 +332,7 @@ func matMat6(t Type, outs [][]float32, w []byte, rb int, xs [][]float32, rows, c
 			if asm {
 				pf := next[min(c*per, len(next)-1):]
 				pfl := (min(per, len(pf)) + 64*pairs - 1) / (64 * pairs)
-				matmat6(accs, sc.buf[:], xs, c0, nc, sc.xp[:n], pf, pfl)
+				matmat6(accs, sc.buf[:], xs, c0, nc, sc.xp[:n], pf, pfl, c == 0)
 				continue
 			}
 			mmStep(k, accs, sc.buf[:], mm6Chunk, mm6Rows, xs, c0, nc)
@@ -361,23 +363,28 @@ func mmStep(k mmKernels, accs [][32]float32, buf []float32, stride, nr int, xs [
 	}
 }
 
-// mmFinish reduces rows r0…r0+nr−1's sums into outs, adding the products
-// past main (an F32/F16/BF16 row's last cols mod 32) one after another.
+// mmFinish reduces rows r0…r0+nr−1's sums into outs (one reduce call for
+// all of them), adding the products past main (an F32/F16/BF16 row's last
+// cols mod 32) one after another.
 func mmFinish(t Type, k mmKernels, outs [][]float32, w []byte, rb int, xs [][]float32, r0, nr, cols, main int, accs [][32]float32, sc *mmScratch) {
 	n, l := len(xs), layouts[t]
-	sums := sc.sums[:n]
+	sums := sc.sums[:nr*n]
+	k.reduce(sums, accs[:nr*n])
+	if cols == main {
+		for i, out := range outs {
+			out = out[r0 : r0+nr]
+			for j := range out {
+				out[j] = sums[j*n+i]
+			}
+		}
+		return
+	}
 	for j := range nr {
 		r := r0 + j
 		tl := sc.buf[:cols-main]
-		if len(tl) > 0 {
-			dequantGo(t, tl, w[r*rb+main*l.bytes:(r+1)*rb])
-		}
-		k.reduce(sums, accs[j*n:(j+1)*n])
-		for i, s := range sums {
-			outs[i][r] = s
-			if len(tl) > 0 {
-				outs[i][r] += tailDot(tl, xs[i][main:cols])
-			}
+		dequantGo(t, tl, w[r*rb+main*l.bytes:(r+1)*rb])
+		for i := range n {
+			outs[i][r] = sums[j*n+i] + tailDot(tl, xs[i][main:cols])
 		}
 	}
 }

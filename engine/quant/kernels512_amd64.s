@@ -634,6 +634,32 @@ mmdone:
 	VZEROUPPER
 	RET
 
+// func dequantQ8_0AVX512(dst *float32, src *byte, n int)
+// dequantQ8_0AVX2 with 16 values a register: each value converted exactly
+// from its int8, then multiplied by the block's scale (one rounding, as
+// there), so the values are the same bit for bit. n ≥ 1.
+TEXT ·dequantQ8_0AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+dq80z:
+	VPBROADCASTW (SI), Y8
+	VCVTPH2PS Y8, Z8
+	VPMOVSXBD 2(SI), Z4
+	VPMOVSXBD 18(SI), Z5
+	VCVTDQ2PS Z4, Z4
+	VCVTDQ2PS Z5, Z5
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMOVUPS Z4, (DI)
+	VMOVUPS Z5, 64(DI)
+	ADDQ $34, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  dq80z
+	VZEROUPPER
+	RET
+
 // M6W: the bytes between the rows of MatMat's six-row buffer (mm6Chunk·4).
 #define M6W 3072
 
@@ -683,7 +709,7 @@ mmdone:
 	VMOVUPS a2, 128(r); \
 	VMOVUPS a3, 192(r)
 
-// func matmat6AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int, pf *byte, pfl int)
+// func matmat6AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int, pf *byte, pfl int, first int)
 // For rows j < 6 and inputs i < n: accs[j·n+i][l] += w[j·768+e]·xs[i][e]
 // (fused) for e ≡ l mod 32, e < 32·steps, in increasing e: dotAccAVX2's
 // sums for each row and input, bit for bit. Inputs go two at a time: the
@@ -692,8 +718,9 @@ mmdone:
 // and each row's 32 weights once for the two inputs (16 loads for 24
 // multiply-adds; the weights stay in L1, the inputs come from L2). Before
 // each pair it prefetches pfl cache lines from pf on (the next group's
-// weight bytes, read by the next dequantization). steps ≥ 1, n ≥ 1.
-TEXT ·matmat6AVX512(SB), NOSPLIT, $0-56
+// weight bytes, read by the next dequantization). With first ≠ 0 the sums
+// start from zero (accs is only written). steps ≥ 1, n ≥ 1.
+TEXT ·matmat6AVX512(SB), NOSPLIT, $0-64
 	MOVQ accs+0(FP), AX
 	MOVQ w+8(FP), SI
 	MOVQ xs+16(FP), DX
@@ -701,6 +728,7 @@ TEXT ·matmat6AVX512(SB), NOSPLIT, $0-56
 	MOVQ steps+32(FP), BX
 	MOVQ pf+40(FP), R14
 	MOVQ pfl+48(FP), DI
+	MOVQ first+56(FP), R13
 	MOVQ CX, R8
 	SHLQ $7, R8 // a row's sums: n·128 bytes
 m6pair:
@@ -715,6 +743,34 @@ m6pf:
 	DECQ  R12
 	JMP   m6pf
 m6pfdone:
+	TESTQ R13, R13
+	JZ    m6pairld
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	JMP  m6pairgo
+m6pairld:
 	M6LD(AX, Z0, Z1, Z2, Z3)
 	LEAQ (AX)(R8*1), R12
 	M6LD(R12, Z4, Z5, Z6, Z7)
@@ -726,6 +782,7 @@ m6pfdone:
 	M6LD(R12, Z16, Z17, Z18, Z19)
 	ADDQ R8, R12
 	M6LD(R12, Z20, Z21, Z22, Z23)
+m6pairgo:
 	MOVQ (DX), R9
 	MOVQ 8(DX), R10
 	MOVQ SI, R11
@@ -765,6 +822,22 @@ m6pairdone:
 m6one:
 	TESTQ CX, CX
 	JZ    m6done
+	TESTQ R13, R13
+	JZ    m6oneld
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	JMP  m6onego
+m6oneld:
 	MOVQ  AX, R12
 	VMOVUPS (R12), Z0
 	VMOVUPS 64(R12), Z1
@@ -783,6 +856,7 @@ m6one:
 	ADDQ  R8, R12
 	VMOVUPS (R12), Z20
 	VMOVUPS 64(R12), Z21
+m6onego:
 	MOVQ  (DX), R9
 	MOVQ  SI, R11
 	MOVQ  BX, R12
