@@ -197,13 +197,14 @@ func matVecGo(t Type, out []float32, w []byte, rb int, x []float32, rows, cols i
 	}
 }
 
-// MatMat works on groups of mm6Rows rows, mm6Chunk values of each at a
-// time: it dequantizes those into an L1 buffer, then runs every input's
-// values over them, two inputs at a time, with the sums of the six rows
-// and two inputs held in registers for the whole chunk (matmat6): each
-// weight block is read and dequantized once in all, each input value is
-// loaded once per six rows. The rows left over (fewer than six) go mmRows
-// at a time with mmChunk values (matmat4 on AVX-512), then one by one.
+// MatMat on AVX-512 works on groups of mm6Rows rows, mm6Chunk values of
+// each at a time: it dequantizes those into an L1 buffer, then runs every
+// input's values over them, two inputs at a time, with the sums of the six
+// rows and two inputs held in registers for the whole chunk (matmat6):
+// each weight block is read and dequantized once in all, each input value
+// is loaded once per six rows. The rows left over (fewer than six), and
+// every row on the other kernel sets, go mmRows at a time with mmChunk
+// values (matmat4 on AVX-512; dotAcc3 and dotAcc otherwise).
 const (
 	mm6Chunk = 768 // a multiple of every block size; matmat6AVX512 takes rows mm6Chunk·4 bytes apart (M6W)
 	mm6Rows  = 6
@@ -283,8 +284,8 @@ func MatMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int) 
 		main = cols &^ 31
 	}
 	r0 := 0
-	if main > 0 {
-		r0 = matMat6(t, outs, w, rb, xs, rows, cols, main, sc, k)
+	if main == cols && useSIMD && use512 && matmat6 != nil {
+		r0 = matMat6(t, outs, w, rb, xs, rows, main, sc, k)
 	}
 	accs := sc.accs[:n*mmRows]
 	for ; r0 < rows; r0 += mmRows {
@@ -306,19 +307,15 @@ func MatMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int) 
 	}
 }
 
-// matMat6 runs MatMat's whole groups of six rows and returns the number of
-// rows done.
-func matMat6(t Type, outs [][]float32, w []byte, rb int, xs [][]float32, rows, cols, main int, sc *mmScratch, k mmKernels) int {
+// matMat6 runs MatMat's whole groups of six rows on AVX-512 (matmat6;
+// the sums input by input, accs[6i+j]) and returns the number of rows done.
+func matMat6(t Type, outs [][]float32, w []byte, rb int, xs [][]float32, rows, main int, sc *mmScratch, k mmKernels) int {
 	n, l := len(xs), layouts[t]
-	accs := sc.accs[:n*mm6Rows]
-	asm := useSIMD && use512 && matmat6 != nil
+	accs, sums := sc.accs[:n*mm6Rows], sc.sums[:n*mm6Rows]
 	nch := (main + mm6Chunk - 1) / mm6Chunk
 	pairs := max(n/2, 1)
 	r0 := 0
 	for ; r0+mm6Rows <= rows; r0 += mm6Rows {
-		if !asm {
-			clear(accs) // the assembly starts its first chunk from zero
-		}
 		// the next group's weight bytes, a share of them prefetched
 		// during each chunk's pairs of inputs
 		next := w[min((r0+mm6Rows)*rb, len(w)-1):min((r0+2*mm6Rows)*rb, len(w))]
@@ -329,15 +326,14 @@ func matMat6(t Type, outs [][]float32, w []byte, rb int, xs [][]float32, rows, c
 				row := w[(r0+j)*rb : (r0+j+1)*rb]
 				k.dequant(t, sc.buf[j*mm6Chunk:j*mm6Chunk+nc], row[c0/l.n*l.bytes:(c0+nc)/l.n*l.bytes])
 			}
-			if asm {
-				pf := next[min(c*per, len(next)-1):]
-				pfl := (min(per, len(pf)) + 64*pairs - 1) / (64 * pairs)
-				matmat6(accs, sc.buf[:], xs, c0, nc, sc.xp[:n], pf, pfl, c == 0)
-				continue
-			}
-			mmStep(k, accs, sc.buf[:], mm6Chunk, mm6Rows, xs, c0, nc)
+			pf := next[min(c*per, len(next)-1):]
+			pfl := (min(per, len(pf)) + 64*pairs - 1) / (64 * pairs)
+			matmat6(accs, sc.buf, xs, c0, nc, sc.xp[:n], pf, pfl, c == 0)
 		}
-		mmFinish(t, k, outs, w, rb, xs, r0, mm6Rows, cols, main, accs, sc)
+		k.reduce(sums, accs)
+		for i, out := range outs {
+			copy(out[r0:r0+mm6Rows], sums[i*mm6Rows:])
+		}
 	}
 	return r0
 }

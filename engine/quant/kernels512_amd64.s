@@ -695,31 +695,32 @@ dq80z:
 	VFMADD231PS Z24, Z28, a0; \
 	VFMADD231PS Z25, Z29, a1
 
-// M6LD(r, a0, a1, a2, a3) loads (M6ST stores) one row's sums for two
-// inputs, the row's at r.
-#define M6LD(r, a0, a1, a2, a3) \
-	VMOVUPS (r), a0; \
-	VMOVUPS 64(r), a1; \
-	VMOVUPS 128(r), a2; \
-	VMOVUPS 192(r), a3
+// M6LD(off, a0, a1, a2, a3) loads (M6ST stores) row off/128's sums for
+// the pair's two inputs: input i's at off(AX), input i+1's 768 bytes on.
+#define M6LD(off, a0, a1, a2, a3) \
+	VMOVUPS (off)(AX), a0; \
+	VMOVUPS (off+64)(AX), a1; \
+	VMOVUPS (off+768)(AX), a2; \
+	VMOVUPS (off+832)(AX), a3
 
-#define M6ST(r, a0, a1, a2, a3) \
-	VMOVUPS a0, (r); \
-	VMOVUPS a1, 64(r); \
-	VMOVUPS a2, 128(r); \
-	VMOVUPS a3, 192(r)
+#define M6ST(off, a0, a1, a2, a3) \
+	VMOVUPS a0, (off)(AX); \
+	VMOVUPS a1, (off+64)(AX); \
+	VMOVUPS a2, (off+768)(AX); \
+	VMOVUPS a3, (off+832)(AX)
 
 // func matmat6AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int, pf *byte, pfl int, first int)
-// For rows j < 6 and inputs i < n: accs[j·n+i][l] += w[j·768+e]·xs[i][e]
+// For rows j < 6 and inputs i < n: accs[6i+j][l] += w[j·768+e]·xs[i][e]
 // (fused) for e ≡ l mod 32, e < 32·steps, in increasing e: dotAccAVX2's
-// sums for each row and input, bit for bit. Inputs go two at a time: the
-// 24 registers Z0–Z23 hold six rows × two inputs × 32 lanes for all the
-// steps, each step loads the two inputs' 32 values once for the six rows
-// and each row's 32 weights once for the two inputs (16 loads for 24
-// multiply-adds; the weights stay in L1, the inputs come from L2). Before
-// each pair it prefetches pfl cache lines from pf on (the next group's
-// weight bytes, read by the next dequantization). With first ≠ 0 the sums
-// start from zero (accs is only written). steps ≥ 1, n ≥ 1.
+// sums for each row and input, bit for bit (an input's six sums side by
+// side). Inputs go two at a time: the 24 registers Z0–Z23 hold six rows ×
+// two inputs × 32 lanes for all the steps, each step loads the two inputs'
+// 32 values once for the six rows and each row's 32 weights once for the
+// two inputs (16 loads for 24 multiply-adds; the weights stay in L1, the
+// inputs come from L2). Before each pair it prefetches pfl cache lines
+// from pf on (the next group's weight bytes, read by the next
+// dequantization). With first ≠ 0 the sums start from zero (accs is only
+// written). steps ≥ 1, n ≥ 1.
 TEXT ·matmat6AVX512(SB), NOSPLIT, $0-64
 	MOVQ accs+0(FP), AX
 	MOVQ w+8(FP), SI
@@ -729,8 +730,6 @@ TEXT ·matmat6AVX512(SB), NOSPLIT, $0-64
 	MOVQ pf+40(FP), R14
 	MOVQ pfl+48(FP), DI
 	MOVQ first+56(FP), R13
-	MOVQ CX, R8
-	SHLQ $7, R8 // a row's sums: n·128 bytes
 m6pair:
 	CMPQ CX, $2
 	JLT  m6one
@@ -771,17 +770,12 @@ m6pfdone:
 	VPXORD Z23, Z23, Z23
 	JMP  m6pairgo
 m6pairld:
-	M6LD(AX, Z0, Z1, Z2, Z3)
-	LEAQ (AX)(R8*1), R12
-	M6LD(R12, Z4, Z5, Z6, Z7)
-	ADDQ R8, R12
-	M6LD(R12, Z8, Z9, Z10, Z11)
-	ADDQ R8, R12
-	M6LD(R12, Z12, Z13, Z14, Z15)
-	ADDQ R8, R12
-	M6LD(R12, Z16, Z17, Z18, Z19)
-	ADDQ R8, R12
-	M6LD(R12, Z20, Z21, Z22, Z23)
+	M6LD(0, Z0, Z1, Z2, Z3)
+	M6LD(128, Z4, Z5, Z6, Z7)
+	M6LD(256, Z8, Z9, Z10, Z11)
+	M6LD(384, Z12, Z13, Z14, Z15)
+	M6LD(512, Z16, Z17, Z18, Z19)
+	M6LD(640, Z20, Z21, Z22, Z23)
 m6pairgo:
 	MOVQ (DX), R9
 	MOVQ 8(DX), R10
@@ -804,18 +798,13 @@ m6pairstep:
 	SUBQ $2, R12
 	JNZ  m6pairstep
 m6pairdone:
-	M6ST(AX, Z0, Z1, Z2, Z3)
-	LEAQ (AX)(R8*1), R12
-	M6ST(R12, Z4, Z5, Z6, Z7)
-	ADDQ R8, R12
-	M6ST(R12, Z8, Z9, Z10, Z11)
-	ADDQ R8, R12
-	M6ST(R12, Z12, Z13, Z14, Z15)
-	ADDQ R8, R12
-	M6ST(R12, Z16, Z17, Z18, Z19)
-	ADDQ R8, R12
-	M6ST(R12, Z20, Z21, Z22, Z23)
-	ADDQ $256, AX
+	M6ST(0, Z0, Z1, Z2, Z3)
+	M6ST(128, Z4, Z5, Z6, Z7)
+	M6ST(256, Z8, Z9, Z10, Z11)
+	M6ST(384, Z12, Z13, Z14, Z15)
+	M6ST(512, Z16, Z17, Z18, Z19)
+	M6ST(640, Z20, Z21, Z22, Z23)
+	ADDQ $1536, AX
 	ADDQ $16, DX
 	SUBQ $2, CX
 	JMP  m6pair
@@ -838,28 +827,22 @@ m6one:
 	VPXORD Z21, Z21, Z21
 	JMP  m6onego
 m6oneld:
-	MOVQ  AX, R12
-	VMOVUPS (R12), Z0
-	VMOVUPS 64(R12), Z1
-	ADDQ  R8, R12
-	VMOVUPS (R12), Z4
-	VMOVUPS 64(R12), Z5
-	ADDQ  R8, R12
-	VMOVUPS (R12), Z8
-	VMOVUPS 64(R12), Z9
-	ADDQ  R8, R12
-	VMOVUPS (R12), Z12
-	VMOVUPS 64(R12), Z13
-	ADDQ  R8, R12
-	VMOVUPS (R12), Z16
-	VMOVUPS 64(R12), Z17
-	ADDQ  R8, R12
-	VMOVUPS (R12), Z20
-	VMOVUPS 64(R12), Z21
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z4
+	VMOVUPS 192(AX), Z5
+	VMOVUPS 256(AX), Z8
+	VMOVUPS 320(AX), Z9
+	VMOVUPS 384(AX), Z12
+	VMOVUPS 448(AX), Z13
+	VMOVUPS 512(AX), Z16
+	VMOVUPS 576(AX), Z17
+	VMOVUPS 640(AX), Z20
+	VMOVUPS 704(AX), Z21
 m6onego:
-	MOVQ  (DX), R9
-	MOVQ  SI, R11
-	MOVQ  BX, R12
+	MOVQ (DX), R9
+	MOVQ SI, R11
+	MOVQ BX, R12
 m6onestep:
 	VMOVUPS (R9), Z24
 	VMOVUPS 64(R9), Z25
@@ -873,24 +856,18 @@ m6onestep:
 	ADDQ $128, R11
 	DECQ R12
 	JNZ  m6onestep
-	MOVQ AX, R12
-	VMOVUPS Z0, (R12)
-	VMOVUPS Z1, 64(R12)
-	ADDQ R8, R12
-	VMOVUPS Z4, (R12)
-	VMOVUPS Z5, 64(R12)
-	ADDQ R8, R12
-	VMOVUPS Z8, (R12)
-	VMOVUPS Z9, 64(R12)
-	ADDQ R8, R12
-	VMOVUPS Z12, (R12)
-	VMOVUPS Z13, 64(R12)
-	ADDQ R8, R12
-	VMOVUPS Z16, (R12)
-	VMOVUPS Z17, 64(R12)
-	ADDQ R8, R12
-	VMOVUPS Z20, (R12)
-	VMOVUPS Z21, 64(R12)
+	VMOVUPS Z0, 0(AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z4, 128(AX)
+	VMOVUPS Z5, 192(AX)
+	VMOVUPS Z8, 256(AX)
+	VMOVUPS Z9, 320(AX)
+	VMOVUPS Z12, 384(AX)
+	VMOVUPS Z13, 448(AX)
+	VMOVUPS Z16, 512(AX)
+	VMOVUPS Z17, 576(AX)
+	VMOVUPS Z20, 640(AX)
+	VMOVUPS Z21, 704(AX)
 m6done:
 	VZEROUPPER
 	RET

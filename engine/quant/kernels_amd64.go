@@ -170,7 +170,7 @@ var matmat4 = func(accs [][32]float32, buf []float32, xs [][]float32, c0, nc int
 
 // matmat6 is MatMat's six-row step on AVX-512 (nil without it): for the
 // group's six rows, buf holding their nc dequantized values each (row j at
-// j·mm6Chunk), accs[j·n+i] += row j · xs[i][c0:c0+nc] in dotAcc's lanes
+// j·mm6Chunk), accs[6i+j] += row j · xs[i][c0:c0+nc] in dotAcc's lanes
 // and order, each sum dotAccAVX2's bit for bit; before each pair of inputs
 // it prefetches pfl cache lines of pf (from its start on; a prefetch never
 // faults, and pf is never read); xp is scratch for n pointers. With first
