@@ -74,26 +74,25 @@ func newByteLevel(vocab map[string]int, merges [][2]string, kind string) (*ByteL
 // stands for share one allocation.
 func newByteLevelPieces(pieces []string, ids idTable, nm int, merge func(i int) (string, string), kind string) (*ByteLevelBPE, error) {
 	size := len(pieces)
-	tk := &ByteLevelBPE{vocabulary: vocabulary{pieces: pieces, raw: make([][]byte, size), ids: ids,
+	tk := &ByteLevelBPE{vocabulary: vocabulary{pieces: pieces, ids: ids,
 		special: map[int]bool{}, bos: -1, eos: -1, kind: kind}, cache: map[string][]int{}, steps: gpt2Steps}
 	n := 0
 	for _, p := range pieces {
 		n += len(p)
 	}
-	arena := make([]byte, 0, n)
-	for id, p := range pieces {
-		start := len(arena)
+	tk.raw = byteTable{arena: make([]byte, 0, n), ends: make([]uint32, 0, size)}
+	var b []byte
+	for _, p := range pieces {
+		b = b[:0]
 		for _, r := range p {
 			c, ok := unicodeToByte[r]
 			if !ok { // not byte-level text (added tokens): keep UTF-8
-				arena = append(arena[:start], p...)
+				b = append(b[:0], p...)
 				break
 			}
-			arena = append(arena, c)
+			b = append(b, c)
 		}
-		if len(arena) > start {
-			tk.raw[id] = arena[start:len(arena):len(arena)]
-		}
+		tk.raw.add(b)
 	}
 	for b := 0; b < 256; b++ {
 		id, ok := tk.Lookup(string(byteToUnicode[b]))
@@ -124,7 +123,7 @@ func (tk *ByteLevelBPE) addSpecial(s string, id int) {
 	}
 	tk.special[id] = true
 	tk.setPiece(id, s)
-	tk.raw[id] = []byte(s)
+	tk.raw.set(id, []byte(s))
 	tk.setID(s, id)
 }
 
@@ -198,7 +197,7 @@ func (tk *ByteLevelBPE) Encode(text string, opts EncodeOptions) ([]Token, error)
 				if w.prefix {
 					a, b = max(a-1, 0), max(b-1, 0)
 				}
-				out = append(out, Token{ID: s.id, Piece: tk.pieces[s.id], Text: string(tk.raw[s.id]),
+				out = append(out, Token{ID: s.id, Piece: tk.pieces[s.id], Text: string(tk.raw.at(s.id)),
 					Start: sp.at(w.start + a), End: sp.at(w.start + b), Added: w.prefix && s.end <= 1})
 			}
 		}
@@ -231,7 +230,7 @@ func (tk *ByteLevelBPE) encodeWord(word string) []sym {
 	if ok {
 		off := 0
 		for _, id := range ids {
-			n := len(tk.raw[id])
+			n := len(tk.raw.at(id))
 			syms = append(syms, sym{id: id, start: off, end: off + n})
 			off += n
 		}

@@ -108,14 +108,14 @@ func FromGGUF(t *gguf.Tokenizer) (Tokenizer, error) {
 		case ggufTokenControl, ggufTokenUnknown:
 			v.special[i] = true
 			v.specials = append(v.specials, v.pieces[i])
-			v.raw[i] = []byte(v.pieces[i])
+			v.raw.set(i, []byte(v.pieces[i]))
 		case ggufTokenUserDefined:
 			if v.always == nil {
 				v.always = map[string]bool{}
 			}
 			v.always[v.pieces[i]] = true
 			v.specials = append(v.specials, v.pieces[i])
-			v.raw[i] = []byte(v.pieces[i])
+			v.raw.set(i, []byte(v.pieces[i]))
 		}
 	}
 	// byte-level BPE marks <|endoftext|> special by convention; keep it once

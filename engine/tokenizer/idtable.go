@@ -1,11 +1,13 @@
 package tokenizer
 
-// idtable.go: a vocabulary's compact indexes. idTable maps a spelling to its
+// idtable.go: a vocabulary's compact tables. idTable maps a spelling to its
 // id with an open-addressing table of ids whose keys are the vocabulary's own
 // pieces (no second copy of the strings and no map buckets: 4 bytes a slot,
 // two slots a token), and a small map for the few spellings that name an id
 // spelled otherwise (an added token's content over a vocabulary piece).
 // pairRanks maps a merge pair of ids to its rank, 12 bytes a slot.
+// byteTable holds every token's bytes in one array with a 4-byte end offset
+// each (not a 24-byte slice header and an allocation each).
 
 import "hash/maphash"
 
@@ -168,4 +170,49 @@ func (p *pairRanks) each(f func(a, b, rank int)) {
 			f(int(k>>32), int(k&(1<<32-1)), int(p.ranks[i]))
 		}
 	}
+}
+
+// byteTable is every id's bytes, one after another in arena: id's end at
+// ends[id], its start at ends[id−1] (0 for id 0); over holds the few set
+// afterwards (added and special tokens: their own text).
+type byteTable struct {
+	arena []byte
+	ends  []uint32
+	over  map[int][]byte
+}
+
+// add appends the next id's bytes.
+func (t *byteTable) add(b []byte) {
+	t.arena = append(t.arena, b...)
+	t.ends = append(t.ends, uint32(len(t.arena)))
+}
+
+// addString is add for a string's bytes.
+func (t *byteTable) addString(s string) {
+	t.arena = append(t.arena, s...)
+	t.ends = append(t.ends, uint32(len(t.arena)))
+}
+
+func (t *byteTable) len() int { return len(t.ends) }
+
+// at returns id's bytes (capped at their end, so an append cannot reach
+// the next id's).
+func (t *byteTable) at(id int) []byte {
+	if b, ok := t.over[id]; ok {
+		return b
+	}
+	start := uint32(0)
+	if id > 0 {
+		start = t.ends[id-1]
+	}
+	end := t.ends[id]
+	return t.arena[start:end:end]
+}
+
+// set makes b id's bytes.
+func (t *byteTable) set(id int, b []byte) {
+	if t.over == nil {
+		t.over = map[int][]byte{}
+	}
+	t.over[id] = b
 }

@@ -236,7 +236,7 @@ func addTokens(v *vocabulary, tj tokenizerJSON, nf normalizer) error {
 			v.always[a.Content] = true
 		}
 		v.setPiece(a.ID, a.Content)
-		v.raw[a.ID] = []byte(a.Content)
+		v.raw.set(a.ID, []byte(a.Content))
 		v.setID(a.Content, a.ID)
 		// "normalized" defaults to true for non-special added tokens, false for special ones
 		normalized := !a.Special

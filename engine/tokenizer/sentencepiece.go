@@ -237,16 +237,13 @@ func (tk *SentencePiece) finish() {
 	// every piece's bytes in one array (not one allocation per piece); each
 	// slice is capped at its own end, so a caller's append cannot reach its
 	// neighbour
-	buf := make([]byte, 0, total)
-	tk.raw = make([][]byte, len(tk.pieces))
+	tk.raw = byteTable{arena: make([]byte, 0, total), ends: make([]uint32, 0, len(tk.pieces))}
 	for i, p := range tk.pieces {
 		s, isByte := meaning(p)
 		if isByte {
 			tk.byteID[s[0]] = i
 		}
-		start := len(buf)
-		buf = append(buf, s...)
-		tk.raw[i] = buf[start:len(buf):len(buf)]
+		tk.raw.addString(s)
 	}
 }
 
@@ -289,7 +286,7 @@ func (tk *SentencePiece) Encode(text string, opts EncodeOptions) ([]Token, error
 		}
 		for _, word := range tk.words(sp, prefix) {
 			for _, s := range tk.encodeWord(word) {
-				out = append(out, Token{ID: s.id, Piece: tk.pieces[s.id], Text: string(tk.raw[s.id]), Start: s.start, End: s.end, Added: s.inserted})
+				out = append(out, Token{ID: s.id, Piece: tk.pieces[s.id], Text: string(tk.raw.at(s.id)), Start: s.start, End: s.end, Added: s.inserted})
 			}
 		}
 	}

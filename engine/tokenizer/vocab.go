@@ -6,10 +6,10 @@ package tokenizer
 // vocabulary is a tokenizer's table of pieces. ByteLevelBPE and SentencePiece
 // embed it and add their own merge rules.
 type vocabulary struct {
-	pieces   []string // id → the vocabulary's spelling ("Ġthe", "▁the", "<0x0A>")
-	raw      [][]byte // id → the bytes the piece stands for
-	ids      idTable  // spelling → id (idtable.go)
-	byteID   [256]int // id of each single-byte piece (byte fallback)
+	pieces   []string  // id → the vocabulary's spelling ("Ġthe", "▁the", "<0x0A>")
+	raw      byteTable // id → the bytes the piece stands for (idtable.go)
+	ids      idTable   // spelling → id (idtable.go)
+	byteID   [256]int  // id of each single-byte piece (byte fallback)
 	special  map[int]bool
 	specials []string // added-token strings matched in the input, longest first
 	// normSpecials are tokenizer.json added tokens matched after
@@ -58,11 +58,11 @@ func (v *vocabulary) setPiece(id int, s string) {
 // TokenBytes returns the bytes id stands for; a special token stands for
 // its own text.
 func (v *vocabulary) TokenBytes(id int) []byte {
-	if id < 0 || id >= len(v.raw) {
+	if id < 0 || id >= v.raw.len() {
 		return nil
 	}
 	if v.special[id] {
 		return []byte(v.pieces[id])
 	}
-	return v.raw[id]
+	return v.raw.at(id)
 }
