@@ -213,10 +213,10 @@ const (
 )
 
 type mmScratch struct {
-	accs [][32]float32 // accs[j·n+i]: row j of the group, input i
+	accs [][32]float32 // row j of the group, input i: accs[j·n+i] (four-row path), accs[6i+j] (matMat6)
 	buf  []float32     // mm6Rows·mm6Chunk values, 64-byte aligned
 	xp   []*float32    // the kernels' input pointers
-	sums []float32     // a group's reduced sums, sums[j·n+i]
+	sums []float32     // a group's reduced sums, in accs' order
 }
 
 // mmPool's buffers start on a cache line: a 512-bit load of a buffered row
