@@ -155,27 +155,22 @@ func gemvQuant(j linJob, x []float32, lo, hi int) {
 }
 
 // rowsQuant is linearRows' inner loop for a block matrix: outputs [lo, hi)
-// of one job for each of B rows of x [B][in], blk weight rows at a time,
-// each block of weights dequantized once for all B rows (MatMatRows, whose
-// every value is MatVecRows' for that row: what a lone decode step gets).
+// of one job for each of B rows of x [B][in] in one MatMatRows call, which
+// walks the rows in groups small enough for its buffers to stay in L1 and
+// dequantizes each block of weights once for all B rows (every value
+// MatVecRows' for that row: what a lone decode step gets).
 func rowsQuant(j linJob, x []float32, B, lo, hi int) {
 	w, rows, in := j.w, j.w.Rows, j.w.Cols
 	xs, outs := make([][]float32, B), make([][]float32, B)
 	for s := range B {
 		xs[s] = x[s*in : (s+1)*in]
+		outs[s] = j.out[s*rows+lo : s*rows+hi]
 	}
-	blk := batchBlock(w)
-	for a := lo; a < hi; a += blk {
-		e := min(a+blk, hi)
-		for s := range B {
-			outs[s] = j.out[s*rows+a : s*rows+e]
-		}
-		w.Q.MatMatRows(outs, xs, a, e)
-		if j.bias != nil {
-			for _, out := range outs {
-				for i, b := range j.bias[a:e] {
-					out[i] += b
-				}
+	w.Q.MatMatRows(outs, xs, lo, hi)
+	if j.bias != nil {
+		for _, out := range outs {
+			for i, b := range j.bias[lo:hi] {
+				out[i] += b
 			}
 		}
 	}

@@ -131,3 +131,36 @@ func BenchmarkMatMat(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMatMat6Kernel: the six-row AVX-512 step alone (matmat6) over one
+// 768-value chunk, for 2 inputs (everything in L1) and 32 (the inputs from
+// L2, as in a batched pass); GFLOP/s from the CPU time.
+//
+//	go test ./engine/quant -run - -bench MatMat6Kernel -count 3
+func BenchmarkMatMat6Kernel(b *testing.B) {
+	if matmat6 == nil || !use512 || !useSIMD {
+		b.Skip("no AVX-512 six-row kernel on this machine")
+	}
+	r := rand.New(rand.NewPCG(1, 4))
+	for _, n := range []int{2, 32} {
+		xs := make([][]float32, n)
+		for i := range xs {
+			xs[i] = randomVec(r, mm6Chunk)
+		}
+		accs, xp := make([][32]float32, mm6Rows*n), make([]*float32, n)
+		sc := mmPool.Get().(*mmScratch)
+		copy(sc.buf, randomVec(r, len(sc.buf)))
+		pf := make([]byte, 64)
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			c0, k := processCPU(), 0
+			for b.Loop() {
+				matmat6(accs, sc.buf, xs, 0, mm6Chunk, xp, pf, 0, k == 0)
+				k++
+			}
+			if k > 0 {
+				b.ReportMetric(float64(2*mm6Rows*n*mm6Chunk)/(float64(processCPU()-c0)/float64(k)), "GFLOP/s")
+			}
+		})
+		mmPool.Put(sc)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"unsafe"
 )
 
 // simd is the assembly kernel set where this build and CPU have one
@@ -196,23 +197,58 @@ func matVecGo(t Type, out []float32, w []byte, rb int, x []float32, rows, cols i
 	}
 }
 
-// MatMat works on mmRows rows at a time, mmChunk values of each: it
-// dequantizes those (into L1), then runs every input's slice of values
-// over all of them, so each input slice is read from memory once per
-// mmRows rows and each weight block once in all.
+// MatMat on AVX-512 works on groups of mm6Rows rows, mm6Chunk values of
+// each at a time: it dequantizes those into an L1 buffer, then runs every
+// input's values over them, two inputs at a time, with the sums of the six
+// rows and two inputs held in registers for the whole chunk (matmat6):
+// each weight block is read and dequantized once in all, each input value
+// is loaded once per six rows. The rows left over (fewer than six), and
+// every row on the other kernel sets, go mmRows at a time with mmChunk
+// values (matmat4 on AVX-512; dotAcc3 and dotAcc otherwise).
 const (
-	mmChunk = 512 // a multiple of every block size; matmat4AVX512 takes rows mmChunk·4 bytes apart (MMW)
-	mmRows  = 4
+	mm6Chunk = 768 // a multiple of every block size; matmat6AVX512 takes rows mm6Chunk·4 bytes apart (M6W)
+	mm6Rows  = 6
+	mmChunk  = 512 // a multiple of every block size; matmat4AVX512 takes rows mmChunk·4 bytes apart (MMW)
+	mmRows   = 4
 )
 
 type mmScratch struct {
-	accs [][32]float32 // accs[j·n+i]: row j of the group, input i
-	buf  [mmRows * mmChunk]float32
-	xp   []*float32 // matmat4's input pointers
-	sums []float32  // one row's reduced sums, input by input
+	accs [][32]float32 // row j of the group, input i: accs[j·n+i] (four-row path), accs[6i+j] (matMat6)
+	buf  []float32     // mm6Rows·mm6Chunk values, 64-byte aligned
+	xp   []*float32    // the kernels' input pointers
+	sums []float32     // a group's reduced sums, in accs' order
 }
 
-var mmPool = sync.Pool{New: func() any { return new(mmScratch) }}
+// mmPool's buffers start on a cache line: a 512-bit load of a buffered row
+// then never spans two lines (one at an offset of 24 bytes, as a field
+// after a slice header lands, does on every load).
+var mmPool = sync.Pool{New: func() any {
+	raw := make([]float32, mm6Rows*mm6Chunk+16)
+	off := int(-uintptr(unsafe.Pointer(&raw[0]))&63) / 4
+	return &mmScratch{buf: raw[off : off+mm6Rows*mm6Chunk]}
+}}
+
+// mmKernels are MatMat's inner steps for one kernel set.
+type mmKernels struct {
+	dotAcc  func(acc *[32]float32, w, x []float32)
+	dotAcc3 func(acc *[3][32]float32, w []float32, xs [3][]float32)
+	dequant func(t Type, dst []float32, src []byte)
+	reduce  func(dst []float32, accs [][32]float32)
+}
+
+var mmGo = mmKernels{dotAcc: acc32Slice, dequant: dequantGo, reduce: reduceGo}
+
+func mmKernelSet() mmKernels {
+	if !useSIMD {
+		return mmGo
+	}
+	return mmKernels{dotAcc: simd.dotAcc, dotAcc3: simd.dotAcc3, reduce: simd.reduce,
+		dequant: func(t Type, dst []float32, src []byte) {
+			if !simd.dequant(t, dst, src) {
+				dequantGo(t, dst, src)
+			}
+		}}
+}
 
 // MatMat is MatVec for len(xs) input vectors at once: outs[i][r] = Σ_c
 // W[r][c]·xs[i][c]. It reads and dequantizes each weight block once for
@@ -235,75 +271,116 @@ func MatMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int) 
 	n := len(xs)
 	sc := mmPool.Get().(*mmScratch)
 	defer mmPool.Put(sc)
-	if cap(sc.accs) < n*mmRows {
-		sc.accs = make([][32]float32, n*mmRows)
+	if cap(sc.accs) < n*mm6Rows {
+		sc.accs = make([][32]float32, n*mm6Rows)
 	}
-	accs := sc.accs[:n*mmRows]
 	if cap(sc.xp) < n {
-		sc.xp, sc.sums = make([]*float32, n), make([]float32, n)
+		sc.xp, sc.sums = make([]*float32, n), make([]float32, n*mm6Rows)
 	}
-	sums := sc.sums[:n]
-	reduce := reduceGo
-	if useSIMD {
-		reduce = simd.reduce
-	}
-
+	k := mmKernelSet()
 	l := layouts[t]
 	main := cols
 	if l.n == 1 {
 		main = cols &^ 31
 	}
-	dotAcc, dequant := acc32Slice, dequantGo
-	var dotAcc3 func(acc *[3][32]float32, w []float32, xs [3][]float32)
-	if useSIMD {
-		dotAcc, dotAcc3 = simd.dotAcc, simd.dotAcc3
-		dequant = func(t Type, dst []float32, src []byte) {
-			if !simd.dequant(t, dst, src) {
-				dequantGo(t, dst, src)
-			}
-		}
+	r0 := 0
+	if main == cols && useSIMD && use512 && matmat6 != nil {
+		r0 = matMat6(t, outs, w, rb, xs, rows, main, sc, k)
 	}
-	for r0 := 0; r0 < rows; r0 += mmRows {
+	accs := sc.accs[:n*mmRows]
+	for ; r0 < rows; r0 += mmRows {
 		nr := min(mmRows, rows-r0)
 		clear(accs)
 		for c0 := 0; c0 < main; c0 += mmChunk {
 			nc := min(mmChunk, main-c0)
 			for j := range nr {
 				row := w[(r0+j)*rb : (r0+j+1)*rb]
-				dequant(t, sc.buf[j*mmChunk:j*mmChunk+nc], row[c0/l.n*l.bytes:(c0+nc)/l.n*l.bytes])
+				k.dequant(t, sc.buf[j*mmChunk:j*mmChunk+nc], row[c0/l.n*l.bytes:(c0+nc)/l.n*l.bytes])
 			}
 			if nr == mmRows && useSIMD && use512 && matmat4 != nil {
 				matmat4(accs, sc.buf[:], xs, c0, nc, sc.xp[:n])
 				continue
 			}
-			i := 0
-			if dotAcc3 != nil {
-				for ; i+3 <= n; i += 3 {
-					x3 := [3][]float32{xs[i][c0 : c0+nc], xs[i+1][c0 : c0+nc], xs[i+2][c0 : c0+nc]}
-					for j := range nr {
-						dotAcc3((*[3][32]float32)(accs[j*n+i:j*n+i+3]), sc.buf[j*mmChunk:j*mmChunk+nc], x3)
-					}
-				}
+			mmStep(k, accs, sc.buf[:], mmChunk, nr, xs, c0, nc)
+		}
+		mmFinish(t, k, outs, w, rb, xs, r0, nr, cols, main, accs, sc)
+	}
+}
+
+// matMat6 runs MatMat's whole groups of six rows on AVX-512 (matmat6;
+// the sums input by input, accs[6i+j]) and returns the number of rows done.
+func matMat6(t Type, outs [][]float32, w []byte, rb int, xs [][]float32, rows, main int, sc *mmScratch, k mmKernels) int {
+	n, l := len(xs), layouts[t]
+	accs, sums := sc.accs[:n*mm6Rows], sc.sums[:n*mm6Rows]
+	nch := (main + mm6Chunk - 1) / mm6Chunk
+	pairs := max(n/2, 1)
+	r0 := 0
+	for ; r0+mm6Rows <= rows; r0 += mm6Rows {
+		// the next group's weight bytes, a share of them prefetched
+		// during each chunk's pairs of inputs
+		next := w[min((r0+mm6Rows)*rb, len(w)-1):min((r0+2*mm6Rows)*rb, len(w))]
+		per := (len(next) + nch - 1) / nch
+		for c, c0 := 0, 0; c0 < main; c, c0 = c+1, c0+mm6Chunk {
+			nc := min(mm6Chunk, main-c0)
+			for j := range mm6Rows {
+				row := w[(r0+j)*rb : (r0+j+1)*rb]
+				k.dequant(t, sc.buf[j*mm6Chunk:j*mm6Chunk+nc], row[c0/l.n*l.bytes:(c0+nc)/l.n*l.bytes])
 			}
-			for ; i < n; i++ {
-				for j := range nr {
-					dotAcc(&accs[j*n+i], sc.buf[j*mmChunk:j*mmChunk+nc], xs[i][c0:c0+nc])
-				}
+			pf := next[min(c*per, len(next)-1):]
+			pfl := (min(per, len(pf)) + 64*pairs - 1) / (64 * pairs)
+			matmat6(accs, sc.buf, xs, c0, nc, sc.xp[:n], pf, pfl, c == 0)
+		}
+		k.reduce(sums, accs)
+		for i, out := range outs {
+			copy(out[r0:r0+mm6Rows], sums[i*mm6Rows:])
+		}
+	}
+	return r0
+}
+
+// mmStep adds nc values of nr buffered rows (row j at buf[j·stride]) times
+// every input's values c0… to accs[j·n+i], with dotAcc (three inputs at a
+// time with dotAcc3 where the set has it).
+func mmStep(k mmKernels, accs [][32]float32, buf []float32, stride, nr int, xs [][]float32, c0, nc int) {
+	n := len(xs)
+	i := 0
+	if k.dotAcc3 != nil {
+		for ; i+3 <= n; i += 3 {
+			x3 := [3][]float32{xs[i][c0 : c0+nc], xs[i+1][c0 : c0+nc], xs[i+2][c0 : c0+nc]}
+			for j := range nr {
+				k.dotAcc3((*[3][32]float32)(accs[j*n+i:j*n+i+3]), buf[j*stride:j*stride+nc], x3)
 			}
 		}
+	}
+	for ; i < n; i++ {
 		for j := range nr {
-			r := r0 + j
-			tl := sc.buf[:cols-main]
-			if len(tl) > 0 {
-				dequantGo(t, tl, w[r*rb+main*l.bytes:(r+1)*rb])
+			k.dotAcc(&accs[j*n+i], buf[j*stride:j*stride+nc], xs[i][c0:c0+nc])
+		}
+	}
+}
+
+// mmFinish reduces rows r0…r0+nr−1's sums into outs (one reduce call for
+// all of them), adding the products past main (an F32/F16/BF16 row's last
+// cols mod 32) one after another.
+func mmFinish(t Type, k mmKernels, outs [][]float32, w []byte, rb int, xs [][]float32, r0, nr, cols, main int, accs [][32]float32, sc *mmScratch) {
+	n, l := len(xs), layouts[t]
+	sums := sc.sums[:nr*n]
+	k.reduce(sums, accs[:nr*n])
+	if cols == main {
+		for i, out := range outs {
+			out = out[r0 : r0+nr]
+			for j := range out {
+				out[j] = sums[j*n+i]
 			}
-			reduce(sums, accs[j*n:(j+1)*n])
-			for i, s := range sums {
-				outs[i][r] = s
-				if len(tl) > 0 {
-					outs[i][r] += tailDot(tl, xs[i][main:cols])
-				}
-			}
+		}
+		return
+	}
+	for j := range nr {
+		r := r0 + j
+		tl := sc.buf[:cols-main]
+		dequantGo(t, tl, w[r*rb+main*l.bytes:(r+1)*rb])
+		for i := range n {
+			outs[i][r] = sums[j*n+i] + tailDot(tl, xs[i][main:cols])
 		}
 	}
 }

@@ -634,6 +634,244 @@ mmdone:
 	VZEROUPPER
 	RET
 
+// func dequantQ8_0AVX512(dst *float32, src *byte, n int)
+// dequantQ8_0AVX2 with 16 values a register: each value converted exactly
+// from its int8, then multiplied by the block's scale (one rounding, as
+// there), so the values are the same bit for bit. n ≥ 1.
+TEXT ·dequantQ8_0AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+dq80z:
+	VPBROADCASTW (SI), Y8
+	VCVTPH2PS Y8, Z8
+	VPMOVSXBD 2(SI), Z4
+	VPMOVSXBD 18(SI), Z5
+	VCVTDQ2PS Z4, Z4
+	VCVTDQ2PS Z5, Z5
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMOVUPS Z4, (DI)
+	VMOVUPS Z5, 64(DI)
+	ADDQ $34, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  dq80z
+	VZEROUPPER
+	RET
+
+// M6W: the bytes between the rows of MatMat's six-row buffer (mm6Chunk·4).
+#define M6W 3072
+
+// M6ROW(off, a0, a1, a2, a3): row off/M6W of the six (its 32 weights in
+// Z28, Z29) into input i's sums a0|a1 (x in Z24|Z25) and input i+1's
+// a2|a3 (x in Z26|Z27).
+#define M6ROW(off, a0, a1, a2, a3) \
+	VMOVUPS (off)(R11), Z28; \
+	VMOVUPS (off+64)(R11), Z29; \
+	VFMADD231PS Z24, Z28, a0; \
+	VFMADD231PS Z25, Z29, a1; \
+	VFMADD231PS Z26, Z28, a2; \
+	VFMADD231PS Z27, Z29, a3
+
+// M6STEP(o): one step of 32 values, o bytes past the pointers: both
+// inputs' values, then the six rows.
+#define M6STEP(o) \
+	VMOVUPS (o)(R9), Z24; \
+	VMOVUPS (o+64)(R9), Z25; \
+	VMOVUPS (o)(R10), Z26; \
+	VMOVUPS (o+64)(R10), Z27; \
+	M6ROW(o, Z0, Z1, Z2, Z3); \
+	M6ROW(o+M6W, Z4, Z5, Z6, Z7); \
+	M6ROW(o+2*M6W, Z8, Z9, Z10, Z11); \
+	M6ROW(o+3*M6W, Z12, Z13, Z14, Z15); \
+	M6ROW(o+4*M6W, Z16, Z17, Z18, Z19); \
+	M6ROW(o+5*M6W, Z20, Z21, Z22, Z23)
+
+// M6ROW1(off, a0, a1): the same for one input (Z24|Z25).
+#define M6ROW1(off, a0, a1) \
+	VMOVUPS (off)(R11), Z28; \
+	VMOVUPS (off+64)(R11), Z29; \
+	VFMADD231PS Z24, Z28, a0; \
+	VFMADD231PS Z25, Z29, a1
+
+// M6LD(off, a0, a1, a2, a3) loads (M6ST stores) row off/128's sums for
+// the pair's two inputs: input i's at off(AX), input i+1's 768 bytes on.
+#define M6LD(off, a0, a1, a2, a3) \
+	VMOVUPS (off)(AX), a0; \
+	VMOVUPS (off+64)(AX), a1; \
+	VMOVUPS (off+768)(AX), a2; \
+	VMOVUPS (off+832)(AX), a3
+
+#define M6ST(off, a0, a1, a2, a3) \
+	VMOVUPS a0, (off)(AX); \
+	VMOVUPS a1, (off+64)(AX); \
+	VMOVUPS a2, (off+768)(AX); \
+	VMOVUPS a3, (off+832)(AX)
+
+// func matmat6AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int, pf *byte, pfl int, first int)
+// For rows j < 6 and inputs i < n: accs[6i+j][l] += w[j·768+e]·xs[i][e]
+// (fused) for e ≡ l mod 32, e < 32·steps, in increasing e: dotAccAVX2's
+// sums for each row and input, bit for bit (an input's six sums side by
+// side). Inputs go two at a time: the 24 registers Z0–Z23 hold six rows ×
+// two inputs × 32 lanes for all the steps, each step loads the two inputs'
+// 32 values once for the six rows and each row's 32 weights once for the
+// two inputs (16 loads for 24 multiply-adds; the weights stay in L1, the
+// inputs come from L2). Before each pair it prefetches pfl cache lines
+// from pf on (the next group's weight bytes, read by the next
+// dequantization). With first ≠ 0 the sums start from zero (accs is only
+// written). steps ≥ 1, n ≥ 1.
+TEXT ·matmat6AVX512(SB), NOSPLIT, $0-64
+	MOVQ accs+0(FP), AX
+	MOVQ w+8(FP), SI
+	MOVQ xs+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ steps+32(FP), BX
+	MOVQ pf+40(FP), R14
+	MOVQ pfl+48(FP), DI
+	MOVQ first+56(FP), R13
+m6pair:
+	CMPQ CX, $2
+	JLT  m6one
+	MOVQ DI, R12
+m6pf:
+	TESTQ R12, R12
+	JZ    m6pfdone
+	PREFETCHT0 (R14)
+	ADDQ  $64, R14
+	DECQ  R12
+	JMP   m6pf
+m6pfdone:
+	TESTQ R13, R13
+	JZ    m6pairld
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	JMP  m6pairgo
+m6pairld:
+	M6LD(0, Z0, Z1, Z2, Z3)
+	M6LD(128, Z4, Z5, Z6, Z7)
+	M6LD(256, Z8, Z9, Z10, Z11)
+	M6LD(384, Z12, Z13, Z14, Z15)
+	M6LD(512, Z16, Z17, Z18, Z19)
+	M6LD(640, Z20, Z21, Z22, Z23)
+m6pairgo:
+	MOVQ (DX), R9
+	MOVQ 8(DX), R10
+	MOVQ SI, R11
+	MOVQ BX, R12
+	TESTQ $1, R12
+	JZ    m6pairstep
+	M6STEP(0)
+	ADDQ $128, R9
+	ADDQ $128, R10
+	ADDQ $128, R11
+	DECQ R12
+	JZ   m6pairdone
+m6pairstep:
+	M6STEP(0)
+	M6STEP(128)
+	ADDQ $256, R9
+	ADDQ $256, R10
+	ADDQ $256, R11
+	SUBQ $2, R12
+	JNZ  m6pairstep
+m6pairdone:
+	M6ST(0, Z0, Z1, Z2, Z3)
+	M6ST(128, Z4, Z5, Z6, Z7)
+	M6ST(256, Z8, Z9, Z10, Z11)
+	M6ST(384, Z12, Z13, Z14, Z15)
+	M6ST(512, Z16, Z17, Z18, Z19)
+	M6ST(640, Z20, Z21, Z22, Z23)
+	ADDQ $1536, AX
+	ADDQ $16, DX
+	SUBQ $2, CX
+	JMP  m6pair
+m6one:
+	TESTQ CX, CX
+	JZ    m6done
+	TESTQ R13, R13
+	JZ    m6oneld
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	JMP  m6onego
+m6oneld:
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z4
+	VMOVUPS 192(AX), Z5
+	VMOVUPS 256(AX), Z8
+	VMOVUPS 320(AX), Z9
+	VMOVUPS 384(AX), Z12
+	VMOVUPS 448(AX), Z13
+	VMOVUPS 512(AX), Z16
+	VMOVUPS 576(AX), Z17
+	VMOVUPS 640(AX), Z20
+	VMOVUPS 704(AX), Z21
+m6onego:
+	MOVQ (DX), R9
+	MOVQ SI, R11
+	MOVQ BX, R12
+m6onestep:
+	VMOVUPS (R9), Z24
+	VMOVUPS 64(R9), Z25
+	M6ROW1(0, Z0, Z1)
+	M6ROW1(M6W, Z4, Z5)
+	M6ROW1(2*M6W, Z8, Z9)
+	M6ROW1(3*M6W, Z12, Z13)
+	M6ROW1(4*M6W, Z16, Z17)
+	M6ROW1(5*M6W, Z20, Z21)
+	ADDQ $128, R9
+	ADDQ $128, R11
+	DECQ R12
+	JNZ  m6onestep
+	VMOVUPS Z0, 0(AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z4, 128(AX)
+	VMOVUPS Z5, 192(AX)
+	VMOVUPS Z8, 256(AX)
+	VMOVUPS Z9, 320(AX)
+	VMOVUPS Z12, 384(AX)
+	VMOVUPS Z13, 448(AX)
+	VMOVUPS Z16, 512(AX)
+	VMOVUPS Z17, 576(AX)
+	VMOVUPS Z20, 640(AX)
+	VMOVUPS Z21, 704(AX)
+m6done:
+	VZEROUPPER
+	RET
+
 // ---- Q5_K: 176-byte super-blocks: fp16 d, dmin; 12 bytes of 6-bit scales
 // and mins at 4(p) (KSC, as Q4_K); qh[32] at 16(p); qs[128] at 48(p).
 // Sub-block j's value l is d·sc_j·q − dmin·m_j with q = its nibble (low

@@ -85,6 +85,12 @@ func matvecQ6_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int,
 //go:noescape
 func matmat4AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int)
 
+//go:noescape
+func dequantQ8_0AVX512(dst *float32, src *byte, n int)
+
+//go:noescape
+func matmat6AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int, pf *byte, pfl int, first int)
+
 var simd = newAVX2()
 
 // use512 says whether matvecAVX2 runs Q8_0, Q4_0, Q4_K, Q5_K and Q6_K rows
@@ -162,6 +168,31 @@ var matmat4 = func(accs [][32]float32, buf []float32, xs [][]float32, c0, nc int
 	matmat4AVX512(&accs[0], &buf[0], &xp[0], n, nc/32)
 }
 
+// matmat6 is MatMat's six-row step on AVX-512 (nil without it): for the
+// group's six rows, buf holding their nc dequantized values each (row j at
+// j·mm6Chunk), accs[6i+j] += row j · xs[i][c0:c0+nc] in dotAcc's lanes
+// and order, each sum dotAccAVX2's bit for bit; before each pair of inputs
+// it prefetches pfl cache lines of pf (from its start on; a prefetch never
+// faults, and pf is never read); xp is scratch for n pointers. With first
+// set the sums start from zero instead of accs' values.
+var matmat6 = func(accs [][32]float32, buf []float32, xs [][]float32, c0, nc int, xp []*float32, pf []byte, pfl int, first bool) {
+	n := len(xs)
+	if nc <= 0 || nc%32 != 0 || nc > mm6Chunk || len(accs) < mm6Rows*n || len(buf) < (mm6Rows-1)*mm6Chunk+nc || len(xp) < n || len(pf) == 0 || pfl < 0 {
+		panic(fmt.Sprintf("quant: matmat6 over %d values of %d inputs (%d sums, %d buffered, %d prefetched)", nc, n, len(accs), len(buf), len(pf)))
+	}
+	for i, x := range xs {
+		if len(x) < c0+nc {
+			panic(fmt.Sprintf("quant: matmat6: input %d has %d values, not %d", i, len(x), c0+nc))
+		}
+		xp[i] = &x[c0]
+	}
+	f := 0
+	if first {
+		f = 1
+	}
+	matmat6AVX512(&accs[0], &buf[0], &xp[0], n, nc/32, &pf[0], pfl, f)
+}
+
 type dequantFunc func(dst *float32, src *byte, n int)
 
 var dequantAsm = map[Type]dequantFunc{
@@ -175,6 +206,9 @@ func dequantAVX2(t Type, dst []float32, src []byte) bool {
 	f, ok := dequantAsm[t]
 	if !ok {
 		return false
+	}
+	if t == Q8_0 && use512 {
+		f = dequantQ8_0AVX512
 	}
 	l := layouts[t]
 	if len(dst)%l.n != 0 || len(src) < len(dst)/l.n*l.bytes {

@@ -676,12 +676,54 @@ dacc3:
 	VZEROUPPER
 	RET
 
+// RU(p, off, Y): Y = u of the sums at off(p): t_l = a_l + a_{l+16}, u_l =
+// t_l + t_{l+8} (REDUCE32's first three additions; Y12, Y13 scratch).
+#define RU(p, off, Y) \
+	VMOVUPS (off)(p), Y; \
+	VMOVUPS (off+32)(p), Y12; \
+	VADDPS (off+64)(p), Y, Y; \
+	VADDPS (off+96)(p), Y12, Y12; \
+	VADDPS Y12, Y, Y
+
 // func reduceAccsAVX2(dst *float32, accs *[32]float32, n int)
 // dst[i] = reduce32(&accs[i]) for i < n (n ≥ 1), in REDUCE32's order.
+// Eight sums at a time: each one's u (RU), then VHADDPS across them: the
+// first gives u0+u1, u2+u3 (and u4+u5, u6+u7 in the upper half), the
+// second (u0+u1)+(u2+u3) and (u4+u5)+(u6+u7) for four sums, and the two
+// halves are added last: the same additions as REDUCE32's, one sum per
+// lane. The rest one at a time.
 TEXT ·reduceAccsAVX2(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ accs+8(FP), SI
 	MOVQ n+16(FP), CX
+racc8:
+	CMPQ CX, $8
+	JLT  racc1
+	RU(SI, 0, Y0)
+	RU(SI, 128, Y1)
+	RU(SI, 256, Y2)
+	RU(SI, 384, Y3)
+	RU(SI, 512, Y4)
+	RU(SI, 640, Y5)
+	RU(SI, 768, Y6)
+	RU(SI, 896, Y7)
+	VHADDPS Y1, Y0, Y0
+	VHADDPS Y3, Y2, Y2
+	VHADDPS Y5, Y4, Y4
+	VHADDPS Y7, Y6, Y6
+	VHADDPS Y2, Y0, Y0
+	VHADDPS Y6, Y4, Y4
+	VPERM2F128 $0x20, Y4, Y0, Y1
+	VPERM2F128 $0x31, Y4, Y0, Y2
+	VADDPS Y2, Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, DI
+	ADDQ $1024, SI
+	SUBQ $8, CX
+	JMP  racc8
+racc1:
+	TESTQ CX, CX
+	JZ   raccdone
 racc:
 	VMOVUPS (SI), Y0
 	VMOVUPS 32(SI), Y1
@@ -693,5 +735,6 @@ racc:
 	ADDQ $128, SI
 	DECQ CX
 	JNZ  racc
+raccdone:
 	VZEROUPPER
 	RET

@@ -11,3 +11,6 @@ var use512 = false
 
 // matmat4 is kernels_amd64.go's AVX-512 MatMat step; none here.
 var matmat4 func(accs [][32]float32, buf []float32, xs [][]float32, c0, nc int, xp []*float32)
+
+// matmat6 is kernels_amd64.go's six-row AVX-512 MatMat step; none here.
+var matmat6 func(accs [][32]float32, buf []float32, xs [][]float32, c0, nc int, xp []*float32, pf []byte, pfl int, first bool)

@@ -506,3 +506,33 @@ func TestTypes(t *testing.T) {
 		t.Error("a Q4_K row of 300 values")
 	}
 }
+
+// TestMatMatGroups: MatMat equals MatVec bit for bit on every kernel set
+// for the batch sizes a server runs (up to 33 inputs: the six-row kernel's
+// pairs and lone input, the reduction's eight sums at a time and the rest)
+// and row counts around the six-row groups (the four-row and one-row rest),
+// over one and several 768-value chunks.
+func TestMatMatGroups(t *testing.T) {
+	r := rand.New(rand.NewPCG(36, 7))
+	for _, typ := range []Type{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F16} {
+		for _, sh := range []shape{{6, 768}, {7, 256}, {12, 1024}, {17, 1536}, {23, 3072}} {
+			w := randomRows(r, typ, sh.rows, sh.cols)
+			for _, n := range []int{2, 7, 8, 9, 16, 33} {
+				xs, outs := make([][]float32, n), make([][]float32, n)
+				for k := range xs {
+					xs[k], outs[k] = randomVec(r, sh.cols), make([]float32, sh.rows)
+				}
+				paths(t, func(t *testing.T, path string) {
+					MatMat(typ, outs, w, xs, sh.rows, sh.cols)
+					one := make([]float32, sh.rows)
+					for k := range xs {
+						MatVec(typ, one, w, xs[k], sh.rows, sh.cols)
+						if i := firstDiff(outs[k], one); i >= 0 {
+							t.Fatalf("%s %dx%d, %d inputs, input %d, row %d: MatMat %g, MatVec %g", typ, sh.rows, sh.cols, n, k, i, outs[k][i], one[i])
+						}
+					}
+				})
+			}
+		}
+	}
+}

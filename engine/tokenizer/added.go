@@ -23,7 +23,7 @@ type segment struct {
 // tokens always are.
 func (v *vocabulary) spans(text string, allow bool, nf normalizer) []span {
 	var out []span
-	for _, seg := range splitSpecial(text, v.specials, v.ids, allow, v.always) {
+	for _, seg := range splitSpecial(text, v.specials, v.Lookup, allow, v.always) {
 		if seg.special >= 0 {
 			out = append(out, span{text: seg.text, start: seg.start, special: seg.special})
 			continue
@@ -33,7 +33,7 @@ func (v *vocabulary) spans(text string, allow bool, nf normalizer) []span {
 			out = append(out, s)
 			continue
 		}
-		for _, sub := range splitSpecial(s.text, v.normSpecials, v.normIDs, allow, v.always) {
+		for _, sub := range splitSpecial(s.text, v.normSpecials, mapLookup(v.normIDs), allow, v.always) {
 			t := span{text: sub.text, start: s.at(sub.start), special: sub.special}
 			if s.orig != nil {
 				t.orig = s.orig[sub.start : sub.start+len(sub.text)+1]
@@ -47,7 +47,7 @@ func (v *vocabulary) spans(text string, allow bool, nf normalizer) []span {
 // splitSpecial cuts text at occurrences of added-token strings (longest
 // match first): all of them when allow is set, otherwise only those in
 // always. Without any, the whole text is one segment.
-func splitSpecial(text string, specials []string, ids map[string]int, allow bool, always map[string]bool) []segment {
+func splitSpecial(text string, specials []string, lookup func(string) (int, bool), allow bool, always map[string]bool) []segment {
 	if !allow && len(always) == 0 || len(specials) == 0 {
 		return []segment{{text: text, special: -1}}
 	}
@@ -68,7 +68,8 @@ func splitSpecial(text string, specials []string, ids map[string]int, allow bool
 		if i > last {
 			segs = append(segs, segment{text: text[last:i], start: last, special: -1})
 		}
-		segs = append(segs, segment{text: found, start: i, special: ids[found]})
+		id, _ := lookup(found)
+		segs = append(segs, segment{text: found, start: i, special: id})
 		i += len(found)
 		last = i
 	}
@@ -85,4 +86,9 @@ func sortSpecials(s []string) {
 		}
 		return s[i] < s[j]
 	})
+}
+
+// mapLookup is a map's lookup as splitSpecial takes it.
+func mapLookup(m map[string]int) func(string) (int, bool) {
+	return func(s string) (int, bool) { id, ok := m[s]; return id, ok }
 }

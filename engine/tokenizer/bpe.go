@@ -18,7 +18,7 @@ import (
 // text first and add pre-tokenizer steps (pretokenize.go).
 type ByteLevelBPE struct {
 	vocabulary
-	rank         map[[2]int]int
+	rank         *pairRanks // merge pair of ids → rank (idtable.go)
 	steps        []preStep  // pre-tokenizers, in order (gpt2Steps for GPT-2)
 	norm         normalizer // Unicode normalization before pre-tokenizing; nil = none
 	ignoreMerges bool       // a pre-token that is itself in the vocabulary is one token (Llama 3)
@@ -58,34 +58,55 @@ func newByteLevel(vocab map[string]int, merges [][2]string, kind string) (*ByteL
 	if size > 1<<22 {
 		return nil, fmt.Errorf("vocabulary ids reach %d, beyond the limit %d", size, 1<<22)
 	}
-	tk := &ByteLevelBPE{vocabulary: vocabulary{pieces: make([]string, size), raw: make([][]byte, size), ids: vocab,
-		special: map[int]bool{}, bos: -1, eos: -1, kind: kind}, cache: map[string][]int{}, steps: gpt2Steps}
+	pieces := make([]string, size)
 	for p, id := range vocab {
-		tk.pieces[id] = p
-		var b []byte
+		pieces[id] = p
+	}
+	ids := newIDTable(len(vocab))
+	for p, id := range vocab {
+		ids.set(pieces, p, id)
+	}
+	return newByteLevelPieces(pieces, ids, len(merges), func(i int) (string, string) { return merges[i][0], merges[i][1] }, kind)
+}
+
+// newByteLevelPieces is newByteLevel on the vocabulary's pieces (by id)
+// and their index, with nm merges given one by one. The bytes each piece
+// stands for share one allocation.
+func newByteLevelPieces(pieces []string, ids idTable, nm int, merge func(i int) (string, string), kind string) (*ByteLevelBPE, error) {
+	size := len(pieces)
+	tk := &ByteLevelBPE{vocabulary: vocabulary{pieces: pieces, ids: ids,
+		special: map[int]bool{}, bos: -1, eos: -1, kind: kind}, cache: map[string][]int{}, steps: gpt2Steps}
+	n := 0
+	for _, p := range pieces {
+		n += len(p)
+	}
+	tk.raw = byteTable{arena: make([]byte, 0, n), ends: make([]uint32, 0, size)}
+	var b []byte
+	for _, p := range pieces {
+		b = b[:0]
 		for _, r := range p {
 			c, ok := unicodeToByte[r]
 			if !ok { // not byte-level text (added tokens): keep UTF-8
-				b = []byte(p)
+				b = append(b[:0], p...)
 				break
 			}
 			b = append(b, c)
 		}
-		tk.raw[id] = b
+		tk.raw.add(b)
 	}
 	for b := 0; b < 256; b++ {
-		id, ok := vocab[string(byteToUnicode[b])]
+		id, ok := tk.Lookup(string(byteToUnicode[b]))
 		if !ok {
 			return nil, fmt.Errorf("vocabulary lacks the byte-level piece %q for byte 0x%02x", string(byteToUnicode[b]), b)
 		}
 		tk.byteID[b] = id
 	}
-	rank, err := mergeRanks(vocab, merges)
+	rank, err := mergeRanks(&tk.vocabulary, nm, merge)
 	if err != nil {
 		return nil, err
 	}
 	tk.rank = rank
-	if id, ok := vocab["<|endoftext|>"]; ok {
+	if id, ok := tk.Lookup("<|endoftext|>"); ok {
 		tk.addSpecial("<|endoftext|>", id)
 		tk.bos, tk.eos = id, id
 	}
@@ -101,9 +122,9 @@ func (tk *ByteLevelBPE) addSpecial(s string, id int) {
 		sortSpecials(tk.specials)
 	}
 	tk.special[id] = true
-	tk.pieces[id] = s
-	tk.raw[id] = []byte(s)
-	tk.ids[s] = id
+	tk.setPiece(id, s)
+	tk.raw.set(id, []byte(s))
+	tk.setID(s, id)
 }
 
 func parseGPT2VocabMerges(vb, mb []byte, vocabPath, mergesPath string) (*ByteLevelBPE, error) {
@@ -144,11 +165,12 @@ func parseMerges(b []byte) ([][2]string, error) {
 }
 
 func (tk *ByteLevelBPE) score(a, b int) (int, float64, bool) {
-	r, ok := tk.rank[[2]int{a, b}]
+	r, ok := tk.rank.get(a, b)
 	if !ok {
 		return 0, 0, false
 	}
-	return tk.ids[tk.pieces[a]+tk.pieces[b]], -float64(r), true
+	id, _ := tk.Lookup(tk.pieces[a] + tk.pieces[b])
+	return id, -float64(r), true
 }
 
 // Encode implements Tokenizer.
@@ -175,7 +197,7 @@ func (tk *ByteLevelBPE) Encode(text string, opts EncodeOptions) ([]Token, error)
 				if w.prefix {
 					a, b = max(a-1, 0), max(b-1, 0)
 				}
-				out = append(out, Token{ID: s.id, Piece: tk.pieces[s.id], Text: string(tk.raw[s.id]),
+				out = append(out, Token{ID: s.id, Piece: tk.pieces[s.id], Text: string(tk.raw.at(s.id)),
 					Start: sp.at(w.start + a), End: sp.at(w.start + b), Added: w.prefix && s.end <= 1})
 			}
 		}
@@ -194,7 +216,7 @@ func (tk *ByteLevelBPE) wholeWord(word string) (int, bool) {
 	for i := 0; i < len(word); i++ {
 		b.WriteRune(byteToUnicode[word[i]])
 	}
-	id, ok := tk.ids[b.String()]
+	id, ok := tk.Lookup(b.String())
 	return id, ok && !tk.special[id]
 }
 
@@ -208,7 +230,7 @@ func (tk *ByteLevelBPE) encodeWord(word string) []sym {
 	if ok {
 		off := 0
 		for _, id := range ids {
-			n := len(tk.raw[id])
+			n := len(tk.raw.at(id))
 			syms = append(syms, sym{id: id, start: off, end: off + n})
 			off += n
 		}
@@ -240,20 +262,19 @@ func (tk *ByteLevelBPE) encodeWord(word string) []sym {
 
 // mergeRanks maps each merge pair (by ids) to its priority: earlier lines
 // merge first. Every piece and every merged piece must be in the vocabulary.
-func mergeRanks(vocab map[string]int, merges [][2]string) (map[[2]int]int, error) {
-	rank := make(map[[2]int]int, len(merges))
-	for i, m := range merges {
-		a, okA := vocab[m[0]]
-		b, okB := vocab[m[1]]
+func mergeRanks(v *vocabulary, n int, merge func(i int) (string, string)) (*pairRanks, error) {
+	rank := newPairRanks(n)
+	for i := range n {
+		ma, mb := merge(i)
+		a, okA := v.Lookup(ma)
+		b, okB := v.Lookup(mb)
 		if !okA || !okB {
-			return nil, fmt.Errorf("merge %d %q %q: piece not in the vocabulary", i+1, m[0], m[1])
+			return nil, fmt.Errorf("merge %d %q %q: piece not in the vocabulary", i+1, ma, mb)
 		}
-		if _, ok := vocab[m[0]+m[1]]; !ok {
-			return nil, fmt.Errorf("merge %d %q %q: merged piece not in the vocabulary", i+1, m[0], m[1])
+		if _, ok := v.Lookup(ma + mb); !ok {
+			return nil, fmt.Errorf("merge %d %q %q: merged piece not in the vocabulary", i+1, ma, mb)
 		}
-		if _, dup := rank[[2]int{a, b}]; !dup {
-			rank[[2]int{a, b}] = i
-		}
+		rank.add(a, b, i)
 	}
 	return rank, nil
 }

@@ -193,14 +193,14 @@ func cutRendered(tk Tokenizer, text string, msgs []ChatMessage) []chatPart {
 	var parts []chatPart
 	template := func(s string) {
 		var specials []string
-		var ids map[string]int
+		lookup := mapLookup(nil)
 		switch x := tk.(type) {
 		case *ByteLevelBPE:
-			specials, ids = x.specials, x.ids
+			specials, lookup = x.specials, x.Lookup
 		case *SentencePiece:
-			specials, ids = x.specials, x.ids
+			specials, lookup = x.specials, x.Lookup
 		}
-		for _, seg := range splitSpecial(s, specials, ids, true, nil) {
+		for _, seg := range splitSpecial(s, specials, lookup, true, nil) {
 			if seg.text != "" {
 				parts = append(parts, chatPart{seg.text, true, seg.special >= 0})
 			}

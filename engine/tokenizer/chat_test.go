@@ -41,13 +41,9 @@ func TestEncodeChat(t *testing.T) {
 		// A copy of the GPT-2 tokenizer with ChatML markers added, as
 		// SmolLM2-Instruct's tokenizer.json has them.
 		vocab := map[string]int{}
-		for k, v := range base.ids {
-			vocab[k] = v
-		}
-		merges := make([][2]string, len(base.rank))
-		for pair, r := range base.rank {
-			merges[r] = [2]string{base.pieces[pair[0]], base.pieces[pair[1]]}
-		}
+		base.ids.each(base.pieces, func(k string, v int) { vocab[k] = v })
+		merges := make([][2]string, base.rank.len())
+		base.rank.each(func(a, b, r int) { merges[r] = [2]string{base.pieces[a], base.pieces[b]} })
 		n := len(base.pieces)
 		vocab["<|im_start|>"], vocab["<|im_end|>"] = n, n+1
 		tk, err := newByteLevel(vocab, merges, "test")

@@ -58,22 +58,24 @@ func FromGGUF(t *gguf.Tokenizer) (Tokenizer, error) {
 		if !ok {
 			return nil, fmt.Errorf("gguf tokenizer: pre-tokenizer %q is not supported (supported: gpt-2, smollm, llama-bpe, qwen2)", t.Pre)
 		}
-		vocab := make(map[string]int, n)
-		for i, p := range t.Tokens {
-			if _, dup := vocab[p]; dup {
-				return nil, fmt.Errorf("gguf tokenizer: token %d %q is also token %d", i, p, vocab[p])
+		// the pieces share one string, indexed in place (idtable.go)
+		pieces, ids := arenaPieces(t.Tokens), newIDTable(n)
+		for i, p := range pieces {
+			if j, dup := ids.get(pieces, p); dup {
+				return nil, fmt.Errorf("gguf tokenizer: token %d %q is also token %d", i, p, j)
 			}
-			vocab[p] = i
+			ids.set(pieces, p, i)
 		}
-		merges := make([][2]string, len(t.Merges))
 		for i, m := range t.Merges {
 			a, b, ok := strings.Cut(m, " ")
 			if !ok || a == "" || b == "" || strings.Contains(b, " ") {
 				return nil, fmt.Errorf("gguf tokenizer: merge %d %q is not two pieces separated by one space", i+1, m)
 			}
-			merges[i] = [2]string{a, b}
 		}
-		bl, err := newByteLevel(vocab, merges, "byte-level BPE (GGUF)")
+		bl, err := newByteLevelPieces(pieces, ids, len(t.Merges), func(i int) (string, string) {
+			a, b, _ := strings.Cut(t.Merges[i], " ")
+			return a, b
+		}, "byte-level BPE (GGUF)")
 		if err != nil {
 			return nil, fmt.Errorf("gguf tokenizer: %w", err)
 		}
@@ -83,12 +85,12 @@ func FromGGUF(t *gguf.Tokenizer) (Tokenizer, error) {
 		if t.Scores == nil {
 			return nil, fmt.Errorf("gguf tokenizer: a SentencePiece (llama) vocabulary needs tokenizer.ggml.scores")
 		}
-		sp := &SentencePiece{vocabulary: vocabulary{pieces: append([]string(nil), t.Tokens...), ids: make(map[string]int, n),
+		sp := &SentencePiece{vocabulary: vocabulary{pieces: arenaPieces(t.Tokens), ids: newIDTable(n),
 			special: map[int]bool{}, kind: "SentencePiece BPE (GGUF)", bos: -1, eos: -1},
 			scores: t.Scores, dummyPrefix: true, spaceRune: "▁"}
-		for i, p := range t.Tokens {
-			if _, dup := sp.ids[p]; !dup {
-				sp.ids[p] = i
+		for i, p := range sp.pieces {
+			if _, dup := sp.Lookup(p); !dup {
+				sp.setID(p, i)
 			}
 			sp.maxLen = max(sp.maxLen, len(p))
 		}
@@ -106,14 +108,14 @@ func FromGGUF(t *gguf.Tokenizer) (Tokenizer, error) {
 		case ggufTokenControl, ggufTokenUnknown:
 			v.special[i] = true
 			v.specials = append(v.specials, v.pieces[i])
-			v.raw[i] = []byte(v.pieces[i])
+			v.raw.set(i, []byte(v.pieces[i]))
 		case ggufTokenUserDefined:
 			if v.always == nil {
 				v.always = map[string]bool{}
 			}
 			v.always[v.pieces[i]] = true
 			v.specials = append(v.specials, v.pieces[i])
-			v.raw[i] = []byte(v.pieces[i])
+			v.raw.set(i, []byte(v.pieces[i]))
 		}
 	}
 	// byte-level BPE marks <|endoftext|> special by convention; keep it once
@@ -136,6 +138,27 @@ func dedupe(s []string) []string {
 			seen[x] = true
 			out = append(out, x)
 		}
+	}
+	return out
+}
+
+// arenaPieces copies the tokens into one string and returns its pieces:
+// one allocation instead of one per token.
+func arenaPieces(tokens []string) []string {
+	var b strings.Builder
+	n := 0
+	for _, p := range tokens {
+		n += len(p)
+	}
+	b.Grow(n)
+	for _, p := range tokens {
+		b.WriteString(p)
+	}
+	all, off := b.String(), 0
+	out := make([]string, len(tokens))
+	for i, p := range tokens {
+		out[i] = all[off : off+len(p)]
+		off += len(p)
 	}
 	return out
 }

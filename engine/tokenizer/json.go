@@ -235,9 +235,9 @@ func addTokens(v *vocabulary, tj tokenizerJSON, nf normalizer) error {
 			}
 			v.always[a.Content] = true
 		}
-		v.pieces[a.ID] = a.Content
-		v.raw[a.ID] = []byte(a.Content)
-		v.ids[a.Content] = a.ID
+		v.setPiece(a.ID, a.Content)
+		v.raw.set(a.ID, []byte(a.Content))
+		v.setID(a.Content, a.ID)
 		// "normalized" defaults to true for non-special added tokens, false for special ones
 		normalized := !a.Special
 		if a.Normalized != nil {
@@ -489,7 +489,7 @@ func newSentencePieceJSON(vocab map[string]int, merges [][2]string, tj tokenizer
 	if size > maxVocabIDs {
 		return nil, fmt.Errorf("vocabulary ids reach %d, beyond the limit %d", size, 1<<22)
 	}
-	tk := &SentencePiece{vocabulary: vocabulary{pieces: make([]string, size), ids: vocab, special: map[int]bool{},
+	tk := &SentencePiece{vocabulary: vocabulary{pieces: make([]string, size), ids: newIDTable(len(vocab)), special: map[int]bool{},
 		kind: "SentencePiece BPE (tokenizer.json)", bos: -1, eos: -1}, scores: make([]float32, size),
 		dummyPrefix: o.prependScheme != "never", spaceRune: o.replacement}
 	tk.hf = hfSentencePiece{prependAll: o.prependScheme == "always", prependIfNoSpace: !o.prependAlways,
@@ -498,7 +498,10 @@ func newSentencePieceJSON(vocab map[string]int, merges [][2]string, tj tokenizer
 	for p, id := range vocab {
 		tk.pieces[id] = p
 	}
-	rank, err := mergeRanks(vocab, merges)
+	for p, id := range vocab {
+		tk.setID(p, id)
+	}
+	rank, err := mergeRanks(&tk.vocabulary, len(merges), func(i int) (string, string) { return merges[i][0], merges[i][1] })
 	if err != nil {
 		return nil, err
 	}

@@ -20,9 +20,9 @@ import (
 type SentencePiece struct {
 	vocabulary
 	scores      []float32
-	mergeRank   map[[2]int]int // HF: pair → rank; nil for llama2.c (score mode)
-	dummyPrefix bool           // a space goes before the text (see prependAll, prependIfNoSpace)
-	spaceRune   string         // how the vocabulary spells a space: " " or "▁"
+	mergeRank   *pairRanks // HF: pair → rank; nil for llama2.c (score mode)
+	dummyPrefix bool       // a space goes before the text (see prependAll, prependIfNoSpace)
+	spaceRune   string     // how the vocabulary spells a space: " " or "▁"
 	maxLen      int
 	hf          hfSentencePiece // tokenizer.json options; zero for llama2.c
 }
@@ -70,7 +70,7 @@ func ParseLlama2cTokenizer(b []byte, vocabSize int) (*SentencePiece, error) {
 	// every token takes at least 8 bytes: size the tables by what the file
 	// can hold, not by a vocab size it may not match
 	hint := min(vocabSize, (len(b)-4)/8)
-	tk := &SentencePiece{vocabulary: vocabulary{ids: make(map[string]int, hint), special: map[int]bool{}, kind: "SentencePiece BPE (llama2.c tokenizer.bin)", bos: 1, eos: 2},
+	tk := &SentencePiece{vocabulary: vocabulary{ids: newIDTable(hint), special: map[int]bool{}, kind: "SentencePiece BPE (llama2.c tokenizer.bin)", bos: 1, eos: 2},
 		dummyPrefix: true, spaceRune: " ", maxLen: maxLen}
 	// The pieces share one string (a well-formed file's text bytes are what
 	// is left after the header and the 8-byte score/length of each token):
@@ -107,8 +107,8 @@ func ParseLlama2cTokenizer(b []byte, vocabSize int) (*SentencePiece, error) {
 		}
 		p := all[start:end]
 		tk.pieces[i] = p
-		if _, dup := tk.ids[p]; !dup {
-			tk.ids[p] = i
+		if _, dup := tk.Lookup(p); !dup {
+			tk.setID(p, i)
 		}
 	}
 	if off != len(b) {
@@ -171,7 +171,7 @@ func (tk *SentencePiece) encodeWord(chars []spChar) []sym {
 				b.WriteRune(c.r)
 			}
 		}
-		if id, ok := tk.ids[b.String()]; ok && !tk.special[id] {
+		if id, ok := tk.Lookup(b.String()); ok && !tk.special[id] {
 			return []sym{{id: id, start: chars[0].start, end: chars[len(chars)-1].end, inserted: chars[len(chars)-1].end == chars[0].start}}
 		}
 	}
@@ -182,7 +182,7 @@ func (tk *SentencePiece) encodeWord(chars []spChar) []sym {
 		if c.r == ' ' {
 			ch = tk.spaceRune
 		}
-		if id, ok := tk.ids[ch]; ok && !tk.special[id] {
+		if id, ok := tk.Lookup(ch); ok && !tk.special[id] {
 			syms = append(syms, sym{id: id, start: c.start, end: c.end, inserted: c.start == c.end})
 			continue
 		}
@@ -237,29 +237,26 @@ func (tk *SentencePiece) finish() {
 	// every piece's bytes in one array (not one allocation per piece); each
 	// slice is capped at its own end, so a caller's append cannot reach its
 	// neighbour
-	buf := make([]byte, 0, total)
-	tk.raw = make([][]byte, len(tk.pieces))
+	tk.raw = byteTable{arena: make([]byte, 0, total), ends: make([]uint32, 0, len(tk.pieces))}
 	for i, p := range tk.pieces {
 		s, isByte := meaning(p)
 		if isByte {
 			tk.byteID[s[0]] = i
 		}
-		start := len(buf)
-		buf = append(buf, s...)
-		tk.raw[i] = buf[start:len(buf):len(buf)]
+		tk.raw.addString(s)
 	}
 }
 
 func (tk *SentencePiece) score(a, b int) (int, float64, bool) {
 	if tk.mergeRank != nil {
-		r, ok := tk.mergeRank[[2]int{a, b}]
+		r, ok := tk.mergeRank.get(a, b)
 		if !ok {
 			return 0, 0, false
 		}
-		id := tk.ids[tk.pieces[a]+tk.pieces[b]]
+		id, _ := tk.Lookup(tk.pieces[a] + tk.pieces[b])
 		return id, -float64(r), true
 	}
-	id, ok := tk.ids[tk.pieces[a]+tk.pieces[b]]
+	id, ok := tk.Lookup(tk.pieces[a] + tk.pieces[b])
 	if !ok {
 		return 0, 0, false
 	}
@@ -289,7 +286,7 @@ func (tk *SentencePiece) Encode(text string, opts EncodeOptions) ([]Token, error
 		}
 		for _, word := range tk.words(sp, prefix) {
 			for _, s := range tk.encodeWord(word) {
-				out = append(out, Token{ID: s.id, Piece: tk.pieces[s.id], Text: string(tk.raw[s.id]), Start: s.start, End: s.end, Added: s.inserted})
+				out = append(out, Token{ID: s.id, Piece: tk.pieces[s.id], Text: string(tk.raw.at(s.id)), Start: s.start, End: s.end, Added: s.inserted})
 			}
 		}
 	}

@@ -6,10 +6,10 @@ package tokenizer
 // vocabulary is a tokenizer's table of pieces. ByteLevelBPE and SentencePiece
 // embed it and add their own merge rules.
 type vocabulary struct {
-	pieces   []string       // id → the vocabulary's spelling ("Ġthe", "▁the", "<0x0A>")
-	raw      [][]byte       // id → the bytes the piece stands for
-	ids      map[string]int // spelling → id
-	byteID   [256]int       // id of each single-byte piece (byte fallback)
+	pieces   []string  // id → the vocabulary's spelling ("Ġthe", "▁the", "<0x0A>")
+	raw      byteTable // id → the bytes the piece stands for (idtable.go)
+	ids      idTable   // spelling → id (idtable.go)
+	byteID   [256]int  // id of each single-byte piece (byte fallback)
 	special  map[int]bool
 	specials []string // added-token strings matched in the input, longest first
 	// normSpecials are tokenizer.json added tokens matched after
@@ -37,16 +37,32 @@ func (v *vocabulary) Piece(id int) string {
 }
 
 // Lookup finds the id of a vocabulary piece.
-func (v *vocabulary) Lookup(p string) (int, bool) { id, ok := v.ids[p]; return id, ok }
+func (v *vocabulary) Lookup(p string) (int, bool) { return v.ids.get(v.pieces, p) }
+
+// setID maps spelling p to id.
+func (v *vocabulary) setID(p string, id int) { v.ids.set(v.pieces, p, id) }
+
+// setPiece respells id as s, its old spelling still naming it.
+func (v *vocabulary) setPiece(id int, s string) {
+	if old := v.pieces[id]; old != s {
+		if cur, ok := v.Lookup(old); ok && cur == id {
+			if v.ids.extra == nil {
+				v.ids.extra = map[string]int{}
+			}
+			v.ids.extra[old] = id
+		}
+		v.pieces[id] = s
+	}
+}
 
 // TokenBytes returns the bytes id stands for; a special token stands for
 // its own text.
 func (v *vocabulary) TokenBytes(id int) []byte {
-	if id < 0 || id >= len(v.raw) {
+	if id < 0 || id >= v.raw.len() {
 		return nil
 	}
 	if v.special[id] {
 		return []byte(v.pieces[id])
 	}
-	return v.raw[id]
+	return v.raw.at(id)
 }
