@@ -154,7 +154,7 @@ func gemvQuant(j linJob, x []float32, lo, hi int) {
 	}
 }
 
-// rowsQuant is linearRows' inner loop for a block matrix: outputs [lo, hi)
+// rowsQuant is linRegion.rowsPart's inner loop for a block matrix: outputs [lo, hi)
 // of one job for each of B rows of x [B][in] in one MatMatRows call, which
 // walks the rows in groups small enough for its buffers to stay in L1 and
 // dequantizes each block of weights once for all B rows (every value

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
+	"github.com/inferscope/inferscope/internal/browsertest"
 	"github.com/inferscope/inferscope/web/wire"
 	"github.com/inferscope/inferscope/web/ws"
 )
@@ -70,6 +73,11 @@ func TestByteBudgetRefusesDataRequests(t *testing.T) {
 		}
 		if m.ID != id || !strings.Contains(e.Message, "get_logits") || !strings.Contains(e.Message, "100 KiB") || !strings.Contains(e.Message, "try again in") {
 			t.Fatalf("byte_budget error for command %d: id %d, message %q", id, m.ID, e.Message)
+		}
+		// and when, for the client to retry by itself: the debt at 1 B/s
+		// is many seconds, as the message says
+		if e.RetryAfterMs < 1000 {
+			t.Fatalf("byte_budget error: retry_after_ms %d, want the debt's seconds (%q)", e.RetryAfterMs, e.Message)
 		}
 		refused = true
 		break
@@ -176,5 +184,81 @@ func TestByteBudgetEveryDataCommand(t *testing.T) {
 				t.Fatalf("%s past the budget: %s %s, want a byte_budget error naming it", c.typ, m.Type, m.Payload)
 			}
 		})
+	}
+}
+
+// TestBrowserByteBudgetRetry: the pages' protocol client sends a data
+// request the byte budget refused again when the refusal says
+// (retry_after_ms), so a panel asking quickly gets its answers, not an
+// error; a refusal whose wait is too long is the answer.
+func TestBrowserByteBudgetRetry(t *testing.T) {
+	t.Parallel()
+	ts := newWSServer(t, ws.Limits{VisitorBytesPerSecond: 256 << 10, VisitorByteBurst: 100 << 10})
+	b := browsertest.New(t)
+	ctx := b.Ctx
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lab")); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitJS(ctx, `document.body.dataset.busy === "0"`); err != nil {
+		t.Fatal(err)
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(async () => {
+  const { Client } = await import("/static/js/protocol.js");
+  const c = new Client();
+  await c.connect();
+  await c.request("start", { prompt: "The President said", max_new_tokens: 5, sampling: { temperature: 0 } });
+  for (let i = 0; i < 3; i++) await c.request("step");
+  const out = [];
+  for (let i = 0; i < 8; i++) {
+    try { const m = await c.request("get_logits"); out.push(m.type); } catch (e) { out.push("error " + e.code + ": " + e.message); }
+  }
+  c.close();
+  return out;
+})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range got {
+		if g != "logits" {
+			t.Errorf("get_logits %d of %d: %s, want the logits (sent again after the refusal's wait)", i+1, len(got), g)
+		}
+	}
+	if v := metricValue(t, ts.URL, "inferscope_byte_budget_refused_total"); v < 1 {
+		t.Errorf("inferscope_byte_budget_refused_total %g: the budget never refused, so nothing was retried", v)
+	}
+	b.AssertNoJSErrors(t)
+}
+
+// TestBrowserByteBudgetLongWait: a refusal whose wait is past the
+// client's 10 s is not waited for: the request rejects with the server's
+// message, in plain English.
+func TestBrowserByteBudgetLongWait(t *testing.T) {
+	t.Parallel()
+	ts := newWSServer(t, ws.Limits{VisitorBytesPerSecond: 1, VisitorByteBurst: 100 << 10})
+	b := browsertest.New(t)
+	ctx := b.Ctx
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lab")); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitJS(ctx, `document.body.dataset.busy === "0"`); err != nil {
+		t.Fatal(err)
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(async () => {
+  const { Client } = await import("/static/js/protocol.js");
+  const c = new Client();
+  await c.connect();
+  await c.request("start", { prompt: "The President said", max_new_tokens: 5, sampling: { temperature: 0 } });
+  for (let i = 0; i < 3; i++) await c.request("step");
+  for (let i = 0; i < 8; i++) {
+    try { await c.request("get_logits"); } catch (e) { c.close(); return e.code + ": " + e.message; }
+  }
+  c.close();
+  return "never refused";
+})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got, "byte_budget: ") || !strings.Contains(got, "try again in") {
+		t.Errorf("a refusal with a long wait: %q, want the byte_budget message", got)
 	}
 }

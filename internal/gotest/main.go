@@ -32,7 +32,14 @@ type event struct {
 var location = regexp.MustCompile(`^\s*[\w./-]+\.go:\d+: `)
 
 func main() {
-	args := append([]string{"test", "-json"}, os.Args[1:]...)
+	args := []string{"test", "-json"}
+	if !hasFlag(os.Args[1:], "timeout") {
+		// go test's default is 10 minutes a package; the web package's
+		// browser tests take ~6 on a quiet 2-core machine and can pass 10
+		// when other jobs share the cores
+		args = append(args, "-timeout=30m")
+	}
+	args = append(args, os.Args[1:]...)
 	cmd := exec.Command("go", args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -145,4 +152,17 @@ func skipLine(skips []skip) string {
 		noun = "test"
 	}
 	return fmt.Sprintf("%d %s skipped: %s", len(skips), noun, strings.Join(parts, "; "))
+}
+
+// hasFlag reports whether args set the go test flag name (-name, --name,
+// -name=v, -test.name).
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		a = strings.TrimLeft(a, "-")
+		a, _, _ = strings.Cut(a, "=")
+		if a == name || a == "test."+name {
+			return true
+		}
+	}
+	return false
 }

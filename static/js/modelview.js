@@ -595,8 +595,8 @@ export class ModelView {
       t += arrow(ax + attW, ly + 18, kx, ly + 18);
       // a local layer's cache keeps its window only (a ring: the oldest position is overwritten)
       const held = local ? Math.min(s.cacheLen, sh.window) + "/" + sh.window + (narrow ? " win" : " window") : s.cacheLen + "/" + m.context + (narrow ? "" : " positions");
-      t += `<g class="${cls("kv", "mv-click")}" data-part="kv" data-inspect="kv" data-layer="${l}"${local ? ` data-window="${sh.window}"` : ""} role="button" tabindex="0" aria-label="block ${l} KV cache: show the cached key and value of a position${local ? " (it keeps the last " + sh.window + ")" : ""}">` +
-        `<rect x="${kx}" y="${ly}" width="${kvW}" height="${laneH - 4}" rx="6"/><text x="${kx + 6}" y="${ly + 15}" class="mv-t">KV cache</text>` +
+      t += `<g class="${cls("kv", "mv-click")}" data-part="kv" data-inspect="kv" data-layer="${l}"${local ? ` data-window="${sh.window}"` : ""} role="button" tabindex="0" aria-label="${esc("KV cache " + held)}: block ${l}; show the cached key and value of a position${local ? " (it keeps the last " + sh.window + ")" : ""}">` +
+        `<rect x="${kx}" y="${ly}" width="${kvW}" height="${laneH - 4}" rx="6"/><text x="${kx + 6}" y="${ly + 15}" class="mv-t">KV cache </text>` +
         `<text x="${kx + 6}" y="${ly + 30}" class="mv-s">${esc(held)}</text></g>`;
       let outX = kx + kvW / 2;
       if (postW) { // Gemma3DecoderLayer: post_attention_layernorm on the attention output, before the add
@@ -612,10 +612,15 @@ export class ModelView {
       t += box("norm", x0, ly, normW, laneH - 4, normLines(sh, "pre", narrow));
       t += arrow(x0 + normW, ly + 18, x0 + normW + 8, ly + 18);
       const mx = x0 + normW + 8, mw = inner - normW - 8 - (postW && postW + 8), an = lt && lt.mlp_norm ? lt.mlp_norm[lt.mlp_norm.length - 1] : null;
-      t += `<g class="${cls("mlp", "mv-click")}" data-part="mlp" data-inspect="mlp" data-layer="${l}" data-hidden="${m.hidden_dim}" role="button" tabindex="0" aria-label="block ${l} MLP: show its largest activations">` +
+      // the accessible name starts with the text the box shows (WCAG 2.5.3: a
+      // speech user says what they see); the first line's trailing space (not
+      // drawn) keeps the two lines apart in that text, as the name has them
+      const mlpTitle = "MLP " + sh.mlp + ": " + m.dim + " → " + m.hidden_dim + " → " + m.dim + (sh.fused && !narrow ? " (gate and up fused: gate_up_proj)" : ""),
+        mlpVal = an !== null ? "activation length ‖a‖ " + fmt(an, 2) : "";
+      t += `<g class="${cls("mlp", "mv-click")}" data-part="mlp" data-inspect="mlp" data-layer="${l}" data-hidden="${m.hidden_dim}" role="button" tabindex="0" aria-label="${esc(mlpTitle + (mlpVal && " " + mlpVal))}: block ${l}; show its largest activations">` +
         `<rect x="${mx}" y="${ly}" width="${mw}" height="${laneH - 4}" rx="6"/>` +
-        `<text x="${mx + 6}" y="${ly + 15}" class="mv-t">${esc("MLP " + sh.mlp + ": " + m.dim + " → " + m.hidden_dim + " → " + m.dim + (sh.fused && !narrow ? " (gate and up fused: gate_up_proj)" : ""))}</text>` +
-        `<text x="${mx + 6}" y="${ly + 30}" class="mv-s mv-val">${esc(an !== null ? "activation length ‖a‖ " + fmt(an, 2) : "")}</text></g>`;
+        `<text x="${mx + 6}" y="${ly + 15}" class="mv-t">${esc(mlpTitle)} </text>` +
+        `<text x="${mx + 6}" y="${ly + 30}" class="mv-s mv-val">${esc(mlpVal)}</text></g>`;
       let mOut = mx + mw / 2;
       if (postW) { // post_feedforward_layernorm
         const px = mx + mw + 8;

@@ -49,7 +49,9 @@ function failure(message, code) {
 // for its answer, matched by the command's id: the reply message (started,
 // logits, samples, inspection, resampled…), or, for a command that streams
 // events, the list of its events once the last has arrived, each also
-// given to onEvent(event, message) as it comes. An error reply rejects
+// given to onEvent(event, message) as it comes. A refusal that says when
+// to try again (retry_after_ms: byte_budget) is sent again then, up to
+// three times. An error reply rejects
 // with the server's plain-English message and its code; so does a closed
 // connection (code "closed") and a request while not connected (code
 // "not_connected"). Messages a request takes are not given to onMessage;
@@ -136,8 +138,23 @@ export class Client {
     return new Promise((resolve, reject) => {
       const id = this.send(type, payload);
       if (id < 0) { reject(failure("not connected to the engine", "not_connected")); return; }
-      this.pending.set(id, { resolve, reject, onEvent, done: STREAMS[type], events: [] });
+      this.pending.set(id, { resolve, reject, onEvent, done: STREAMS[type], events: [], type, payload, retries: 0 });
     });
+  }
+  // retryLater sends w's command again after the wait a refusal names
+  // (byte_budget: the visitor's budget is out of debt then), under a new
+  // id; false when it is not worth waiting for (no wait given, a fourth
+  // refusal, or a wait over 10 s), and the refusal is the answer.
+  retryLater(w, payload) {
+    const after = payload && payload.retry_after_ms;
+    if (!(after > 0) || after > 10000 || w.retries >= 3) return false;
+    w.retries++;
+    setTimeout(() => {
+      const id = this.send(w.type, w.payload);
+      if (id < 0) { w.reject(failure("not connected to the engine", "not_connected")); return; }
+      this.pending.set(id, w);
+    }, after);
+    return true;
   }
   // answer gives a message to the request its id names; false when none
   // waits for it (a thinned run's detail is the page's to read).
@@ -145,7 +162,10 @@ export class Client {
     const w = msg.id ? this.pending.get(msg.id) : undefined;
     if (!w || msg.type === "detail") return false;
     const settle = (f, v) => { this.pending.delete(msg.id); f(v); return true; };
-    if (msg.type === "error") return settle(w.reject, failure(errorText(msg.payload), (msg.payload || {}).code));
+    if (msg.type === "error") {
+      if (this.retryLater(w, msg.payload)) { this.pending.delete(msg.id); return true; }
+      return settle(w.reject, failure(errorText(msg.payload), (msg.payload || {}).code));
+    }
     const evs = msg.type === "event" ? [msg.payload] : msg.type === "events" ? (msg.payload && msg.payload.events) || [] : null;
     if (!w.done || !evs) return settle(w.resolve, msg);
     for (const ev of evs) {

@@ -504,6 +504,10 @@ type ServerMsg struct {
 type ErrorPayload struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// RetryAfterMs is when a refused request may be sent again (byte_budget:
+	// the visitor's budget is back out of debt then); 0 when the error is not
+	// a matter of waiting.
+	RetryAfterMs int64 `json:"retry_after_ms,omitempty"`
 }
 
 // MaxDetailMs bounds a run's detail_ms.
