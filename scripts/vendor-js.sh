@@ -6,7 +6,7 @@
 # check pages for accessibility (internal/browsertest/testdata).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-AXE_VERSION=4.10.3
+AXE_VERSION=4.14.1
 out=internal/browsertest/testdata
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
