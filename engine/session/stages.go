@@ -193,9 +193,12 @@ func (s *Session) logitsStage(recomputed bool) *LogitsInfo {
 		info = &LogitsInfo{Pos: s.logitPos, Vocab: len(s.logits), Params: d.Params, AfterTopK: d.AfterK, AfterTopP: d.AfterP,
 			Kept: d.Kept, KeptMass: d.KeptMass, Full: s.logits, FromPrefill: s.logitPos == s.nPrompt-1}
 	} else {
-		s.dist = newDistributionTop(s.logits, s.cfg.Sampling, s.cfg.TopN, buf)
+		// the statistics of every logit come beside the softmax sums
 		light := s.deferLens && !recomputed
-		info = s.logitsInfoOf(s.dist, s.logits, s.logitPos, s.cfg.TopN, light)
+		var st logitStats
+		logits := s.logits
+		s.dist = newDistributionTopWith(logits, s.cfg.Sampling, s.cfg.TopN, buf, func() { st = statsOf(logits, light) })
+		info = s.logitsInfoStats(s.dist, logits, s.logitPos, s.cfg.TopN, light, st)
 	}
 	info.Recomputed = recomputed
 	info.DurationMs = msf(time.Since(start))
@@ -218,20 +221,18 @@ const HistogramBins = 40
 // LightTopN candidates at most and leaves the histogram's counts out (a
 // Partial event: see DeferLens).
 func (s *Session) logitsInfoOf(d *Distribution, logits []float32, pos, topN int, light bool) *LogitsInfo {
+	return s.logitsInfoStats(d, logits, pos, topN, light, statsOf(logits, light))
+}
+
+// logitsInfoStats is logitsInfoOf with the logits' statistics made
+// already (statsOf(logits, light)).
+func (s *Session) logitsInfoStats(d *Distribution, logits []float32, pos, topN int, light bool, st logitStats) *LogitsInfo {
 	info := &LogitsInfo{Pos: pos, Vocab: len(logits), Params: d.Params, AfterTopK: d.AfterK, AfterTopP: d.AfterP,
 		Kept: d.Kept, KeptMass: d.KeptMass, Entropy1: d.Entropy1, EntropyT: d.EntropyT, Full: logits,
 		FromPrefill: pos == s.nPrompt-1}
-	var sum float64
-	for _, v := range logits {
-		sum += float64(v)
-	}
-	info.Mean = float32(sum / float64(len(logits)))
+	info.Mean, info.Histogram = st.mean, st.hist
 	if light {
-		info.Histogram = Histogram{}
-		info.Histogram.Lo, info.Histogram.Hi = minMax(logits)
 		topN = min(topN, LightTopN)
-	} else {
-		info.Histogram = NewHistogram(logits, HistogramBins)
 	}
 	info.Min, info.Max = info.Histogram.Lo, info.Histogram.Hi
 	info.Chain = s.chain(d)

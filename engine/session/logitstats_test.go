@@ -1,0 +1,122 @@
+package session
+
+// logitstats_test.go: the one-pass statistics equal the separate passes
+// bit for bit, and a distribution made with its tasks on the engine's
+// pool equals the one made serially.
+
+import (
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+func TestMeanMinMaxBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 7))
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	negZero := float32(math.Copysign(0, -1))
+	for _, tc := range []struct {
+		name string
+		v    []float32
+	}{
+		{"one", []float32{2.5}},
+		{"five", []float32{1, -2, 3, -4, 5}},
+		{"zeros", []float32{0, negZero, 0, negZero, 0, 0}},
+		{"neg zero only", []float32{negZero, negZero, negZero}},
+		{"nan", []float32{1, 2, nan, 4, 5, 6, 7}},
+		{"nan last", []float32{1, 2, 3, 4, 5, 6, 7, 8, nan}},
+		{"inf", []float32{1, inf, -inf, 3}},
+		{"vocab 4096", randLogits(r, 4096, 4)},
+		{"vocab 32003", randLogits(r, 32003, 10)},
+		{"tiny and large", append(randLogits(r, 999, 1e-6), 1e30, -1e30, 3e-38)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var sum float64
+			for _, v := range tc.v {
+				sum += float64(v)
+			}
+			wantMean := float32(sum / float64(len(tc.v)))
+			wantLo, wantHi := minMax(tc.v)
+			mean, lo, hi := meanMinMax(tc.v)
+			if math.Float32bits(mean) != math.Float32bits(wantMean) && !(mean != mean && wantMean != wantMean) {
+				t.Errorf("mean %v, want %v", mean, wantMean)
+			}
+			if math.Float32bits(lo) != math.Float32bits(wantLo) || math.Float32bits(hi) != math.Float32bits(wantHi) {
+				if !(lo != lo && wantLo != wantLo && hi != hi && wantHi != wantHi) {
+					t.Errorf("range [%v, %v], want [%v, %v]", lo, hi, wantLo, wantHi)
+				}
+			}
+			if math.IsNaN(float64(wantLo)) || math.IsInf(float64(wantLo), 0) || math.IsInf(float64(wantHi), 0) {
+				return // NewHistogram's bins need a finite range
+			}
+			for _, light := range []bool{true, false} {
+				st := statsOf(tc.v, light)
+				want := NewHistogram(tc.v, HistogramBins)
+				if light {
+					want.Counts = nil
+				}
+				if !reflect.DeepEqual(st.hist, want) {
+					t.Errorf("light %v: histogram %+v, want %+v", light, st.hist, want)
+				}
+			}
+		})
+	}
+}
+
+func randLogits(r *rand.Rand, n int, scale float64) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64() * scale)
+	}
+	return v
+}
+
+// TestDistributionConcurrentSerial: the softmax sums, the selection and
+// the side task made on the pool equal those made one after the other.
+func TestDistributionConcurrentSerial(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 9))
+	logits := randLogits(r, 4096, 3)
+	ties := randLogits(r, 4096, 1)
+	for i := range ties {
+		ties[i] = float32(math.Round(float64(ties[i]) * 4))
+	}
+	defer func() { concurrently = engineConcurrently }()
+	for _, p := range []SamplingParams{
+		{Temperature: 0, TopP: 1},
+		{Temperature: 1, TopP: 1},
+		{Temperature: 0.8, TopP: 0.9},
+		{Temperature: 1.3, TopK: 40, TopP: 0.95, MinP: 0.02},
+	} {
+		for _, l := range [][]float32{logits, ties} {
+			var got, want [2]*Distribution
+			var gotSt, wantSt logitStats
+			for _, serial := range []bool{false, true} {
+				concurrently = engineConcurrently
+				if serial {
+					concurrently = func(tasks ...func()) {
+						for _, t := range tasks {
+							t()
+						}
+					}
+				}
+				var st logitStats
+				d := newDistributionTopWith(l, p, 20, nil, func() { st = statsOf(l, false) })
+				if serial {
+					want[0], wantSt = d, st
+				} else {
+					got[0], gotSt = d, st
+				}
+			}
+			want[1] = newDistributionTop(l, p, 20, nil)
+			got[1] = got[0]
+			for i := range got {
+				if !reflect.DeepEqual(got[i], want[i]) {
+					t.Errorf("%+v: distributions differ (%d)", p, i)
+				}
+			}
+			if !reflect.DeepEqual(gotSt, wantSt) {
+				t.Errorf("%+v: statistics differ", p)
+			}
+		}
+	}
+}
