@@ -35,26 +35,27 @@ func statsOf(logits []float32, light bool) logitStats {
 }
 
 // meanMinMax is the mean of v (a float64 sum in token order) and its
-// smallest and largest values (minMax's): one pass, the sum's chain of
-// additions hiding the comparisons. v must not be empty.
+// smallest and largest values, minMax's bits: one pass of the sum and two
+// comparisons per value, the comparisons hidden by the sum's chain of
+// additions (minMax's built-in min and max, which order NaN and the signed
+// zeros, cost more). Comparisons find a value equal to the least and the
+// greatest; its bits are minMax's unless it is a zero (−0 and +0 compare
+// equal) or v has a NaN (which makes the sum NaN): then minMax decides.
+// v must not be empty.
 func meanMinMax(v []float32) (mean, lo, hi float32) {
 	var sum float64
-	l, h := [4]float32{v[0], v[0], v[0], v[0]}, [4]float32{v[0], v[0], v[0], v[0]}
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		x := v[i : i+4 : i+4]
-		sum += float64(x[0])
-		sum += float64(x[1])
-		sum += float64(x[2])
-		sum += float64(x[3])
-		l[0], h[0] = min(l[0], x[0]), max(h[0], x[0])
-		l[1], h[1] = min(l[1], x[1]), max(h[1], x[1])
-		l[2], h[2] = min(l[2], x[2]), max(h[2], x[2])
-		l[3], h[3] = min(l[3], x[3]), max(h[3], x[3])
+	lo, hi = v[0], v[0]
+	for _, x := range v {
+		sum += float64(x)
+		if x < lo {
+			lo = x
+		}
+		if x > hi {
+			hi = x
+		}
 	}
-	for ; i < len(v); i++ {
-		sum += float64(v[i])
-		l[0], h[0] = min(l[0], v[i]), max(h[0], v[i])
+	if sum != sum || lo == 0 || hi == 0 {
+		lo, hi = minMax(v)
 	}
-	return float32(sum / float64(len(v))), min(l[0], l[1], l[2], l[3]), max(h[0], h[1], h[2], h[3])
+	return float32(sum / float64(len(v))), lo, hi
 }
