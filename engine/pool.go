@@ -216,19 +216,3 @@ func parallelForAligned(n, align, minWork int, fn func(worker, lo, hi int)) {
 // maxWorkers is how many workers a parallel region may use (worker ids are
 // below this).
 func maxWorkers() int { return getPool().n }
-
-// Concurrently runs every task and returns when all are done: task 0 on
-// the caller's goroutine, the others on the pool's workers where one is
-// free (a worker still spinning after a forward pass takes its task at
-// once), else after it on the caller's goroutine. For serial work outside
-// the model's passes that splits into independent parts (a session's
-// logits statistics beside its softmax sums): tasks must not share
-// anything they write, and then each computes the same values whoever
-// runs it. Like parallelFor it leaves other computing callers their cores.
-func Concurrently(tasks ...func()) {
-	parallelFor(len(tasks), 1, func(_, lo, hi int) {
-		for _, t := range tasks[lo:hi] {
-			t()
-		}
-	})
-}

@@ -136,31 +136,3 @@ func TestWorkersBitIdentical(t *testing.T) {
 		})
 	}
 }
-
-// TestConcurrently: every task runs exactly once, however many there are
-// and whether or not the pool is free.
-func TestConcurrently(t *testing.T) {
-	for n := 0; n <= 5; n++ {
-		ran := make([]int, n)
-		tasks := make([]func(), n)
-		for i := range tasks {
-			tasks[i] = func() { ran[i]++ }
-		}
-		Concurrently(tasks...)
-		for i, c := range ran {
-			if c != 1 {
-				t.Errorf("%d tasks: task %d ran %d times", n, i, c)
-			}
-		}
-	}
-	// called from inside a region (the pool busy): the tasks run on the caller
-	var inner int
-	parallelFor(2, 1, func(_, lo, hi int) {
-		if lo == 0 {
-			Concurrently(func() { inner++ }, func() { inner += 10 })
-		}
-	})
-	if inner != 11 {
-		t.Errorf("inside a region: %d, want 11", inner)
-	}
-}

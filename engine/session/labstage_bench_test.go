@@ -3,7 +3,8 @@ package session_test
 // labstage_bench_test.go: the serial work of the lab's thinned run beside
 // its forward passes — the logits stage as a thinned token makes it
 // (greedy, DeferLens: the first LightTopN candidates, the histogram's
-// range), on the logits of a 250-token greedy run of the default model.
+// range) and in full, timed by its own events over a 250-token greedy run
+// of the default model.
 
 import (
 	"context"
@@ -19,37 +20,31 @@ func BenchmarkLabLogitsStage(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfg := session.Config{Prompt: "The capital of France is", Sampling: session.SamplingParams{Temperature: 0, TopP: 1}, MaxNewTokens: 250}
-	s, err := session.New(m, cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var steps [][]float32
-	if _, err = s.Advance(context.Background(), session.UntilStop, func(e *session.Event) bool {
-		if e.Logits != nil {
-			steps = append(steps, append([]float32(nil), e.Logits.Full...))
+	for _, light := range []bool{true, false} {
+		name := "full"
+		if light {
+			name = "thin"
 		}
-		return true
-	}); err != nil {
-		b.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name          string
-		light, serial bool
-	}{{"thin", true, false}, {"thin-serial", true, true}, {"full", false, false}, {"full-serial", false, true}} {
-		b.Run(tc.name, func(b *testing.B) {
-			s, err := session.New(m, cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			s.DeferLens(tc.light)
-			session.SerialTasks(tc.serial)
-			defer session.SerialTasks(false)
+		b.Run(name, func(b *testing.B) {
+			var ms float64
+			var steps int
 			for b.Loop() {
-				for _, l := range steps {
-					s.LogitsStageOn(l)
+				s, err := session.New(m, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				s.DeferLens(light)
+				if _, err = s.Advance(context.Background(), session.UntilStop, func(e *session.Event) bool {
+					if e.Logits != nil {
+						ms += e.Logits.DurationMs
+						steps++
+					}
+					return true
+				}); err != nil {
+					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N*len(steps)), "µs/step")
+			b.ReportMetric(ms*1000/float64(steps), "µs/logits-stage")
 		})
 	}
 }

@@ -1,9 +1,7 @@
 package session
 
 // logitstats.go: a logits event's statistics of the whole vocabulary (the
-// mean, the range, the histogram), made in one pass beside the step's
-// softmax sums (newDistributionTopWith): on the engine pool's other core
-// when one is free, the same numbers either way.
+// mean, the range, the histogram) in one pass over the logits.
 
 // logitStats are what a logits event shows of every logit besides the
 // distribution: the mean, and the histogram (only its range when light).

@@ -1,8 +1,7 @@
 package session
 
 // logitstats_test.go: the one-pass statistics equal the separate passes
-// bit for bit, and a distribution made with its tasks on the engine's
-// pool equals the one made serially.
+// bit for bit.
 
 import (
 	"math"
@@ -72,54 +71,4 @@ func randLogits(r *rand.Rand, n int, scale float64) []float32 {
 		v[i] = float32(r.NormFloat64() * scale)
 	}
 	return v
-}
-
-// TestDistributionConcurrentSerial: the softmax sums, the selection and
-// the side task made on the pool equal those made one after the other.
-func TestDistributionConcurrentSerial(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 9))
-	logits := randLogits(r, 4096, 3)
-	ties := randLogits(r, 4096, 1)
-	for i := range ties {
-		ties[i] = float32(math.Round(float64(ties[i]) * 4))
-	}
-	defer func() { concurrently = engineConcurrently }()
-	for _, p := range []SamplingParams{
-		{Temperature: 0, TopP: 1},
-		{Temperature: 1, TopP: 1},
-		{Temperature: 0.8, TopP: 0.9},
-		{Temperature: 1.3, TopK: 40, TopP: 0.95, MinP: 0.02},
-	} {
-		for _, l := range [][]float32{logits, ties} {
-			var got, want [2]*Distribution
-			var gotSt, wantSt logitStats
-			for _, serial := range []bool{false, true} {
-				concurrently = engineConcurrently
-				if serial {
-					concurrently = func(tasks ...func()) {
-						for _, t := range tasks {
-							t()
-						}
-					}
-				}
-				var st logitStats
-				d := newDistributionTopWith(l, p, 20, nil, func() { st = statsOf(l, false) })
-				if serial {
-					want[0], wantSt = d, st
-				} else {
-					got[0], gotSt = d, st
-				}
-			}
-			want[1] = newDistributionTop(l, p, 20, nil)
-			got[1] = got[0]
-			for i := range got {
-				if !reflect.DeepEqual(got[i], want[i]) {
-					t.Errorf("%+v: distributions differ (%d)", p, i)
-				}
-			}
-			if !reflect.DeepEqual(gotSt, wantSt) {
-				t.Errorf("%+v: statistics differ", p)
-			}
-		}
-	}
 }

@@ -187,20 +187,6 @@ func NewDistributionTop(logits []float32, p SamplingParams, n int) *Distribution
 // newDistributionTop is NewDistributionTop with Sorted in buf's memory
 // when it has room (a session reuses its previous step's).
 func newDistributionTop(logits []float32, p SamplingParams, n int, buf []Candidate) *Distribution {
-	return newDistributionTopWith(logits, p, n, buf, nil)
-}
-
-// concurrently runs independent tasks, on the engine pool's free cores
-// (engine.Concurrently); the tests swap in a serial one.
-var concurrently, engineConcurrently = engine.Concurrently, engine.Concurrently
-
-// newDistributionTopWith is newDistributionTop that runs side (work of
-// its own on the same logits: the event's statistics) beside it. The
-// softmax sums at temperature 1 and after temperature, and under greedy
-// the top-N selection, are independent passes over the logits: they run
-// as tasks on the engine's pool (engine.Concurrently), so a free core
-// takes one, each computing exactly what it computes alone.
-func newDistributionTopWith(logits []float32, p SamplingParams, n int, buf []Candidate, side func()) *Distribution {
 	// temperature 0 puts all the probability after temperature on the top
 	// token (selectTop sets it): no softmax after temperature to compute
 	d := &Distribution{Params: p, logits: logits, t1: true, tT: !p.Greedy(), Sorted: buf[:0]}
@@ -215,39 +201,16 @@ func newDistributionTopWith(logits []float32, p SamplingParams, n int, buf []Can
 			defer doneT()
 		}
 	}
-	sums1 := func() { d.s1 = newSoftmaxSumsKeep(logits, 1, e1) }
-	var top []int // greedy: the first n ids, selected beside the sums
-	switch {
-	case p.Greedy():
-		idBuf := idBufs.Get().(*[]int)
-		defer idBufs.Put(idBuf)
-		concurrently(sums1, func() {
-			top = topIDs(logits, min(max(n, 1), len(logits)), (*idBuf)[:0])
-			*idBuf = top
-			if side != nil {
-				side()
-			}
-		})
-	case p.Temperature != 1:
-		concurrently(func() { d.sT = newSoftmaxSumsKeep(logits, p.Temperature, eT) }, func() {
-			sums1()
-			if side != nil {
-				side()
-			}
-		})
-	case side != nil:
-		concurrently(sums1, side)
-	default:
-		sums1()
-	}
-	if p.Greedy() || p.Temperature == 1 {
-		d.sT = d.s1
+	d.s1 = newSoftmaxSumsKeep(logits, 1, e1)
+	d.sT = d.s1
+	if p.Temperature > 0 && p.Temperature != 1 {
+		d.sT = newSoftmaxSumsKeep(logits, p.Temperature, eT)
 	}
 	d.Entropy1, d.EntropyT = d.s1.entropy, d.sT.entropy
 	if p.Greedy() {
 		d.EntropyT = 0 // one token holds it all
 	}
-	d.selectTopFrom(n, top)
+	d.selectTop(n)
 	d.s1.e, d.sT.e = nil, nil // the scratch goes back: later lookups (At) recompute
 	return d
 }
@@ -287,22 +250,12 @@ func newDistributionText(logits []float32, p SamplingParams, buf []Candidate) *D
 
 // selectTop fills Sorted with at least the kept set and the first n
 // candidates, and the cut-offs, from d's softmax sums.
-func (d *Distribution) selectTop(n int) *Distribution { return d.selectTopFrom(n, nil) }
-
-// selectTopFrom is selectTop given, when top is not nil, greedy's
-// selection made already: topIDs(d.logits, min(max(n, 1), V)) (the
-// memory stays the caller's).
-func (d *Distribution) selectTopFrom(n int, top []int) *Distribution {
+func (d *Distribution) selectTop(n int) *Distribution {
 	logits, p := d.logits, d.Params
 	V := len(logits)
-	m := min(max(n, 1), V)
-	if top != nil && p.Greedy() && len(top) == m {
-		d.take(top)
-		d.cut(V) // greedy: always decided
-		return d.finish()
-	}
 	idBuf := idBufs.Get().(*[]int)
 	defer idBufs.Put(idBuf)
+	m := min(max(n, 1), V)
 	// sampling: first the tokens whose logit lies within span of the
 	// largest, the span read off the probability mass by distance from the
 	// top (nucleusSpan): one pass to bin, one to gather, a sort of those
@@ -336,7 +289,13 @@ func (d *Distribution) selectTopFrom(n int, top []int) *Distribution {
 			ids = topIDs(logits, m, (*idBuf)[:0])
 		}
 		*idBuf = ids
-		d.take(ids)
+		if cap(d.Sorted) < len(ids) {
+			d.Sorted = make([]Candidate, 0, len(ids))
+		}
+		d.Sorted = d.Sorted[:0]
+		for _, id := range ids {
+			d.Sorted = append(d.Sorted, d.candidate(id))
+		}
 		if d.cut(V) {
 			break
 		}
@@ -365,24 +324,7 @@ func (d *Distribution) selectTopFrom(n int, top []int) *Distribution {
 			m = V
 		}
 	}
-	return d.finish()
-}
-
-// take sets Sorted to the candidates of ids, in their order.
-func (d *Distribution) take(ids []int) {
-	if cap(d.Sorted) < len(ids) {
-		d.Sorted = make([]Candidate, 0, len(ids))
-	}
-	d.Sorted = d.Sorted[:0]
-	for _, id := range ids {
-		d.Sorted = append(d.Sorted, d.candidate(id))
-	}
-}
-
-// finish sets the kept set's mass and probabilities once the cut-offs
-// are decided.
-func (d *Distribution) finish() *Distribution {
-	if d.Params.Greedy() && len(d.Sorted) > 0 {
+	if p.Greedy() && len(d.Sorted) > 0 {
 		d.Sorted[0].ProbT = 1 // temperature 0: a point mass on the top token
 	}
 	for _, c := range d.Sorted[:d.Kept] {

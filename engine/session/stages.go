@@ -193,12 +193,9 @@ func (s *Session) logitsStage(recomputed bool) *LogitsInfo {
 		info = &LogitsInfo{Pos: s.logitPos, Vocab: len(s.logits), Params: d.Params, AfterTopK: d.AfterK, AfterTopP: d.AfterP,
 			Kept: d.Kept, KeptMass: d.KeptMass, Full: s.logits, FromPrefill: s.logitPos == s.nPrompt-1}
 	} else {
-		// the statistics of every logit come beside the softmax sums
+		s.dist = newDistributionTop(s.logits, s.cfg.Sampling, s.cfg.TopN, buf)
 		light := s.deferLens && !recomputed
-		var st logitStats
-		logits := s.logits
-		s.dist = newDistributionTopWith(logits, s.cfg.Sampling, s.cfg.TopN, buf, func() { st = statsOf(logits, light) })
-		info = s.logitsInfoStats(s.dist, logits, s.logitPos, s.cfg.TopN, light, st)
+		info = s.logitsInfoOf(s.dist, s.logits, s.logitPos, s.cfg.TopN, light)
 	}
 	info.Recomputed = recomputed
 	info.DurationMs = msf(time.Since(start))
@@ -221,12 +218,7 @@ const HistogramBins = 40
 // LightTopN candidates at most and leaves the histogram's counts out (a
 // Partial event: see DeferLens).
 func (s *Session) logitsInfoOf(d *Distribution, logits []float32, pos, topN int, light bool) *LogitsInfo {
-	return s.logitsInfoStats(d, logits, pos, topN, light, statsOf(logits, light))
-}
-
-// logitsInfoStats is logitsInfoOf with the logits' statistics made
-// already (statsOf(logits, light)).
-func (s *Session) logitsInfoStats(d *Distribution, logits []float32, pos, topN int, light bool, st logitStats) *LogitsInfo {
+	st := statsOf(logits, light)
 	info := &LogitsInfo{Pos: pos, Vocab: len(logits), Params: d.Params, AfterTopK: d.AfterK, AfterTopP: d.AfterP,
 		Kept: d.Kept, KeptMass: d.KeptMass, Entropy1: d.Entropy1, EntropyT: d.EntropyT, Full: logits,
 		FromPrefill: pos == s.nPrompt-1}
