@@ -267,11 +267,17 @@ type Histogram struct {
 
 // NewHistogram bins every value of v into n bins over [min, max].
 func NewHistogram(v []float32, n int) Histogram {
-	h := Histogram{Counts: make([]int, n)}
 	if len(v) == 0 {
-		return h
+		return Histogram{Counts: make([]int, n)}
 	}
-	h.Lo, h.Hi = minMax(v)
+	lo, hi := minMax(v)
+	return newHistogramIn(v, n, lo, hi)
+}
+
+// newHistogramIn is NewHistogram of a non-empty v whose smallest and
+// largest values (minMax's) are lo and hi.
+func newHistogramIn(v []float32, n int, lo, hi float32) Histogram {
+	h := Histogram{Counts: make([]int, n), Lo: lo, Hi: hi}
 	w := (h.Hi - h.Lo) / float32(n)
 	if !(w > 0) {
 		h.Counts[n-1] = len(v)

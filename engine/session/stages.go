@@ -218,20 +218,13 @@ const HistogramBins = 40
 // LightTopN candidates at most and leaves the histogram's counts out (a
 // Partial event: see DeferLens).
 func (s *Session) logitsInfoOf(d *Distribution, logits []float32, pos, topN int, light bool) *LogitsInfo {
+	st := statsOf(logits, light)
 	info := &LogitsInfo{Pos: pos, Vocab: len(logits), Params: d.Params, AfterTopK: d.AfterK, AfterTopP: d.AfterP,
 		Kept: d.Kept, KeptMass: d.KeptMass, Entropy1: d.Entropy1, EntropyT: d.EntropyT, Full: logits,
 		FromPrefill: pos == s.nPrompt-1}
-	var sum float64
-	for _, v := range logits {
-		sum += float64(v)
-	}
-	info.Mean = float32(sum / float64(len(logits)))
+	info.Mean, info.Histogram = st.mean, st.hist
 	if light {
-		info.Histogram = Histogram{}
-		info.Histogram.Lo, info.Histogram.Hi = minMax(logits)
 		topN = min(topN, LightTopN)
-	} else {
-		info.Histogram = NewHistogram(logits, HistogramBins)
 	}
 	info.Min, info.Max = info.Histogram.Lo, info.Histogram.Hi
 	info.Chain = s.chain(d)
