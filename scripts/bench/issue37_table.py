@@ -140,7 +140,8 @@ def table(s, per):
         lines.append(f"| decode at depth {s.get('depth')}, {s.get('depth_model')}, 2 threads, against reading the weights "
                      f"and the KV cache once: step time ÷ that floor, 1 = at the floor (`long_context.decode_vs_read_floor`) | {num(s.get('depth_decode_ms'), '{:.1f}')} ms "
                      f"| read floor {num(s.get('depth_read_floor_ms'), '{:.1f}')} ms | {r('depth_decode_vs_read_floor')} "
-                     f"(attention's share ÷ its KV read: {r('depth_attention_vs_kv_read_floor')}) | — |")
+                     f"(attention's share ÷ its KV read: {r('depth_attention_vs_kv_read_floor')}) | ≤ 1.3× the read floor "
+                     f"(the issue's \"KV-read floor per token\"; read as attention alone against its KV read, also ≤ 1.3) |")
     keys = sorted({k.split("/")[1] for k in per if k.startswith("decode_vs_bound/")})
     for k in keys:
         model, layout, threads = k.rsplit("-", 2)
