@@ -238,3 +238,36 @@ func TestGemmTileBias(t *testing.T) {
 		t.Skip("no kernel set with a bias tile on this CPU")
 	}
 }
+
+// TestGemmTail compares each kernel set's tail tile (tailMR rows) with the
+// first tailMR rows of its full tile, bit for bit, starting from zero and
+// going on from c, as the batched [in][out] pass runs them block by block.
+func TestGemmTail(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	tested := 0
+	for _, ks := range append([]*kernelSet{&goKernels, simdKernels}, otherKernels...) {
+		if ks == nil || ks.gemmTail == nil {
+			continue
+		}
+		tested++
+		for _, k := range []int{1, 7, 768} {
+			mr, tr, nr, lda, ldc := ks.mr, ks.tailMR, ks.nr, k+3, ks.nr+5
+			a, bp, bp2 := randVec(r, mr*lda), randVec(r, k*nr), randVec(r, k*nr)
+			want, got := make([]float32, mr*ldc), make([]float32, tr*ldc)
+			ks.gemmTile(k, a, lda, bp, want, ldc)
+			ks.gemmTileAcc(k, a, lda, bp2, want, ldc)
+			ks.gemmTail(k, a, lda, bp, got, ldc)
+			ks.gemmTailAcc(k, a, lda, bp2, got, ldc)
+			for i := range tr {
+				for j := range nr {
+					if math.Float32bits(got[i*ldc+j]) != math.Float32bits(want[i*ldc+j]) {
+						t.Fatalf("%s k=%d: c[%d][%d] = %v, want %v", ks.name, k, i, j, got[i*ldc+j], want[i*ldc+j])
+					}
+				}
+			}
+		}
+	}
+	if tested == 0 {
+		t.Skip("no kernel set with a tail tile on this CPU")
+	}
+}

@@ -109,18 +109,22 @@ func inOutTiles(k *kernelSet, j linJob, xs []float32, B int, buf, pad []float32,
 				copy(buf[p*n*nr+i*nr:p*n*nr+i*nr+nr], src[p*nr:p*nr+nr])
 			}
 		}
-		tileFn := k.gemmTileAcc
+		tileFn, tailFn := k.gemmTileAcc, k.gemmTailAcc
 		if k0 == 0 {
-			tileFn = k.gemmTile
+			tileFn, tailFn = k.gemmTile, k.gemmTail
 		}
 		for p := 0; p < np; p++ {
 			bp := buf[p*n*nr : (p+1)*n*nr]
 			g := lo + p*nr
 			for s0 := 0; s0 < B; s0 += mr {
 				a := xs[s0*in+k0:]
-				if s0 < full {
+				switch {
+				case s0 < full:
 					tileFn(n, a, in, bp, j.out[s0*rows+g:], rows)
-				} else {
+				case tailFn != nil && B-full <= k.tailMR:
+					// the last few sequences in a smaller tile: no padded rows computed
+					tailFn(n, a, in, bp, pad[p*mr*nr:], nr)
+				default:
 					tileFn(n, a, in, bp, pad[p*mr*nr:], nr)
 				}
 			}

@@ -18,7 +18,7 @@ func TestInOutBatchRowsExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, ks := range kernelSets(t) {
 		for _, sh := range []struct{ in, out, views int }{{64, 96, 3}, {72, 100, 1}, {48, 40, 2}, {2100, 96, 2}} {
-			for _, B := range []int{2, 5, 12, 13, 32} {
+			for _, B := range []int{2, 5, 8, 9, 12, 13, 20, 21, 32} {
 				name := fmt.Sprintf("%s/%dx%d*%d/B%d", ks.name, sh.in, sh.out, sh.views, B)
 				old := useKernels(ks)
 				ld := sh.out * sh.views

@@ -33,6 +33,12 @@ type kernelSet struct {
 	// same chains of fused steps as gemvT's (the batched [in][out] decode
 	// runs it over blocks of k; inout.go); nil elsewhere.
 	gemmTileAcc func(k int, a []float32, lda int, bp []float32, c []float32, ldc int)
+	// gemmTail and gemmTailAcc are gemmTile and gemmTileAcc for tailMR
+	// rows (< mr), each row's outputs the same bits: a batch's last
+	// sequences past its whole tiles, so no padded rows are computed
+	// (inout.go); nil where the set has none (the tail runs a padded tile).
+	gemmTail, gemmTailAcc func(k int, a []float32, lda int, bp []float32, c []float32, ldc int)
+	tailMR                int
 	// gemv4 and gemv4BF16 are gemv for four vectors in one pass over the
 	// rows (outs[v][r] = Σ_c w[r·ldw+c]·xs[v][c]), each value equal to
 	// gemv's; nil in sets without them (the caller loops over gemv).

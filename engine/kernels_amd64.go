@@ -38,6 +38,12 @@ func gemm12x32AVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int
 //go:noescape
 func gemm12x32BF16(k int, a *uint32, lda int, b *uint32, c *float32, ldc int)
 
+//go:noescape
+func gemm8x32AVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int)
+
+//go:noescape
+func gemm8x32AccAVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int)
+
 // kernels512_amd64.s
 
 //go:noescape
@@ -69,6 +75,7 @@ func init() {
 		k512.gemv, k512.gemvBF16 = gemvAVX512, gemvBF16AVX512w
 		k512.gemv4, k512.gemv4BF16 = gemv4AVX512, gemv4BF16AVX512w
 		k512.gemvT, k512.tCols, k512.gemmTileAcc = gemvTAVX512, 16, gemmTileAccAVX512
+		k512.gemmTail, k512.gemmTailAcc, k512.tailMR = gemmTail8AVX512, gemmTail8AccAVX512, 8
 		k = &k512
 		otherTile6x32 = gemmTileAVX512
 	}
@@ -137,6 +144,16 @@ func checkGemvT(nout, nw, ldw, nx, k, n, cols int) {
 func gemmTileAccAVX512(k int, a []float32, lda int, bp []float32, c []float32, ldc int) {
 	checkGemm(k, len(a), lda, len(bp), len(c), ldc, 12, 32)
 	gemm12x32AccAVX512(k, &a[0], lda, &bp[0], &c[0], ldc)
+}
+
+func gemmTail8AVX512(k int, a []float32, lda int, bp []float32, c []float32, ldc int) {
+	checkGemm(k, len(a), lda, len(bp), len(c), ldc, 8, 32)
+	gemm8x32AVX512(k, &a[0], lda, &bp[0], &c[0], ldc)
+}
+
+func gemmTail8AccAVX512(k int, a []float32, lda int, bp []float32, c []float32, ldc int) {
+	checkGemm(k, len(a), lda, len(bp), len(c), ldc, 8, 32)
+	gemm8x32AccAVX512(k, &a[0], lda, &bp[0], &c[0], ldc)
 }
 
 func checkGemm(k, na, lda, nbp, nc, ldc, mr, nr int) {
