@@ -654,8 +654,14 @@ func (c *Conn) TryReply(typ string, payload any) {
 }
 
 func (c *Conn) SendError(id int64, code, msg string) {
+	c.sendError(id, wire.ErrorPayload{Code: code, Message: msg})
+}
+
+// sendError counts and sends an error reply with every field of p (a
+// byte_budget refusal's retry_after_ms).
+func (c *Conn) sendError(id int64, p wire.ErrorPayload) {
 	c.s.Metrics.Errors.Add(1)
-	c.Reply(id, wire.MsgError, wire.ErrorPayload{Code: code, Message: msg})
+	c.Reply(id, wire.MsgError, p)
 }
 
 func (c *Conn) worker() {

@@ -54,8 +54,7 @@ func (c *Conn) dataAllowed(id int64, what string) bool {
 		return true
 	}
 	c.s.Metrics.BytesRefused.Add(1)
-	c.s.Metrics.Errors.Add(1)
-	c.Reply(id, wire.MsgError, wire.ErrorPayload{Code: wire.CodeByteBudget, Message: c.s.bytes.Refusal(what, d), RetryAfterMs: max(1, d.Milliseconds()+1)})
+	c.sendError(id, wire.ErrorPayload{Code: wire.CodeByteBudget, Message: c.s.bytes.Refusal(what, d), RetryAfterMs: max(1, d.Milliseconds()+1)})
 	return false
 }
 
