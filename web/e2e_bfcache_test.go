@@ -71,7 +71,7 @@ func waitSessions(t *testing.T, base string, want int) {
 func TestBrowserBackForwardCache(t *testing.T) {
 	t.Parallel()
 	ts, m := labServer(t)
-	b := browsertest.New(t)
+	b := browsertest.NewFull(t) // the headless shell has no back/forward cache
 	ctx := b.Ctx
 	_, want := engineRun(t, m, session.Config{Prompt: "The President said", Sampling: session.DefaultSampling(), MaxNewTokens: 8})
 	wantGen := eventIDs(want)

@@ -44,30 +44,41 @@ func TestBrowserHome(t *testing.T) {
 }
 
 // TestBrowserAccessibility: axe-core finds no serious or critical
-// violation on the home page, the compare page and a lesson page.
+// violation on the home page, the compare page and a lesson page, in the
+// headless shell the page tests use and in the full browser (the same
+// Chromium build: browsertest.FindChromium), and the pages log no error in
+// either.
 func TestBrowserAccessibility(t *testing.T) {
 	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
 	ts, _ := labServer(t)
-	b := browsertest.New(t)
-	ctx := b.Ctx
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			b.Screenshot(t, "a11y-failure")
-			t.Fatal(err)
-		}
+	for _, br := range []struct {
+		name   string
+		open   func(testing.TB) *browsertest.Browser
+		suffix string
+	}{{"headless shell", browsertest.New, ""}, {"full browser", browsertest.NewFull, "-full-browser"}} {
+		t.Run(br.name, func(t *testing.T) {
+			b := br.open(t)
+			ctx := b.Ctx
+			must := func(err error) {
+				t.Helper()
+				if err != nil {
+					b.Screenshot(t, "a11y-failure"+br.suffix)
+					t.Fatal(err)
+				}
+			}
+			must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-title"]`))))
+			b.AssertAccessible(t, "/")
+			must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/compare?prompt=The%20President%20said&t=0.8&p=0.9&seed=3&n=16")))
+			must(waitJS(ctx, `document.body.dataset.compare === "done"`))
+			b.AssertAccessible(t, "/compare")
+			b.Screenshot(t, "compare"+br.suffix)
+			must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lessons/sampling?s=4")))
+			must(waitJS(ctx, `[...document.querySelectorAll('#section-4 [data-testid="panel-out"]')].every(p => p.dataset.state === "done")`))
+			b.AssertAccessible(t, "/lessons/sampling")
+			b.Screenshot(t, "lesson-sampling-4"+br.suffix)
+			b.AssertNoJSErrors(t)
+		})
 	}
-	must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-title"]`))))
-	b.AssertAccessible(t, "/")
-	must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/compare?prompt=The%20President%20said&t=0.8&p=0.9&seed=3&n=16")))
-	must(waitJS(ctx, `document.body.dataset.compare === "done"`))
-	b.AssertAccessible(t, "/compare")
-	b.Screenshot(t, "compare")
-	must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lessons/sampling?s=4")))
-	must(waitJS(ctx, `[...document.querySelectorAll('#section-4 [data-testid="panel-out"]')].every(p => p.dataset.state === "done")`))
-	b.AssertAccessible(t, "/lessons/sampling")
-	b.Screenshot(t, "lesson-sampling-4")
-	b.AssertNoJSErrors(t)
 }
 
 // TestBrowserLabScreens: the lab after a run has no serious or critical

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -39,7 +40,7 @@ func main() {
 		// when other jobs share the cores
 		args = append(args, "-timeout=30m")
 	}
-	args = append(args, os.Args[1:]...)
+	args = append(args, longestFirst(os.Args[1:])...)
 	cmd := exec.Command("go", args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -156,6 +157,53 @@ func skipLine(skips []skip) string {
 
 // hasFlag reports whether args set the go test flag name (-name, --name,
 // -name=v, -test.name).
+// longestFirst expands arguments that are all package patterns (the
+// README's ./...) into the packages, those with the most test code first.
+// go test starts building and running packages in the order it is given
+// them, two at a time on 2 cores: given ./..., the web package (browser
+// tests, most of the suite's time) waited ~35 s behind the engine's and the
+// command's tests, and ran its serial tests (timings, one core busy) alone
+// after them; started first, its build and serial tests overlap the small
+// packages. Arguments with a flag pass through unchanged.
+func longestFirst(args []string) []string {
+	if len(args) == 0 {
+		return args
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			return args
+		}
+	}
+	out, err := exec.Command("go", append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{join .TestGoFiles \",\"}},{{join .XTestGoFiles \",\"}}"}, args...)...).Output()
+	if err != nil {
+		return args // go test reports the bad pattern itself
+	}
+	type pkg struct {
+		path string
+		size int64
+	}
+	var pkgs []pkg
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 3 {
+			return args
+		}
+		p := pkg{path: f[0]}
+		for _, name := range strings.Split(f[2], ",") {
+			if fi, err := os.Stat(filepath.Join(f[1], name)); name != "" && err == nil {
+				p.size += fi.Size()
+			}
+		}
+		pkgs = append(pkgs, p)
+	}
+	sort.SliceStable(pkgs, func(i, j int) bool { return pkgs[i].size > pkgs[j].size })
+	paths := make([]string, len(pkgs))
+	for i, p := range pkgs {
+		paths[i] = p.path
+	}
+	return paths
+}
+
 func hasFlag(args []string, name string) bool {
 	for _, a := range args {
 		a = strings.TrimLeft(a, "-")
