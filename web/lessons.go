@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/inferscope/inferscope/internal/human"
 
@@ -99,7 +101,7 @@ func (s *Server) loadLessons() error {
 	if card.Name == "" {
 		return nil
 	}
-	ls, err := lessons.Load(LessonValues(card))
+	ls, err := loadLessonsCached(LessonValues(card))
 	if err != nil {
 		return err
 	}
@@ -108,6 +110,41 @@ func (s *Server) loadLessons() error {
 		s.opts.Lessons = append(s.opts.Lessons, views.LessonLink{Slug: l.Slug, Title: l.Title, Summary: l.Summary})
 	}
 	return nil
+}
+
+// lessonCache holds the lessons rendered for each model's values: a server
+// renders them when it starts (parsing, filling and glossing every section
+// takes ~20 ms), and a process that starts many servers on one model, as the
+// tests and replicas do, renders them once. Read only once made; at most
+// lessonCacheMax sets are kept.
+var lessonCache struct {
+	mu   sync.Mutex
+	sets map[string][]*lessons.Lesson
+}
+
+const lessonCacheMax = 32
+
+func loadLessonsCached(vals lessons.Values) ([]*lessons.Lesson, error) {
+	keys := make([]string, 0, len(vals))
+	for k, v := range vals {
+		keys = append(keys, k+"="+v)
+	}
+	slices.Sort(keys)
+	key := strings.Join(keys, "\x00")
+	lessonCache.mu.Lock()
+	defer lessonCache.mu.Unlock()
+	if ls, ok := lessonCache.sets[key]; ok {
+		return ls, nil
+	}
+	ls, err := lessons.Load(vals)
+	if err != nil {
+		return nil, err
+	}
+	if lessonCache.sets == nil || len(lessonCache.sets) >= lessonCacheMax {
+		lessonCache.sets = map[string][]*lessons.Lesson{}
+	}
+	lessonCache.sets[key] = ls
+	return ls, nil
 }
 
 func (s *Server) lessonIndex(c echo.Context) error {

@@ -29,7 +29,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/inferscope/inferscope/lessons"
-	"github.com/inferscope/inferscope/static"
 	"github.com/inferscope/inferscope/web/catalog"
 	"github.com/inferscope/inferscope/web/metrics"
 	"github.com/inferscope/inferscope/web/room"
@@ -101,7 +100,7 @@ func New(opts Options) (*Server, error) {
 	if lg == nil {
 		lg = slog.Default()
 	}
-	assets, err := newAssetStore(static.FS)
+	assets, err := embeddedAssets()
 	if err != nil {
 		return nil, err
 	}

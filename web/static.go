@@ -14,8 +14,11 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/inferscope/inferscope/static"
 )
 
 // assetStore serves the embedded static tree with strong ETags and cache
@@ -43,6 +46,11 @@ func gzipped(b []byte) []byte {
 	}
 	return buf.Bytes()
 }
+
+// embeddedAssets is the store of the embedded tree, built once a process
+// (compressing every file at the best level takes ~35 ms) and shared, read
+// only, by every Server in it.
+var embeddedAssets = sync.OnceValues(func() (*assetStore, error) { return newAssetStore(static.FS) })
 
 func newAssetStore(fsys fs.FS) (*assetStore, error) {
 	st := &assetStore{files: map[string]asset{}}
