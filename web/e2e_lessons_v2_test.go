@@ -49,10 +49,29 @@ func batchedLessonServer(t *testing.T) (*httptest.Server, *engine.Model) {
 // openSection loads a lesson at section s and waits for its panels.
 func openSection(t *testing.T, b *browsertest.Browser, url, slug string, s int) {
 	t.Helper()
-	ctx := b.Ctx
-	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/lessons/%s?s=%d", url, slug, s))); err != nil {
+	if err := chromedp.Do(b.Ctx, chromedp.Navigate(fmt.Sprintf("%s/lessons/%s?s=%d", url, slug, s))); err != nil {
 		t.Fatal(err)
 	}
+	sectionReady(t, b, slug, s)
+}
+
+// showSection goes to section s of the lesson the tab shows, as a student
+// does from the contents (the page stays loaded: a section not shown
+// before in it runs its panels now), and waits for its panels. A test that
+// visits many sections loads the page once instead of once a section.
+func showSection(t *testing.T, b *browsertest.Browser, slug string, s int) {
+	t.Helper()
+	if !evalJS[bool](t, b.Ctx, fmt.Sprintf(`(() => { const a = document.querySelectorAll("#toc a")[%d]; if (!a) return false; a.click(); return true; })()`, s-1)) {
+		t.Fatalf("%s: no section %d in the contents", slug, s)
+	}
+	sectionReady(t, b, slug, s)
+}
+
+// sectionReady waits until section s is shown with its panels done, then
+// uncovers panels that wait for a prediction and fails on a panel's error.
+func sectionReady(t *testing.T, b *browsertest.Browser, slug string, s int) {
+	t.Helper()
+	ctx := b.Ctx
 	sel := fmt.Sprintf(`#section-%d`, s)
 	if err := waitJS(ctx, fmt.Sprintf(`!document.querySelector('%[1]s').hidden && document.querySelectorAll('%[1]s [data-testid="panel-out"]').length > 0 && [...document.querySelectorAll('%[1]s [data-testid="panel-out"]')].every(p => p.dataset.state === "done" || p.dataset.state === "error")`, sel)); err != nil {
 		b.Screenshot(t, "lesson-v2-"+slug+"-"+strconv.Itoa(s))
@@ -112,7 +131,9 @@ func TestBrowserLessonAfterSendV2(t *testing.T) {
 		sec[h] = sectionOf(t, ctx, h)
 	}
 	for s := 1; s <= n; s++ {
-		openSection(t, b, ts.URL, "after-send", s)
+		if s > 1 {
+			showSection(t, b, "after-send", s)
+		}
 		sel := fmt.Sprintf("#section-%d", s)
 		switch s {
 		case sec["Text becomes tokens"], sec["Tokens are not words"]:
@@ -290,7 +311,7 @@ func TestBrowserLessonKVCacheV2(t *testing.T) {
 		t.Errorf("KV grid canvas draws layer/head %v after the sliders moved to %d/%d", c, L, H)
 	}
 	// section 2: one more token grows the cache by the model card's bytes per token
-	openSection(t, b, ts.URL, "kv-cache", 2)
+	showSection(t, b, "kv-cache", 2)
 	if err := waitJS(ctx, `document.querySelector('#section-2 .lp-root').dataset.ready === "1"`); err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +320,7 @@ func TestBrowserLessonKVCacheV2(t *testing.T) {
 		t.Errorf("cache growth: %v", err)
 	}
 	// section 3: the budget = weights + requests × context × bytes per token
-	openSection(t, b, ts.URL, "kv-cache", 3)
+	showSection(t, b, "kv-cache", 3)
 	if err := waitJS(ctx, `document.querySelector('#section-3 .lp-root').dataset.ready === "1"`); err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +334,7 @@ func TestBrowserLessonKVCacheV2(t *testing.T) {
 		}
 	}
 	// section 4: the context limit; section 5: the cache on and off
-	openSection(t, b, ts.URL, "kv-cache", 4)
+	showSection(t, b, "kv-cache", 4)
 	if r := evalJS[string](t, ctx, `document.querySelector('[data-testid="lesson-stop"]').dataset.reason`); r != session.StopContextFull {
 		t.Errorf("context limit: reason %q", r)
 	}
@@ -340,7 +361,8 @@ func TestBrowserLessonsV2Layout(t *testing.T) {
 			t.Parallel() // each lesson in a tab of its own
 			b := browsertest.New(t)
 			ctx := b.Ctx
-			// each section is loaded once per size (its panels run once); the
+			// each section's panels run once per size (the page is loaded once
+			// per size, and goes from section to section as a student does); the
 			// color scheme changes on the loaded page, as a student's system does
 			shoot := func(s int, w, h int64, mobile bool) {
 				for _, dark := range []bool{false, true} {
@@ -360,7 +382,9 @@ func TestBrowserLessonsV2Layout(t *testing.T) {
 			openSection(t, b, ts.URL, slug, 1)
 			n := evalJS[int](t, ctx, `document.querySelectorAll('[data-testid="lesson-section"]').length`)
 			for s := 1; s <= n; s++ {
-				openSection(t, b, ts.URL, slug, s)
+				if s > 1 {
+					showSection(t, b, slug, s)
+				}
 				if w := evalJS[int](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
 					wide := evalJS[[]string](t, ctx, `[...document.querySelectorAll('#section-`+strconv.Itoa(s)+` *')].filter(e => e.getBoundingClientRect().right > 392 && !e.closest('.table-wrap, .lp-kvgrid')).slice(0, 5).map(e => e.tagName + "." + e.className)`)
 					t.Errorf("%s section %d: page is %d px wide at 390 px (%v)", slug, s, w, wide)
@@ -369,9 +393,14 @@ func TestBrowserLessonsV2Layout(t *testing.T) {
 					shoot(s, 390, 844, true)
 				}
 			}
+			// loaded again at the wide size: each section's panels run there
 			b.SetViewport(t, 1366, 900, false)
-			for _, s := range shots[slug] {
-				openSection(t, b, ts.URL, slug, s)
+			for i, s := range shots[slug] {
+				if i == 0 {
+					openSection(t, b, ts.URL, slug, s)
+				} else {
+					showSection(t, b, slug, s)
+				}
 				shoot(s, 1366, 900, false)
 			}
 			b.AssertNoJSErrors(t)
