@@ -40,6 +40,15 @@ func main() {
 		// when other jobs share the cores
 		args = append(args, "-timeout=30m")
 	}
+	if !hasFlag(os.Args[1:], "parallel") {
+		// go test runs GOMAXPROCS (2 here) parallel tests at a time; a
+		// browser test spends much of its time waiting for Chromium, for
+		// paced sockets (a lesson panel feeding 100 positions one by one
+		// keeps under the server's 50 messages a second) or for another tab,
+		// and at 2 the cores sat idle ~15% of the web package's run (220 s;
+		// 207 s at 4)
+		args = append(args, "-parallel=4")
+	}
 	args = append(args, longestFirst(os.Args[1:])...)
 	cmd := exec.Command("go", args...)
 	cmd.Stderr = os.Stderr
