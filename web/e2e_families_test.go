@@ -51,7 +51,10 @@ func familyServer(t *testing.T, dir string) (*httptest.Server, *engine.Model) {
 }
 
 func TestBrowserFamilies(t *testing.T) {
-	t.Parallel()
+	// Not t.Parallel: the longest browser tests run first, in go test's
+	// serial phase, their subtests side by side (-parallel at a time). As
+	// parallel tests their parallel subtests queued behind every parallel
+	// test already waiting, and the package's run ended on them.
 	for _, dir := range archFamilies {
 		t.Run(dir, func(t *testing.T) {
 			t.Parallel()

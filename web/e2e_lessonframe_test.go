@@ -118,7 +118,10 @@ type walkReport struct {
 }
 
 func TestBrowserLessonFramework(t *testing.T) {
-	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
+	// Not t.Parallel (it asserts no timing): the longest browser tests run first, in go test's
+	// serial phase, their subtests side by side (-parallel at a time). As
+	// parallel tests their parallel subtests queued behind every parallel
+	// test already waiting, and the package's run ended on them.
 	ts, m := labServer(t)
 	ls, err := lessons.Load(web.LessonValues(catalog.ModelCardFor(m)))
 	if err != nil {

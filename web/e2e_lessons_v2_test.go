@@ -353,7 +353,10 @@ func TestBrowserLessonKVCacheV2(t *testing.T) {
 // section of lessons 01 and 03, screenshots light and dark at 1366×900 and
 // 390×844, and axe-core clean.
 func TestBrowserLessonsV2Layout(t *testing.T) {
-	t.Parallel() // pages and answers only, no timings: runs beside the other parallel browser tests
+	// Not t.Parallel (it asserts no timing): the longest browser tests run first, in go test's
+	// serial phase, their subtests side by side (-parallel at a time). As
+	// parallel tests their parallel subtests queued behind every parallel
+	// test already waiting, and the package's run ended on them.
 	ts, _ := batchedLessonServer(t)
 	shots := map[string][]int{"after-send": {3, 6, 8, 9, 10, 12, 13, 16, 17}, "kv-cache": {1, 2, 3, 4, 5, 6}}
 	for _, slug := range []string{"after-send", "kv-cache"} {

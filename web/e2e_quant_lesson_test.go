@@ -24,6 +24,7 @@ import (
 )
 
 func TestBrowserQuantizationLesson(t *testing.T) {
+	t.Parallel() // the speeds are checked present and labelled, never compared
 	ts, m := batchedLessonServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx

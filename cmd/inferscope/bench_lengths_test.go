@@ -28,7 +28,7 @@ func TestBenchAcceptsLengthsTheLabAccepts(t *testing.T) {
 		t.Run(strconv.Itoa(p)+"+"+strconv.Itoa(g), func(t *testing.T) {
 			var out, errb bytes.Buffer
 			args := []string{"bench", "--shape", "", "--model", "default", "--prompt-tokens", strconv.Itoa(p), "--gen-tokens", strconv.Itoa(g),
-				"--probe-bytes", "65536", "--paired", "--concurrent", "2"}
+				"--probe-bytes", "65536", "--paired", "--concurrent", "2", "--rounds", "1"} // one round: the lengths are what is tested
 			if code := run(context.Background(), args, &out, &errb); code != 0 {
 				t.Fatalf("exit %d: %s", code, errb.String())
 			}

@@ -5,6 +5,8 @@
 // otherwise invisible without -v. Under CI=true any skip fails the run.
 //
 //	go run ./internal/gotest ./...
+//
+// GOTEST_JSON=FILE also writes go test's JSON stream to FILE.
 package main
 
 import (
@@ -61,7 +63,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gotest:", err)
 		os.Exit(2)
 	}
-	skips := summarize(out, os.Stdout)
+	var in io.Reader = out
+	if path := os.Getenv("GOTEST_JSON"); path != "" {
+		// the raw go test -json stream too, for timelines (which tests ran
+		// when, beside which)
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gotest:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		in = io.TeeReader(out, f)
+	}
+	skips := summarize(in, os.Stdout)
 	code := 0
 	if err := cmd.Wait(); err != nil {
 		code = 1
