@@ -13,13 +13,18 @@ import (
 )
 
 func TestDecodeStepAllocatesNothing(t *testing.T) {
+	random := map[string]*Model{} // one random model a shape (GPT-2's takes seconds to draw)
 	for _, name := range []string{"stories15M", "gpt2-124M", "gpt2-124M real"} {
 		shape, real := strings.CutSuffix(name, " real")
 		c := Shapes[shape]
 		c.VocabSize, c.SeqLen = 512, 300
-		m, err := RandomModel(shape, c, 1)
-		if err != nil {
-			t.Fatal(err)
+		m := random[shape]
+		if m == nil {
+			var err error
+			if m, err = RandomModel(shape, c, 1); err != nil {
+				t.Fatal(err)
+			}
+			random[shape] = m
 		}
 		if real { // [in][out], c_attn fused (inout_bench_test.go)
 			m = realLayout(m)
