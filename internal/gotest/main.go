@@ -64,6 +64,7 @@ func main() {
 		os.Exit(2)
 	}
 	var in io.Reader = out
+	var tee *os.File
 	if path := os.Getenv("GOTEST_JSON"); path != "" {
 		// the raw go test -json stream too, for timelines (which tests ran
 		// when, beside which)
@@ -72,10 +73,12 @@ func main() {
 			fmt.Fprintln(os.Stderr, "gotest:", err)
 			os.Exit(2)
 		}
-		defer f.Close()
-		in = io.TeeReader(out, f)
+		in, tee = io.TeeReader(out, f), f
 	}
 	skips := summarize(in, os.Stdout)
+	if tee != nil {
+		tee.Close() // (main ends in os.Exit, which runs no deferred call)
+	}
 	code := 0
 	if err := cmd.Wait(); err != nil {
 		code = 1
