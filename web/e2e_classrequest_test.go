@@ -112,7 +112,9 @@ func TestBrowserClassRequest(t *testing.T) {
 			c.must(pres, "scroll to the class runs", chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid=class-runs]').scrollIntoView()`))
 			name := fmt.Sprintf("class-request-presenter-%dx%d-%v", vp.w, vp.h, map[bool]string{false: "light", true: "dark"}[dark])
 			pb.ViewportScreenshot(t, name)
-			pb.AssertAccessible(t, name)
+			if browsertest.AxeView(vp.w, dark) {
+				pb.AssertAccessible(t, name)
+			}
 		}
 	}
 	sb := &browsertest.Browser{Ctx: students[0]}

@@ -1,6 +1,6 @@
 package web_test
 
-// e2e_families_test.go: the lab, the lessons and the classroom on the tiny
+// e2e_families_test.go: the lab, the model view, the lessons and the classroom on the tiny
 // random checkpoints of each decoder family (engine/testdata/arch: Llama 3
 // RoPE scaling, Qwen 2, Qwen 3, Mistral, Phi-3, Gemma 2, Gemma 3), each the
 // server's only model: a seeded sampled run in the lab draws the engine's
@@ -27,8 +27,20 @@ import (
 	"github.com/inferscope/inferscope/web/room"
 )
 
-// archFamilies are the checkpoints under engine/testdata/arch.
-var archFamilies = []string{"llama3-rope-f32", "qwen2-bias-bf16", "qwen3-qknorm-f32", "mistral-window-f32", "phi3-fused-f32", "gemma2-softcap-bf16", "gemma3-local-global-f32"}
+// archFamilies are the checkpoints under engine/testdata/arch, each with
+// texts its model view must show.
+var archFamilies = []struct {
+	dir  string
+	view []string
+}{
+	{"llama3-rope-f32", []string{"scaling llama3 ×8"}},
+	{"qwen2-bias-bf16", []string{"bias on q, k, v"}},
+	{"qwen3-qknorm-f32", []string{"q, k norm"}},
+	{"mistral-window-f32", []string{"local: sliding window of 5", "0/5 window"}},
+	{"phi3-fused-f32", []string{"fused qkv_proj", "gate_up_proj", "first 12 dims of each head"}},
+	{"gemma2-softcap-bf16", []string{"global: full attention", "soft-cap 2", "soft-cap 4", "RMS 1+w"}},
+	{"gemma3-local-global-f32", []string{"local layers θ 10000", "scaling linear ×2", "each row × √32", "soft-cap 6"}},
+}
 
 // familyServer serves one family's checkpoint as its only model, rooms on.
 func familyServer(t *testing.T, dir string) (*httptest.Server, *engine.Model) {
@@ -55,19 +67,21 @@ func TestBrowserFamilies(t *testing.T) {
 	// serial phase, their subtests side by side (-parallel at a time). As
 	// parallel tests their parallel subtests queued behind every parallel
 	// test already waiting, and the package's run ended on them.
-	for _, dir := range archFamilies {
-		t.Run(dir, func(t *testing.T) {
+	for _, f := range archFamilies {
+		t.Run(f.dir, func(t *testing.T) {
 			t.Parallel()
-			ts, m := familyServer(t, dir)
-			t.Run("lab and class", func(t *testing.T) { familyLabAndClass(t, ts, m, dir) })
+			ts, m := familyServer(t, f.dir)
+			t.Run("lab, class and model view", func(t *testing.T) { familyLabAndClass(t, ts, m, f.dir, f.view) })
 			t.Run("lessons", func(t *testing.T) { familyLessons(t, ts, m) })
 		})
 	}
 }
 
 // familyLabAndClass: the presenter's seeded run in the lab draws the
-// engine's tokens, and a student following it sees the same ones.
-func familyLabAndClass(t *testing.T, ts *httptest.Server, m *engine.Model, dir string) {
+// engine's tokens, and a student following it sees the same ones; then the
+// presenter's tab opens the lab again and checks the family's model view
+// (checkFamilyView, with the page's axe-core check).
+func familyLabAndClass(t *testing.T, ts *httptest.Server, m *engine.Model, dir string, view []string) {
 	const prompt, n = "The President said", 8
 	_, evs := engineRun(t, m, session.Config{Prompt: prompt, Sampling: session.SamplingParams{Temperature: 0.9, TopP: 0.95, Seed: 3}, MaxNewTokens: n})
 	var want []int
@@ -101,8 +115,8 @@ func familyLabAndClass(t *testing.T, ts *httptest.Server, m *engine.Model, dir s
 	if got := evalJS[[]int](t, s, genIDs); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("%s: the student sees %v, the engine drew %v", dir, got, want)
 	}
-	c.b.AssertAccessible(t, "the presenter's lab on "+dir)
 	c.b.AssertNoJSErrors(t)
+	checkFamilyView(t, c.b, ts, m, catalog.ModelCardFor(m), dir, view)
 }
 
 // familyLessons walks every section of every lesson on the family's model:

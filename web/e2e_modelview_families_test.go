@@ -1,8 +1,9 @@
 package web_test
 
-// e2e_modelview_families_test.go: the lab on the tiny random checkpoints
-// of each decoder family (engine/testdata/arch: Llama 3 RoPE scaling, Qwen 2,
-// Qwen 3, Mistral, Phi-3, Gemma 2, Gemma 3) in headless Chromium: the model
+// e2e_modelview_families_test.go: the model view on the tiny random
+// checkpoints of each decoder family (engine/testdata/arch: Llama 3 RoPE
+// scaling, Qwen 2, Qwen 3, Mistral, Phi-3, Gemma 2, Gemma 3), run by
+// TestBrowserFamilies in the presenter's tab after its class run: the model
 // view draws the family's parts — q/k norm boxes, pre- and post-norms,
 // biases, fused projections, local and global blocks with their windows,
 // RoPE scaling, soft-caps — a few tokens run, a local block's attention
@@ -21,47 +22,12 @@ import (
 
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/internal/browsertest"
-	"github.com/inferscope/inferscope/web"
 	"github.com/inferscope/inferscope/web/catalog"
 )
 
-func TestBrowserModelViewFamilies(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		dir  string
-		want []string // texts the picture must show
-	}{
-		{"llama3-rope-f32", []string{"scaling llama3 ×8"}},
-		{"qwen2-bias-bf16", []string{"bias on q, k, v"}},
-		{"qwen3-qknorm-f32", []string{"q, k norm"}},
-		{"mistral-window-f32", []string{"local: sliding window of 5", "0/5 window"}},
-		{"phi3-fused-f32", []string{"fused qkv_proj", "gate_up_proj", "first 12 dims of each head"}},
-		{"gemma2-softcap-bf16", []string{"global: full attention", "soft-cap 2", "soft-cap 4", "RMS 1+w"}},
-		{"gemma3-local-global-f32", []string{"local layers θ 10000", "scaling linear ×2", "each row × √32", "soft-cap 6"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.dir, func(t *testing.T) {
-			m, err := engine.LoadModel(filepath.Join("..", "engine", "testdata", "arch", tc.dir), "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			cat := catalog.NewEngineCatalog()
-			if err := cat.Add(m, "", true); err != nil {
-				t.Fatal(err)
-			}
-			srv, err := web.New(web.Options{Catalog: cat})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts := httptest.NewServer(srv)
-			defer ts.Close()
-			checkFamilyView(t, ts, m, catalog.ModelCardFor(m), tc.dir, tc.want)
-		})
-	}
-}
-
-func checkFamilyView(t *testing.T, ts *httptest.Server, m *engine.Model, card catalog.ModelCard, name string, want []string) {
-	b := browsertest.New(t)
+// checkFamilyView opens the lab on ts (the family's model m) in b's tab
+// and checks the model view: want are texts the picture must show.
+func checkFamilyView(t *testing.T, b *browsertest.Browser, ts *httptest.Server, m *engine.Model, card catalog.ModelCard, name string, want []string) {
 	ctx := b.Ctx
 	must := func(err error) {
 		t.Helper()
@@ -71,6 +37,8 @@ func checkFamilyView(t *testing.T, ts *httptest.Server, m *engine.Model, card ca
 		}
 	}
 	b.SetViewport(t, 1280, 900, false)
+	// a new run, not the tab's last one resumed
+	must(chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`sessionStorage.clear()`)))
 	must(chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lab?prompt=The%20President%20said&n=4")))
 	must(waitJS(ctx, `!document.getElementById("btn-step").disabled && document.querySelector("#modelview svg") !== null`))
 	sh, c := card.Shape, m.Config

@@ -186,6 +186,15 @@ func TestBrowserPresenter(t *testing.T) {
 	if !evalJS[bool](t, s1, `new URLSearchParams(location.search).get('room') === `+jsString(code)) {
 		t.Errorf("the student's address %q lost the class (a reload would not come back)", evalJS[string](t, s1, `location.href`))
 	}
+	// settings written later (a sampling_set reply, a resume's replay) keep
+	// the class in the address too, and out of the link they return
+	rw, err := chromedp.Run(s1, chromedp.Evaluate[[]string](`import("/static/js/settings.js").then(m => [m.writeURL(m.readURL()), location.search])`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(rw[0], "room=") || !strings.Contains(rw[1], "room="+code) {
+		t.Errorf("settings written while trying it: link %q, address %q; want the class in the address only", rw[0], rw[1])
+	}
 	if got := evalJS[string](t, pres, pageState); got != want {
 		t.Errorf("the presenter's page changed with the student's run: %s, was %s", got, want)
 	}

@@ -306,6 +306,19 @@ func (b *Browser) axe(t testing.TB, options string) []AxeViolation {
 	return vs
 }
 
+// AxeView says which views of a test's screenshot matrix (one page state
+// at 1366×900, 1280×720 and 390×844, light and dark) get an axe-core run:
+// 1366 px in both color schemes, and 390 px in dark. The 1280 px views lay
+// out the same elements in the same colors as the 1366 px ones, a little
+// narrower; 390 px is the phone layout (other elements shown and hidden)
+// in the colors already checked at 1366 px. Every view is still
+// screenshotted. An axe-core run costs 0.1–0.9 CPU-seconds (most of it
+// color-contrast), and a matrix run everywhere was about a quarter of the
+// browser tests' CPU.
+func AxeView(width int64, dark bool) bool {
+	return width >= 1366 || (width <= 500 && dark)
+}
+
 // AssertAccessible fails the test when axe-core finds serious or critical
 // violations on the current page; what names the page in the message.
 func (b *Browser) AssertAccessible(t testing.TB, what string) {

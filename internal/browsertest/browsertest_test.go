@@ -96,3 +96,20 @@ func TestAxeSeriousRulesOnly(t *testing.T) {
 	}
 	t.Logf("%d serious or critical violations found both ways; %d rules of lower impact broken too (%v)", len(full), len(lower), lower)
 }
+
+// TestAxeView: the views of a screenshot matrix that get an axe-core run.
+func TestAxeView(t *testing.T) {
+	for _, c := range []struct {
+		w    int64
+		dark bool
+		want bool
+	}{
+		{1366, false, true}, {1366, true, true},
+		{1280, false, false}, {1280, true, false},
+		{390, false, false}, {390, true, true},
+	} {
+		if got := AxeView(c.w, c.dark); got != c.want {
+			t.Errorf("AxeView(%d, dark %v) = %v, want %v", c.w, c.dark, got, c.want)
+		}
+	}
+}

@@ -31,7 +31,14 @@ export function writeURL(settings) {
     if (v !== undefined && v !== null && v !== "" && v !== false) q.set(urlKeys[k], v === true ? "1" : String(v));
   }
   const url = location.pathname + "?" + q.toString();
-  history.replaceState(null, "", url);
+  // while the page is in a class (following it, or trying it themselves),
+  // the address keeps its ?room=CODE, so a reload comes back to the class,
+  // whenever the settings are written (a reply that changes them can come
+  // after the room's own handlers ran); the link returned, to share a
+  // setup, never names the class
+  const inClass = ["following", "branched"].includes(document.body.dataset.room);
+  const room = inClass && new URLSearchParams(location.search).get("room");
+  history.replaceState(null, "", room ? url + "&room=" + encodeURIComponent(room) : url);
   return location.origin + url;
 }
 
