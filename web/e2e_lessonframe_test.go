@@ -8,8 +8,11 @@ package web_test
 // view in the URL; screenshots and axe-core on one section per lesson.
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,10 +28,10 @@ import (
 )
 
 // walkJS drives one section (window.__walk(n)) and returns what went wrong.
-const walkJS = `window.__walk = async (n) => {
+const walkJS = `window.__walk = async (n, allowed) => {
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const waitFor = async (f, what, ms = 90000) => { const t0 = Date.now(); while (!f()) { if (Date.now() - t0 > ms) throw new Error("timed out waiting for " + what); await sleep(40); } };
-  const sec = document.querySelector("#section-" + n), errs = [], rep = { errors: errs, questions: 0, exercises: 0, sliders: 0, href: "" };
+  const sec = document.querySelector("#section-" + n), errs = [], rep = { errors: errs, questions: 0, exercises: 0, sliders: 0, checked: 0, href: "" };
   const outs = () => [...sec.querySelectorAll("[data-testid=panel-out]")];
   const settled = () => outs().length > 0 && outs().every((o) => o.dataset.state === "done" || o.dataset.state === "error");
   const overflow = (when) => {
@@ -43,6 +46,38 @@ const walkJS = `window.__walk = async (n) => {
   overflow("after the panels ran");
   const spec = JSON.parse(document.getElementById("lesson-data").textContent).sections[n - 1];
   const shown = (v) => Array.isArray(v) ? v.join(", ") : String(v);
+  // the lesson lint on the rendered page, before any answer: with the
+  // section's panels run and every answer published (window.ISLive), the
+  // section is covered, its panels hidden, no live number in view, and no
+  // answer in the page's visible text (the question forms aside); a choice
+  // counts as said when the text names it and none of the other choices
+  const asks = (spec.questions || []).filter((q) => !q.exercise);
+  for (const q of asks) {
+    try { await waitFor(() => window.ISLive && window.ISLive[q.answer] !== undefined, "live value " + q.answer, 30000); } catch (e) { errs.push(q.id + ": no panel published " + q.answer); }
+  }
+  for (const q of asks) {
+    const real = window.ISLive && window.ISLive[q.answer];
+    if (real === undefined) continue;
+    rep.checked++;
+    const where = "question " + q.id + " (answer " + JSON.stringify(shown(real)) + ")";
+    if (!sec.classList.contains("predicting")) { errs.push(where + ": the section is not covered before the answer"); continue; }
+    if (outs().some((o) => getComputedStyle(o).visibility !== "hidden")) errs.push(where + ": a panel is visible before the answer");
+    const lives = [...sec.querySelectorAll(".live")].filter((e) => getComputedStyle(e).visibility !== "hidden").map((e) => e.dataset.live);
+    if (lives.length) errs.push(where + ": live values " + lives.join(", ") + " are visible before the answer");
+    const forms = [...document.querySelectorAll("form.question")];
+    forms.forEach((f) => { f.style.display = "none"; });
+    const text = document.body.innerText;
+    forms.forEach((f) => { f.style.display = ""; });
+    const ans = shown(real), form = sec.querySelector("form[data-id=" + JSON.stringify(q.id) + "]");
+    let said;
+    if (q.kind === "number") {
+      said = new RegExp("(^|[^0-9.])" + ans.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "([^0-9.]|$)").test(text);
+    } else {
+      const lt = text.toLowerCase(), la = ans.toLowerCase();
+      said = lt.includes(la) && ![...form.querySelectorAll("input[type=radio]")].map((r) => r.value.toLowerCase()).some((o) => o !== la && lt.includes(o));
+    }
+    if (said && !(allowed || []).includes(location.pathname.split("/").pop() + "/" + q.id)) errs.push(where + ": the answer is in the page's visible text before it is asked");
+  }
   const answerWith = async (form, v, want) => {
     const q = spec.questions.find((x) => x.id === form.dataset.id);
     if (q.kind === "choice") {
@@ -111,10 +146,15 @@ const walkJS = `window.__walk = async (n) => {
   return rep;
 }`
 
+// answerShownAllowed are questions ("slug/id") whose answer may appear in
+// the page's visible text before the reveal, each with why that gives
+// nothing away.
+var answerShownAllowed = map[string]string{}
+
 type walkReport struct {
-	Errors                        []string
-	Questions, Exercises, Sliders int
-	Href                          string
+	Errors                                 []string
+	Questions, Exercises, Sliders, Checked int // Checked: questions whose answer was looked for in view
+	Href                                   string
 }
 
 func TestBrowserLessonFramework(t *testing.T) {
@@ -130,6 +170,12 @@ func TestBrowserLessonFramework(t *testing.T) {
 	// each lesson is walked in a tab of its own, beside the others
 	var mu sync.Mutex
 	sliderHref, sliderSection := "", ""
+	checked := 0
+	allowed := make([]string, 0, len(answerShownAllowed))
+	for k := range answerShownAllowed {
+		allowed = append(allowed, k)
+	}
+	allowedJSON, _ := json.Marshal(allowed)
 	t.Run("walk", func(t *testing.T) {
 		for _, l := range ls {
 			t.Run(l.Slug, func(t *testing.T) {
@@ -137,7 +183,8 @@ func TestBrowserLessonFramework(t *testing.T) {
 				b := browsertest.New(t)
 				ctx := b.Ctx
 				b.SetViewport(t, 390, 844, true)
-				if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lessons/"+l.Slug)); err != nil {
+				// another draw than the lesson's first prompts
+				if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lessons/"+l.Slug+"?draw=1")); err != nil {
 					t.Fatal(err)
 				}
 				if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](walkJS)); err != nil {
@@ -156,7 +203,7 @@ func TestBrowserLessonFramework(t *testing.T) {
 					if err := waitJS(ctx, fmt.Sprintf(`!document.querySelector('#section-%d').hidden && new URLSearchParams(location.search).get("s") === "%d"`, s, s)); err != nil {
 						t.Fatalf("%s: PageDown to section %d: %v", l.Slug, s, err)
 					}
-					rep, err := chromedp.Run(ctx, chromedp.Evaluate[walkReport](fmt.Sprintf(`window.__walk(%d)`, s), chromedp.EvalAwaitPromise))
+					rep, err := chromedp.Run(ctx, chromedp.Evaluate[walkReport](fmt.Sprintf(`window.__walk(%d, %s)`, s, allowedJSON), chromedp.EvalAwaitPromise))
 					if err != nil {
 						b.Screenshot(t, "lessonframe-fail-"+l.Slug)
 						t.Fatalf("%s section %d (%s): %v", l.Slug, s, l.Sections[s-1].Heading, err)
@@ -164,9 +211,17 @@ func TestBrowserLessonFramework(t *testing.T) {
 					for _, e := range rep.Errors {
 						t.Errorf("%s section %d (%s): %s", l.Slug, s, l.Sections[s-1].Heading, e)
 					}
+					if slices.Contains(layoutShots[l.Slug], s) && os.Getenv("ARTIFACTS_DIR") != "" {
+						for _, mode := range []string{"light", "dark"} {
+							b.SetDark(t, mode == "dark")
+							b.Screenshot(t, fmt.Sprintf("lesson-%s-s%d-390x844-%s", l.Slug, s, mode))
+						}
+						b.SetDark(t, false)
+					}
 					questions += rep.Questions
 					exercises += rep.Exercises
 					mu.Lock()
+					checked += rep.Checked
 					if rep.Href != "" && sliderHref == "" {
 						sliderHref, sliderSection = rep.Href, fmt.Sprintf("%s section %d", l.Slug, s)
 					}
@@ -187,6 +242,9 @@ func TestBrowserLessonFramework(t *testing.T) {
 			})
 		}
 	})
+	if checked < 12 {
+		t.Errorf("looked for %d questions' answers in view before they were asked, want at least 12", checked)
+	}
 
 	// the checks below share one tab, opened after the walk (a tab's
 	// context has a deadline: the walk can take minutes on a busy machine)
