@@ -10,8 +10,8 @@ package lessons_test
 // stands above it, the text above it does not single out one of its
 // literal options, and a panel module publishes its answer. Drawn lists
 // (prompts:, compares:, notes:) parse. The rendered check, the answer's
-// value nowhere in view until the reveal, is web's
-// TestBrowserLessonAnswersHidden.
+// value nowhere in view until the reveal, is in web's lesson walk
+// (TestBrowserLongest/LessonFramework).
 
 import (
 	"os"

@@ -62,11 +62,9 @@ func familyServer(t *testing.T, dir string) (*httptest.Server, *engine.Model) {
 	return ts, m
 }
 
-func TestBrowserFamilies(t *testing.T) {
-	// Not t.Parallel: the longest browser tests run first, in go test's
-	// serial phase, their subtests side by side (-parallel at a time). As
-	// parallel tests their parallel subtests queued behind every parallel
-	// test already waiting, and the package's run ended on them.
+func browserFamilies(t *testing.T) {
+	// Run by TestBrowserLongest (e2e_longest_test.go) beside the other
+	// longest browser tests, in go test's serial phase.
 	for _, f := range archFamilies {
 		t.Run(f.dir, func(t *testing.T) {
 			t.Parallel()

@@ -157,11 +157,9 @@ type walkReport struct {
 	Href                                   string
 }
 
-func TestBrowserLessonFramework(t *testing.T) {
-	// Not t.Parallel (it asserts no timing): the longest browser tests run first, in go test's
-	// serial phase, their subtests side by side (-parallel at a time). As
-	// parallel tests their parallel subtests queued behind every parallel
-	// test already waiting, and the package's run ended on them.
+func browserLessonFramework(t *testing.T) {
+	// Run by TestBrowserLongest (e2e_longest_test.go) beside the other
+	// longest browser tests, in go test's serial phase.
 	ts, m := labServer(t)
 	ls, err := lessons.Load(web.LessonValues(catalog.ModelCardFor(m)))
 	if err != nil {

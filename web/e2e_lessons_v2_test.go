@@ -6,7 +6,7 @@ package web_test
 // (computed here in Go); screenshots of the layoutShots sections at
 // 1366×900, light and dark, axe-core clean of serious issues (their 390×844
 // screenshots, and the no-overflow check on every section at 390 px, come
-// from TestBrowserLessonFramework's walk).
+// from TestBrowserLongest/LessonFramework's walk).
 
 import (
 	"context"
@@ -351,18 +351,16 @@ func TestBrowserLessonKVCacheV2(t *testing.T) {
 }
 
 // layoutShots are the sections of lessons 01 and 03 screenshotted light and
-// dark at 1366×900 (TestBrowserLessonsV2Layout) and at 390×844
-// (TestBrowserLessonFramework's walk, which visits every section of every
+// dark at 1366×900 (TestBrowserLongest/LessonsV2Layout) and at 390×844
+// (TestBrowserLongest/LessonFramework's walk, which visits every section of every
 // lesson at 390 px and fails on horizontal overflow).
 var layoutShots = map[string][]int{"after-send": {3, 6, 8, 9, 10, 12, 13, 16, 17}, "kv-cache": {1, 2, 3, 4, 5, 6}}
 
-// TestBrowserLessonsV2Layout: the sections of layoutShots at 1366×900,
+// browserLessonsV2Layout: the sections of layoutShots at 1366×900,
 // screenshots light and dark, axe-core clean in both.
-func TestBrowserLessonsV2Layout(t *testing.T) {
-	// Not t.Parallel (it asserts no timing): the longest browser tests run first, in go test's
-	// serial phase, their subtests side by side (-parallel at a time). As
-	// parallel tests their parallel subtests queued behind every parallel
-	// test already waiting, and the package's run ended on them.
+func browserLessonsV2Layout(t *testing.T) {
+	// Run by TestBrowserLongest (e2e_longest_test.go) beside the other
+	// longest browser tests, in go test's serial phase.
 	ts, _ := batchedLessonServer(t)
 	shots := layoutShots
 	for _, slug := range []string{"after-send", "kv-cache"} {

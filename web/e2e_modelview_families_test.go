@@ -3,7 +3,7 @@ package web_test
 // e2e_modelview_families_test.go: the model view on the tiny random
 // checkpoints of each decoder family (engine/testdata/arch: Llama 3 RoPE
 // scaling, Qwen 2, Qwen 3, Mistral, Phi-3, Gemma 2, Gemma 3), run by
-// TestBrowserFamilies in the presenter's tab after its class run: the model
+// TestBrowserLongest/Families in the presenter's tab after its class run: the model
 // view draws the family's parts — q/k norm boxes, pre- and post-norms,
 // biases, fused projections, local and global blocks with their windows,
 // RoPE scaling, soft-caps — a few tokens run, a local block's attention
