@@ -133,6 +133,7 @@ func checkFamilyView(t *testing.T, b *browsertest.Browser, ts *httptest.Server, 
 		t.Errorf("the picture sticks out of its panel by %d px", over)
 	}
 	if dir := os.Getenv("ARTIFACTS_DIR"); dir != "" {
+		must(os.MkdirAll(dir, 0o755)) // the first file this run writes there, perhaps
 		png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(`#panel-model`)))
 		must(err)
 		must(os.WriteFile(filepath.Join(dir, "modelview-panel-family-"+name+".png"), png, 0o644))

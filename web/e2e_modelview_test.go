@@ -248,6 +248,7 @@ func checkModelView(t *testing.T, ts *httptest.Server, m *engine.Model, card cat
 			}
 			b.ViewportScreenshot(t, fmt.Sprintf("modelview-%s-%d-%s", name, vp.w, mode))
 			if dir := os.Getenv("ARTIFACTS_DIR"); dir != "" && vp.w == 1280 {
+				must(os.MkdirAll(dir, 0o755)) // the first file this run writes there, perhaps
 				// the panel alone (the README's picture: docs/modelview*.png)
 				png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(`#panel-model`)))
 				must(err)
