@@ -338,6 +338,10 @@ export function wireControls() {
     setStatus("Link copied: " + l);
   });
   whenResized(() => mark("logits", "sample", "timing", "kv", "attn"));
+  // the system's dark mode switched on the loaded page: the panels that
+  // bake the scheme's colours into canvases and charts (heat maps, strips)
+  // are drawn again in the new ones
+  if (window.matchMedia) window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => mark("logits", "sample", "timing", "kv", "attn", "embed", "prefill", "tokens"));
   document.addEventListener("keydown", (e) => {
     const tag = (e.target.tagName || "").toLowerCase();
     if (tag === "input" || tag === "textarea" || tag === "select" || e.ctrlKey || e.metaKey || e.altKey) return;
