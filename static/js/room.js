@@ -523,18 +523,11 @@ function follower(lab, bar, code) {
     share.href = C.writeURL(s);
     history.replaceState(null, "", here);
   }
-  function keepAddress() {
-    const q = new URLSearchParams(location.search);
-    if (ended || q.get("room") === code) return;
-    q.set("room", code);
-    history.replaceState(null, "", location.pathname + "?" + q.toString() + location.hash);
-  }
+  // (the address keeps ?room=CODE by itself: settings.js's writeURL keeps
+  // it while the page follows the class or has branched from it)
   if (share) {
     share.addEventListener("pointerenter", shareLink);
     share.addEventListener("focus", shareLink);
-    // after the page's own handlers, which write the link's settings into the address
-    document.addEventListener("click", (e) => { if (e.target.closest && e.target.closest("#share")) keepAddress(); });
-    document.addEventListener("submit", keepAddress);
   }
 
   // goTo: the class is on another page: follow it there (not while trying it ourselves)
@@ -660,7 +653,6 @@ function follower(lab, bar, code) {
     tryBtn.hidden = false;
     backBtn.hidden = true;
     lab.setFollowing(true);
-    keepAddress();
     if (lastPage && goTo(lastPage.page)) return;
     send("room_follow");
     setStatus();
