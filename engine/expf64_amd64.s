@@ -215,3 +215,114 @@ done:
 	VZEROUPPER
 	MOVQ R8, outside+48(FP)
 	RET
+
+// SUMSTEP(off, accS, accU): one softmaxSumsAVX2 vector of four lanes at
+// byte offset off of z (2·off of u and e), without the division by t
+// (t = 1: x/1 is x). It keeps u in Y15, counts lanes outside [−708, 709]
+// in R8, and adds e to accS and e·u (where e > 0) to accU.
+#define SUMSTEP(off, accS, accU) \
+	VCVTPS2PD off(SI), Y0 \
+	VSUBPD    Y13, Y0, Y0 \
+	SUMREST(off, accS, accU)
+
+// SUMSTEPDIV is SUMSTEP with the division by t (Y14).
+#define SUMSTEPDIV(off, accS, accU) \
+	VCVTPS2PD off(SI), Y0 \
+	VSUBPD    Y13, Y0, Y0 \
+	VDIVPD    Y14, Y0, Y0 \
+	SUMREST(off, accS, accU)
+
+#define SUMREST(off, accS, accU) \
+	VMOVUPD   Y0, (off*2)(DI) \
+	VMOVAPD   Y0, Y15 \
+	VCMPPD    $0x1d, expc<>+416(SB), Y0, Y1 \
+	VCMPPD    $0x12, expc<>+448(SB), Y0, Y3 \
+	VANDPD    Y1, Y3, Y1 \
+	VMOVMSKPD Y1, AX \
+	XORL      $0xf, AX \
+	POPCNTL   AX, AX \
+	ADDQ      AX, R8 \
+	EXP4 \
+	VMOVUPD   Y0, (off*2)(DX) \
+	VADDPD    Y0, accS, accS \
+	VXORPD    Y1, Y1, Y1 \
+	VCMPPD    $0x1e, Y1, Y0, Y3 \
+	VMULPD    Y15, Y0, Y4 \
+	VANDPD    Y3, Y4, Y4 \
+	VADDPD    Y4, accU, accU
+
+// func softmaxSumsAVX2(u, e *float64, z *float32, n int, mx, t float64, sums *[32]float64, store bool) (outside int)
+//
+// softmaxExpAVX2 for n a multiple of 16 (u and e written only if store:
+// else the first 16 of each are scratch), and the sums in the lane order
+// (logitpass.go): sums[l] = Σ e[i] and sums[16+l] = Σ e[i]·u[i] over
+// e[i] > 0, for i ≡ l (mod 16), in order. Y5–Y8 hold the first sums'
+// lanes 0–3, 4–7, 8–11, 12–15, Y9–Y12 the second's. Lanes outside
+// [−708, 709] are counted in outside; their e and the sums are then the
+// caller's to redo.
+TEXT ·softmaxSumsAVX2(SB), NOSPLIT, $0-72
+	MOVQ $128, R10
+	MOVBLZX store+56(FP), AX
+	TESTL AX, AX
+	JNZ  sstore
+	XORQ R10, R10 // the same 128 bytes of u and e every step
+
+sstore:
+	MOVQ u+0(FP), DI
+	MOVQ e+8(FP), DX
+	MOVQ z+16(FP), SI
+	MOVQ n+24(FP), CX
+	VBROADCASTSD mx+32(FP), Y13
+	VBROADCASTSD t+40(FP), Y14
+	MOVQ sums+48(FP), R9
+	XORQ R8, R8
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	VXORPD Y12, Y12, Y12
+	SHRQ $4, CX
+	JZ   sdone
+	MOVSD t+40(FP), X0
+	UCOMISD expc<>+352(SB), X0 // t = 1: no division
+	JNE  sloopdiv
+	JP   sloopdiv
+
+sloop:
+	SUMSTEP(0, Y5, Y9)
+	SUMSTEP(16, Y6, Y10)
+	SUMSTEP(32, Y7, Y11)
+	SUMSTEP(48, Y8, Y12)
+	ADDQ $64, SI
+	ADDQ R10, DI
+	ADDQ R10, DX
+	DECQ CX
+	JNZ  sloop
+	JMP  sdone
+
+sloopdiv:
+	SUMSTEPDIV(0, Y5, Y9)
+	SUMSTEPDIV(16, Y6, Y10)
+	SUMSTEPDIV(32, Y7, Y11)
+	SUMSTEPDIV(48, Y8, Y12)
+	ADDQ $64, SI
+	ADDQ R10, DI
+	ADDQ R10, DX
+	DECQ CX
+	JNZ  sloopdiv
+
+sdone:
+	VMOVUPD Y5, (R9)
+	VMOVUPD Y6, 32(R9)
+	VMOVUPD Y7, 64(R9)
+	VMOVUPD Y8, 96(R9)
+	VMOVUPD Y9, 128(R9)
+	VMOVUPD Y10, 160(R9)
+	VMOVUPD Y11, 192(R9)
+	VMOVUPD Y12, 224(R9)
+	VZEROUPPER
+	MOVQ R8, outside+64(FP)
+	RET

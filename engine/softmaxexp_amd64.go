@@ -12,6 +12,9 @@ func softmaxExpAVX2(u, e *float64, z *float32, n int, mx, t float64) (outside in
 //go:noescape
 func softmaxExpF32AVX2(x *float32, n int, mx float32)
 
+//go:noescape
+func softmaxSumsAVX2(u, e *float64, z *float32, n int, mx, t float64, sums *[32]float64, store bool) (outside int)
+
 func init() {
 	// math.Exp takes its FMA path when the CPU has AVX and FMA; the kernel
 	// repeats that path, so it is used only then
@@ -21,6 +24,16 @@ func init() {
 				panic("engine: softmaxExp: bad shape")
 			}
 			return softmaxExpAVX2(&u[0], &e[0], &z[0], n, mx, t)
+		}
+		softmaxSumsSIMD = func(u, e []float64, z []float32, n int, mx, t float64, sums *[32]float64) int {
+			if n <= 0 || n%16 != 0 || len(z) < n || u != nil && (len(u) < n || len(e) < n) {
+				panic("engine: softmaxSums: bad shape")
+			}
+			if u == nil { // the sums alone
+				var scratch [32]float64
+				return softmaxSumsAVX2(&scratch[0], &scratch[16], &z[0], n, mx, t, sums, false)
+			}
+			return softmaxSumsAVX2(&u[0], &e[0], &z[0], n, mx, t, sums, true)
 		}
 		expShiftedSIMD = func(x []float32, mx float32) int {
 			n := len(x) &^ 3

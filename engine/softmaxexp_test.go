@@ -1,7 +1,7 @@
 package engine
 
 // softmaxexp_test.go: SoftmaxExp equals math.Exp one value at a time, bit
-// for bit, on logits of every shape the softmax meets (the SIMD lanes and
+// for bit (SoftmaxSums too, with its sums in the lane order), on logits of every shape the softmax meets (the SIMD lanes and
 // the lanes it leaves to math.Exp alike).
 
 import (
@@ -19,6 +19,51 @@ func checkSoftmaxExp(t *testing.T, label string, z []float32, mx, temp float64) 
 		we := math.Exp(wu)
 		if math.Float64bits(u[i]) != math.Float64bits(wu) || math.Float64bits(e[i]) != math.Float64bits(we) {
 			t.Fatalf("%s: z[%d]=%v: u %v e %v (%#x), want %v %v (%#x)", label, i, v, u[i], e[i], math.Float64bits(e[i]), wu, we, math.Float64bits(we))
+		}
+	}
+	// SoftmaxSums: the same exponentials, and their sums in the lane order
+	// (sixteen running sums by index mod 16, combined pairwise, then the
+	// tail in order), on the SIMD path and the Go one
+	var ws, wu [16]float64
+	n16 := len(z) &^ 15
+	for i := range n16 {
+		ws[i%16] += e[i]
+		if e[i] > 0 {
+			wu[i%16] += e[i] * u[i]
+		}
+	}
+	tree := func(s [16]float64) float64 {
+		return (((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))) +
+			(((s[8] + s[9]) + (s[10] + s[11])) + ((s[12] + s[13]) + (s[14] + s[15])))
+	}
+	wantSum, wantEU := tree(ws), tree(wu)
+	for i := n16; i < len(z); i++ {
+		wantSum += e[i]
+		if e[i] > 0 {
+			wantEU += e[i] * u[i]
+		}
+	}
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) || a != a && b != b }
+	simd := softmaxSumsSIMD
+	defer func() { softmaxSumsSIMD = simd }()
+	for _, path := range []string{"simd", "go"} {
+		if path == "go" {
+			softmaxSumsSIMD = nil
+		} else if simd == nil {
+			continue
+		}
+		u2, e2 := make([]float64, len(z)), make([]float64, len(z))
+		sum, eu := SoftmaxSums(u2, e2, z, mx, temp)
+		for i := range z {
+			if !same(u2[i], u[i]) || !same(e2[i], e[i]) {
+				t.Fatalf("%s: SoftmaxSums (%s) at %d: u %v e %v, want %v %v", label, path, i, u2[i], e2[i], u[i], e[i])
+			}
+		}
+		if !same(sum, wantSum) || !same(eu, wantEU) {
+			t.Fatalf("%s: SoftmaxSums (%s, t %v): sums %v %v, want %v %v", label, path, temp, sum, eu, wantSum, wantEU)
+		}
+		if sum, eu = SoftmaxSums(nil, nil, z, mx, temp); !same(sum, wantSum) || !same(eu, wantEU) {
+			t.Fatalf("%s: SoftmaxSums (%s, t %v, sums alone): %v %v, want %v %v", label, path, temp, sum, eu, wantSum, wantEU)
 		}
 	}
 }
@@ -51,6 +96,7 @@ func TestSoftmaxExpEqualsMathExp(t *testing.T) {
 	}{
 		{"normal", normal(32000, 3), 0},
 		{"peaked", normal(4096, 1), 0},
+		{"peaked with a tail", normal(4099, 1), 0},
 		{"wide", wide, 0},
 		{"odd length", normal(7, 2), 0},
 		{"three", normal(3, 2), 0},

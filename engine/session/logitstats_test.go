@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/inferscope/inferscope/engine"
 )
 
 func TestMeanMinMaxBits(t *testing.T) {
@@ -33,11 +35,7 @@ func TestMeanMinMaxBits(t *testing.T) {
 		{"tiny and large", append(randLogits(r, 999, 1e-6), 1e30, -1e30, 3e-38)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var sum float64
-			for _, v := range tc.v {
-				sum += float64(v)
-			}
-			wantMean := float32(sum / float64(len(tc.v)))
+			wantMean := float32(engine.LaneSum32(tc.v) / float64(len(tc.v)))
 			wantLo, wantHi := minMax(tc.v)
 			mean, lo, hi := meanMinMax(tc.v)
 			if math.Float32bits(mean) != math.Float32bits(wantMean) && !(mean != mean && wantMean != wantMean) {
@@ -51,8 +49,13 @@ func TestMeanMinMaxBits(t *testing.T) {
 			if math.IsNaN(float64(wantLo)) || math.IsInf(float64(wantLo), 0) || math.IsInf(float64(wantHi), 0) {
 				return // NewHistogram's bins need a finite range
 			}
-			for _, light := range []bool{true, false} {
-				st := statsOf(tc.v, light)
+			pass := engine.LogitPassOf(tc.v, nil)
+			for _, c := range []struct {
+				light bool
+				pass  *engine.LogitPass
+			}{{true, nil}, {false, nil}, {true, &pass}, {false, &pass}} {
+				light := c.light
+				st := statsOf(tc.v, light, c.pass)
 				want := NewHistogram(tc.v, HistogramBins)
 				if light {
 					want.Counts = nil
@@ -74,8 +77,8 @@ func randLogits(r *rand.Rand, n int, scale float64) []float32 {
 }
 
 // BenchmarkLogitStats: the light statistics of 4096 logits (a thin logits
-// event's mean and range) in one pass, against the two passes it replaced
-// (the mean's loop, then minMax).
+// event's mean and range) in one pass (engine.LogitPassOf), against the two
+// passes it replaced (the mean's loop, then minMax).
 func BenchmarkLogitStats(b *testing.B) {
 	l := randLogits(rand.New(rand.NewPCG(1, 2)), 4096, 3)
 	b.Run("one-pass", func(b *testing.B) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/inferscope/inferscope/engine"
@@ -95,6 +94,11 @@ type Distribution struct {
 	logits []float32 // the step's logits (not copied: valid while they are)
 	s1, sT softmaxSums
 	t1, tT bool // s1, sT were computed (NewDistributionText skips them)
+	// pass is the logits' one pass (engine.LogitPassOf: the mean's sum,
+	// the range), made by newDistributionTop (BlockMax only while it runs);
+	// passed: it was
+	pass   engine.LogitPass
+	passed bool
 }
 
 // softmaxSums are what a softmax at temperature t needs for any one
@@ -110,14 +114,25 @@ type softmaxSums struct {
 // newSoftmaxSumsKeep makes the sums of logits at temperature t, keeping
 // each token's exponential in e (len(logits), or nil for none).
 func newSoftmaxSumsKeep(logits []float32, t float64, e []float64) softmaxSums {
+	return newSoftmaxSumsMax(logits, t, e, nil)
+}
+
+// newSoftmaxSumsMax is newSoftmaxSumsKeep, with the largest logit taken
+// from pass when it has it exactly (pass.Exact: the bits the loop here
+// finds; nil: none).
+func newSoftmaxSumsMax(logits []float32, t float64, e []float64, pass *engine.LogitPass) softmaxSums {
 	if t <= 0 {
 		t = 1
 	}
 	s := softmaxSums{t: t, mx: math.Inf(-1)}
 	mx := float32(math.Inf(-1))
-	for _, v := range logits {
-		if v > mx {
-			mx = v
+	if pass != nil && pass.Exact {
+		mx = pass.Hi
+	} else {
+		for _, v := range logits {
+			if v > mx {
+				mx = v
+			}
 		}
 	}
 	if len(logits) > 0 {
@@ -125,27 +140,17 @@ func newSoftmaxSumsKeep(logits []float32, t float64, e []float64) softmaxSums {
 	}
 	// entropy H = −Σ p·log p with log p = u − log S (u = (z−max)/t), so
 	// H = log S − Σ e^u·u / S: no logarithm per token. The exponentials
-	// come four at a time (engine.SoftmaxExp: math.Exp's bits); the sums
-	// add them in token order, as Softmax does.
-	ub, doneU := keptExp(len(logits))
-	defer doneU()
-	ex := e
-	if ex == nil {
-		eb, doneE := keptExp(len(logits))
-		defer doneE()
-		ex = eb
+	// come four at a time (engine.SoftmaxSums: math.Exp's bits) with both
+	// sums, in the lane order (engine.LaneSum), as the tests' Softmax adds.
+	var eut float64
+	if e == nil { // the sums alone
+		s.sum, eut = engine.SoftmaxSums(nil, nil, logits, s.mx, t)
+	} else {
+		ub, doneU := keptExp(len(logits))
+		defer doneU()
+		s.sum, eut = engine.SoftmaxSums(ub, e, logits, s.mx, t)
 	}
-	engine.SoftmaxExp(ub, ex, logits, s.mx, t)
-	var sum, eu float64
-	ub = ub[:len(ex)]
-	for i, x := range ex {
-		sum += x
-		if x > 0 {
-			eu += x * ub[i]
-		}
-	}
-	s.sum = sum
-	s.entropy = math.Log(s.sum) - eu/s.sum
+	s.entropy = math.Log(s.sum) - eut/s.sum
 	s.e = e
 	return s
 }
@@ -201,10 +206,18 @@ func newDistributionTop(logits []float32, p SamplingParams, n int, buf []Candida
 			defer doneT()
 		}
 	}
-	d.s1 = newSoftmaxSumsKeep(logits, 1, e1)
+	var pass *engine.LogitPass
+	if len(logits) > 0 {
+		bm := blockBufs.Get().(*[]float32)
+		defer blockBufs.Put(bm)
+		d.pass, d.passed = engine.LogitPassOf(logits, *bm), true
+		*bm, pass = d.pass.BlockMax, &d.pass
+		defer func() { d.pass.BlockMax = nil }()
+	}
+	d.s1 = newSoftmaxSumsMax(logits, 1, e1, pass)
 	d.sT = d.s1
 	if p.Temperature > 0 && p.Temperature != 1 {
-		d.sT = newSoftmaxSumsKeep(logits, p.Temperature, eT)
+		d.sT = newSoftmaxSumsMax(logits, p.Temperature, eT, pass)
 	}
 	d.Entropy1, d.EntropyT = d.s1.entropy, d.sT.entropy
 	if p.Greedy() {
@@ -286,7 +299,11 @@ func (d *Distribution) selectTop(n int) *Distribution {
 			}
 		}
 		if ids == nil {
-			ids = topIDs(logits, m, (*idBuf)[:0])
+			var blocks []float32 // skipped where no logit beats the cut (no NaN to miss)
+			if d.passed && !math.IsNaN(d.pass.Sum) {
+				blocks = d.pass.BlockMax
+			}
+			ids = topIDsBlocks(logits, blocks, m, (*idBuf)[:0])
 		}
 		*idBuf = ids
 		if cap(d.Sorted) < len(ids) {
@@ -473,6 +490,14 @@ func before(logits []float32, a, b int) bool {
 // bounded min-heap over one pass (O(vocab · log m), nearly O(vocab) since
 // few tokens beat the heap's worst), then a sort of the m.
 func topIDs(logits []float32, m int, dst []int) []int {
+	return topIDsBlocks(logits, nil, m, dst)
+}
+
+// topIDsBlocks is topIDs, skipping each block of engine.LogitBlock logits
+// whose greatest (blocks, from engine.LogitPassOf; nil: none skipped; the
+// logits must have no NaN) is below the heap's worst once it is full: most
+// blocks of a vocabulary, read once instead of value by value.
+func topIDsBlocks(logits []float32, blocks []float32, m int, dst []int) []int {
 	V := len(logits)
 	if m >= V {
 		return rankAll(logits, dst)
@@ -497,33 +522,89 @@ func topIDs(logits []float32, m int, dst []int) []int {
 		}
 	}
 	var worst float32 // logits[h[0]] once the heap is full
-	for id := 0; id < V; id++ {
-		if len(h) == m && logits[id] < worst {
-			continue // the common case: below the m-th best so far
+	blk := V
+	floor := float32(math.Inf(-1)) // blocks whose greatest is below it hold none of the m
+	if blocks != nil {
+		blk = engine.LogitBlock
+		floor = mthGreatest(blocks, m)
+	}
+	for k0 := 0; k0 < V; k0 += blk {
+		if blocks != nil && (blocks[k0/blk] < floor || len(h) == m && blocks[k0/blk] < worst) {
+			continue // no logit of the block reaches the m-th best (so far)
 		}
-		if len(h) < m {
-			h = append(h, id)
-			for i := len(h) - 1; i > 0; {
-				par := (i - 1) / 2
-				if !worse(h[i], h[par]) {
+		for id := k0; id < min(k0+blk, V); id++ {
+			if len(h) == m && logits[id] < worst {
+				continue // the common case: below the m-th best so far
+			}
+			if len(h) < m {
+				h = append(h, id)
+				for i := len(h) - 1; i > 0; {
+					par := (i - 1) / 2
+					if !worse(h[i], h[par]) {
+						break
+					}
+					h[i], h[par] = h[par], h[i]
+					i = par
+				}
+				if len(h) == m {
+					worst = logits[h[0]]
+				}
+				continue
+			}
+			if before(logits, id, h[0]) {
+				h[0] = id
+				down(0)
+				worst = logits[h[0]]
+			}
+		}
+	}
+	slices.SortFunc(h, func(a, b int) int {
+		if before(logits, a, b) {
+			return -1
+		}
+		return 1 // ids differ: never equal
+	})
+	return h
+}
+
+// mthGreatest is the m-th greatest of the block maxima v (none NaN), or
+// −Inf when m > len(v) or m > 64: m blocks have a logit at least that
+// large, so the m highest-ranked logits are all at least that large too,
+// and a block whose greatest is below it holds none of them.
+func mthGreatest(v []float32, m int) float32 {
+	if m < 1 || m > len(v) || m > 64 {
+		return float32(math.Inf(-1))
+	}
+	var hb [64]float32 // a min-heap of the m greatest so far
+	h := hb[:0]
+	for _, x := range v {
+		if len(h) == m {
+			if x <= h[0] {
+				continue
+			}
+			h[0] = x
+			for i := 0; ; { // down
+				l, w := 2*i+1, i
+				if l < m && h[l] < h[w] {
+					w = l
+				}
+				if r := l + 1; r < m && h[r] < h[w] {
+					w = r
+				}
+				if w == i {
 					break
 				}
-				h[i], h[par] = h[par], h[i]
-				i = par
-			}
-			if len(h) == m {
-				worst = logits[h[0]]
+				h[i], h[w] = h[w], h[i]
+				i = w
 			}
 			continue
 		}
-		if before(logits, id, h[0]) {
-			h[0] = id
-			down(0)
-			worst = logits[h[0]]
+		h = append(h, x)
+		for i := len(h) - 1; i > 0 && h[i] < h[(i-1)/2]; i = (i - 1) / 2 {
+			h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
 		}
 	}
-	sort.Slice(h, func(a, b int) bool { return before(logits, h[a], h[b]) })
-	return h
+	return h[0]
 }
 
 // rankWithin returns, in rank order, the ids whose logit is ≥ lo when
@@ -614,6 +695,10 @@ func rankAll(logits []float32, dst []int) []int {
 	}
 	return ids
 }
+
+// blockBufs are the logits pass's block maxima, reused across steps and
+// sessions.
+var blockBufs = sync.Pool{New: func() any { return new([]float32) }}
 
 // idBufs are selectTop's ids, reused across steps and sessions.
 var idBufs = sync.Pool{New: func() any { return new([]int) }}

@@ -5,10 +5,14 @@ package session
 // vocabulary) that the cheap distribution is checked against
 // (sample_cheap_test.go); the session itself never sorts the vocabulary.
 
-import "math"
+import (
+	"math"
+
+	"github.com/inferscope/inferscope/engine"
+)
 
 // Softmax returns probabilities of logits/temperature (temperature 1 when
-// t ≤ 0), computed in float64.
+// t ≤ 0), computed in float64 (the sum in the lane order, engine.LaneSum).
 func Softmax(logits []float32, t float64) []float64 {
 	if t <= 0 {
 		t = 1
@@ -18,11 +22,10 @@ func Softmax(logits []float32, t float64) []float64 {
 	for _, v := range logits {
 		mx = math.Max(mx, float64(v))
 	}
-	var sum float64
 	for i, v := range logits {
 		p[i] = math.Exp((float64(v) - mx) / t)
-		sum += p[i]
 	}
+	sum := engine.LaneSum(p) // the engine's summation order
 	for i := range p {
 		p[i] /= sum
 	}

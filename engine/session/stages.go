@@ -218,7 +218,11 @@ const HistogramBins = 40
 // LightTopN candidates at most and leaves the histogram's counts out (a
 // Partial event: see DeferLens).
 func (s *Session) logitsInfoOf(d *Distribution, logits []float32, pos, topN int, light bool) *LogitsInfo {
-	st := statsOf(logits, light)
+	var pass *engine.LogitPass
+	if d.passed && len(d.logits) == len(logits) && (len(logits) == 0 || &d.logits[0] == &logits[0]) {
+		pass = &d.pass // the same logits' pass
+	}
+	st := statsOf(logits, light, pass)
 	info := &LogitsInfo{Pos: pos, Vocab: len(logits), Params: d.Params, AfterTopK: d.AfterK, AfterTopP: d.AfterP,
 		Kept: d.Kept, KeptMass: d.KeptMass, Entropy1: d.Entropy1, EntropyT: d.EntropyT, Full: logits,
 		FromPrefill: pos == s.nPrompt-1}
