@@ -326,3 +326,118 @@ sdone:
 	VZEROUPPER
 	MOVQ R8, outside+64(FP)
 	RET
+
+// EXP8 is EXP4 on eight lanes (Z0; Z1–Z4 and Y2), constants broadcast.
+#define EXP8 \
+	VMULPD.BCST  expc<>+0(SB), Z0, Z1 \
+	VCVTPD2DQ    Z1, Y2 \
+	VCVTDQ2PD    Y2, Z1 \
+	VFNMADD231PD.BCST expc<>+32(SB), Z1, Z0 \
+	VFNMADD231PD.BCST expc<>+64(SB), Z1, Z0 \
+	VMULPD.BCST  expc<>+96(SB), Z0, Z0 \
+	VBROADCASTSD expc<>+128(SB), Z3 \
+	VFMADD213PD.BCST expc<>+160(SB), Z0, Z3 \
+	VFMADD213PD.BCST expc<>+192(SB), Z0, Z3 \
+	VFMADD213PD.BCST expc<>+224(SB), Z0, Z3 \
+	VFMADD213PD.BCST expc<>+256(SB), Z0, Z3 \
+	VFMADD213PD.BCST expc<>+288(SB), Z0, Z3 \
+	VFMADD213PD.BCST expc<>+320(SB), Z0, Z3 \
+	VFMADD213PD.BCST expc<>+352(SB), Z0, Z3 \
+	VMULPD       Z3, Z0, Z0 \
+	VADDPD.BCST  expc<>+384(SB), Z0, Z3 \
+	VMULPD       Z3, Z0, Z0 \
+	VADDPD.BCST  expc<>+384(SB), Z0, Z3 \
+	VMULPD       Z3, Z0, Z0 \
+	VADDPD.BCST  expc<>+384(SB), Z0, Z3 \
+	VMULPD       Z3, Z0, Z0 \
+	VADDPD.BCST  expc<>+384(SB), Z0, Z3 \
+	VFMADD213PD.BCST expc<>+352(SB), Z3, Z0 \
+	VPMOVSXDQ    Y2, Z4 \
+	VPADDQ.BCST  expc<>+480(SB), Z4, Z4 \
+	VPSLLQ       $52, Z4, Z4 \
+	VMULPD       Z4, Z0, Z0
+
+// SUM8(off, accS, accU, div): softmaxSums512's eight lanes at byte offset
+// off of z (2·off of u and e); div is the division by t (Z14) or nothing.
+#define SUM8(off, accS, accU, div) \
+	VCVTPS2PD off(SI), Z0 \
+	VSUBPD    Z13, Z0, Z0 \
+	div \
+	VMOVUPD   Z0, (off*2)(DI) \
+	VMOVAPD   Z0, Z15 \
+	VCMPPD.BCST $0x1d, expc<>+416(SB), Z0, K1 \
+	VCMPPD.BCST $0x12, expc<>+448(SB), Z0, K2 \
+	KANDB     K1, K2, K1 \
+	KMOVB     K1, AX \
+	XORL      $0xff, AX \
+	POPCNTL   AX, AX \
+	ADDQ      AX, R8 \
+	EXP8 \
+	VMOVUPD   Z0, (off*2)(DX) \
+	VADDPD    Z0, accS, accS \
+	VXORPD    Z1, Z1, Z1 \
+	VCMPPD    $0x1e, Z1, Z0, K3 \
+	VMULPD    Z15, Z0, Z4 \
+	VADDPD    Z4, accU, K3, accU
+
+#define DIVT VDIVPD Z14, Z0, Z0
+#define NODIV
+
+// func softmaxSums512(u, e *float64, z *float32, n int, mx, t float64, sums *[32]float64, store bool) (outside int)
+//
+// softmaxSumsAVX2 on eight lanes a register: Z5 and Z6 hold the first
+// sums' lanes 0–7 and 8–15, Z9 and Z10 the second's.
+TEXT ·softmaxSums512(SB), NOSPLIT, $0-72
+	MOVQ $128, R10
+	MOVBLZX store+56(FP), AX
+	TESTL AX, AX
+	JNZ  zstore
+	XORQ R10, R10 // the same 128 bytes of u and e every step
+
+zstore:
+	MOVQ u+0(FP), DI
+	MOVQ e+8(FP), DX
+	MOVQ z+16(FP), SI
+	MOVQ n+24(FP), CX
+	VBROADCASTSD mx+32(FP), Z13
+	VBROADCASTSD t+40(FP), Z14
+	MOVQ sums+48(FP), R9
+	XORQ R8, R8
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	SHRQ $4, CX
+	JZ   zdone
+	MOVSD t+40(FP), X0
+	UCOMISD expc<>+352(SB), X0 // t = 1: no division
+	JNE  zloopdiv
+	JP   zloopdiv
+
+zloop:
+	SUM8(0, Z5, Z9, NODIV)
+	SUM8(32, Z6, Z10, NODIV)
+	ADDQ $64, SI
+	ADDQ R10, DI
+	ADDQ R10, DX
+	DECQ CX
+	JNZ  zloop
+	JMP  zdone
+
+zloopdiv:
+	SUM8(0, Z5, Z9, DIVT)
+	SUM8(32, Z6, Z10, DIVT)
+	ADDQ $64, SI
+	ADDQ R10, DI
+	ADDQ R10, DX
+	DECQ CX
+	JNZ  zloopdiv
+
+zdone:
+	VMOVUPD Z5, (R9)
+	VMOVUPD Z6, 64(R9)
+	VMOVUPD Z9, 128(R9)
+	VMOVUPD Z10, 192(R9)
+	VZEROUPPER
+	MOVQ R8, outside+64(FP)
+	RET
