@@ -439,9 +439,7 @@ func (w *attnWork) combine(sl *attnSlot, r int) {
 					cb = expAtt(ms[b] - M)
 				}
 				lo, hi := b*attnBlock, min(m, (b+1)*attnBlock)
-				for p := lo; p < hi; p++ {
-					wt[p] = float32(e[p]*cb) / sum
-				}
+				scaleDiv(wt[lo:hi], e[lo:hi], cb, sum)
 			}
 		}
 	}
@@ -452,9 +450,7 @@ func (w *attnWork) combine(sl *attnSlot, r int) {
 func attnCombine(out, os, ms, ls []float32, hd int) float32 {
 	if len(ms) == 1 {
 		l := ls[0]
-		for j, x := range os[:hd] {
-			out[j] = x / l
-		}
+		scaleDiv(out, os[:hd], 1, l) // x·1 is x: x / l
 		return l
 	}
 	M := ms[0]
@@ -470,9 +466,7 @@ func attnCombine(out, os, ms, ls []float32, hd int) float32 {
 			out[j] += float32(cb * x)
 		}
 	}
-	for j := range out {
-		out[j] /= sum
-	}
+	scaleDiv(out, out, 1, sum)
 	return sum
 }
 
