@@ -64,6 +64,7 @@ func LoadGGUF(path string) (_ *Model, err error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	f.ReleaseMetadata() // parsed: the weights point into the data section only
 	return m, nil
 }
 

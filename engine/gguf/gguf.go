@@ -146,6 +146,7 @@ type File struct {
 	keys    map[string]int
 	tensors map[string]int
 	unmap   func() error
+	drop    func(n int) // gives back the whole pages of the first n bytes (Open's memory)
 }
 
 // Get returns the value of key.
@@ -589,7 +590,7 @@ func decodeArray(t ValueType, raw []byte, n int) any {
 // Open reads the GGUF file at path into private read-only memory (see
 // mapFile) and parses it; Close gives the memory back.
 func Open(path string) (*File, error) {
-	b, unmap, err := mapFile(path)
+	b, unmap, drop, err := mapFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -600,6 +601,18 @@ func Open(path string) (*File, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f.unmap = unmap
+	f.unmap, f.drop = unmap, drop
 	return f, nil
+}
+
+// ReleaseMetadata gives the memory of the file's metadata back to the
+// system: the whole pages before the data section (the header, the
+// key–value pairs — a tokenizer's vocabulary and merges are most of them —
+// and the tensor infos), which Read has already parsed into Go values that
+// nothing reads from the file again. The weights' pages stay. A File from
+// Read (the caller's memory) keeps everything.
+func (f *File) ReleaseMetadata() {
+	if f.drop != nil {
+		f.drop(f.DataOffset)
+	}
 }

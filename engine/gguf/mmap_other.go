@@ -6,7 +6,7 @@ package gguf
 
 import "os"
 
-func mapFile(path string) ([]byte, func() error, error) {
+func mapFile(path string) ([]byte, func() error, func(int), error) {
 	b, err := os.ReadFile(path)
-	return b, nil, err
+	return b, nil, nil, err
 }

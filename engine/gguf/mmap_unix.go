@@ -19,36 +19,42 @@ import (
 // It is a copy, not a mapping of the file: a mapped file that is
 // truncated or overwritten on disk while the server runs takes its pages
 // away, and the next read of a weight is a SIGBUS that kills the process.
-// A copy cannot change under the reader. unmap releases it.
-func mapFile(path string) (b []byte, unmap func() error, err error) {
+// A copy cannot change under the reader. unmap releases it; dropHead(n)
+// gives back the whole pages of its first n bytes (they read as zeros after).
+func mapFile(path string) (b []byte, unmap func() error, dropHead func(n int), err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	size := st.Size()
 	if size == 0 {
-		return []byte{}, nil, nil
+		return []byte{}, nil, nil, nil
 	}
 	if size != int64(int(size)) || size < 0 {
-		return nil, nil, fmt.Errorf("%s: %d bytes is too large to load", path, size)
+		return nil, nil, nil, fmt.Errorf("%s: %d bytes is too large to load", path, size)
 	}
 	b, err = syscall.Mmap(-1, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
 		b, err = os.ReadFile(path) // no anonymous mappings here: the Go heap then
-		return b, nil, err
+		return b, nil, nil, err
 	}
 	if _, err := io.ReadFull(f, b); err != nil {
 		syscall.Munmap(b)
-		return nil, nil, fmt.Errorf("%s: reading %d bytes: %w (did the file change while it was read?)", path, size, err)
+		return nil, nil, nil, fmt.Errorf("%s: reading %d bytes: %w (did the file change while it was read?)", path, size, err)
 	}
 	if err := syscall.Mprotect(b, syscall.PROT_READ); err != nil {
 		syscall.Munmap(b)
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return b, func() error { return syscall.Munmap(b) }, nil
+	dropHead = func(n int) {
+		if n = min(n, len(b)) &^ (os.Getpagesize() - 1); n > 0 {
+			syscall.Madvise(b[:n], syscall.MADV_DONTNEED) // a private anonymous mapping: zeros after
+		}
+	}
+	return b, func() error { return syscall.Munmap(b) }, dropHead, nil
 }
