@@ -187,7 +187,7 @@ func TestGemvOrderAcrossSets(t *testing.T) {
 		if ks == base {
 			continue
 		}
-		for _, sh := range []struct{ rows, cols int }{{4, 16}, {7, 32}, {64, 768}, {13, 24}, {1, 48}, {66, 288}} {
+		for _, sh := range []struct{ rows, cols int }{{4, 16}, {7, 32}, {64, 768}, {13, 24}, {1, 48}, {66, 288}, {8, 80}} {
 			ld := sh.cols + 16
 			wf := randVec(r, sh.rows*ld)
 			wb := make([]uint16, len(wf))
