@@ -179,8 +179,8 @@ func modelFromGGUF(f *gguf.File, path string) (*Model, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(tm.Tokens) > c.VocabSize {
-			return nil, fmt.Errorf("the tokenizer has %d tokens but token_embd.weight only %d rows", len(tm.Tokens), c.VocabSize)
+		if tm.Tokens.Len() > c.VocabSize {
+			return nil, fmt.Errorf("the tokenizer has %d tokens but token_embd.weight only %d rows", tm.Tokens.Len(), c.VocabSize)
 		}
 		tk, err := tokenizer.FromGGUF(tm)
 		if err != nil {

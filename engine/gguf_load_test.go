@@ -449,6 +449,7 @@ func TestGGUFSentencePieceMatchesLlama2c(t *testing.T) {
 	}
 	meta := &gguf.Tokenizer{Model: "llama", BOS: 1, EOS: 2, UNK: 0, PAD: -1, SEP: -1, EOT: -1}
 	off := 4
+	var tokens []string
 	for i := range 512 {
 		score := math.Float32frombits(binary.LittleEndian.Uint32(raw[off:]))
 		n := int(binary.LittleEndian.Uint32(raw[off+4:]))
@@ -463,10 +464,11 @@ func TestGGUFSentencePieceMatchesLlama2c(t *testing.T) {
 		case strings.HasPrefix(p, "<0x"):
 			typ = 6
 		}
-		meta.Tokens = append(meta.Tokens, strings.ReplaceAll(p, " ", "▁"))
+		tokens = append(tokens, strings.ReplaceAll(p, " ", "▁"))
 		meta.TokenTypes = append(meta.TokenTypes, typ)
 		meta.Scores = append(meta.Scores, score)
 	}
+	meta.Tokens = gguf.StringArrayOf(tokens)
 	tk, err := tokenizer.FromGGUF(meta)
 	if err != nil {
 		t.Fatal(err)

@@ -4,9 +4,11 @@ import "testing"
 
 // FuzzRead: Read never panics on any input, and what it accepts is
 // consistent: every tensor's data lies inside the file and holds its
-// values, and its first row dequantizes. The seeds are the small files in
-// testdata/fuzz/FuzzRead (a key/value of each kind and two tensors, made by
-// gguf-py's writer; their truncations) and two made here.
+// values, and its first row dequantizes; an array of strings gives the
+// same elements by At and Strings, no more bytes than the file's. The
+// seeds are the small files in testdata/fuzz/FuzzRead (a key/value of each
+// kind and two tensors, made by gguf-py's writer; their truncations) and
+// two made here.
 func FuzzRead(f *testing.F) {
 	f.Add(oneTensor(16, 0, 66, 256))
 	f.Add(nested(3))
@@ -33,6 +35,18 @@ func FuzzRead(f *testing.F) {
 		file.Tokenizer()
 		for _, kv := range file.KV {
 			_ = kv.Value.String()
+			if a, ok := kv.Value.StringArray(); ok { // strarray.go: the elements lie in the file's bytes
+				n := 0
+				for i, s := range a.Strings() {
+					if s != a.At(i) {
+						t.Fatalf("%s[%d]: Strings %q, At %q", kv.Key, i, s, a.At(i))
+					}
+					n += len(s)
+				}
+				if n > len(b) {
+					t.Fatalf("%s: %d bytes of strings from a %d-byte file", kv.Key, n, len(b))
+				}
+			}
 		}
 	})
 }

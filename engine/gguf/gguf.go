@@ -493,14 +493,8 @@ func (r *reader) array(key string, depth int) (Value, error) {
 	v := Value{Type: Array, Elem: elem}
 	if elem == String || elem == Array {
 		if elem == String {
-			s := make([]string, n)
-			for i := range s {
-				if s[i], err = r.str(key); err != nil {
-					return v, err
-				}
-			}
-			v.v = s
-			return v, nil
+			v.v, err = r.readStrings(n, key) // compact: strarray.go
+			return v, err
 		}
 		a := make([]Value, n)
 		for i := range a {

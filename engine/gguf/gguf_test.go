@@ -216,10 +216,10 @@ func TestMetadataAccessors(t *testing.T) {
 	}
 	yes, no := true, false
 	wantTok := Tokenizer{Model: "gpt2", Pre: "default",
-		Tokens:     []string{"<unk>", "<s>", "</s>", "<pad>", "a", "b", "ab", "Ġa", "Ġ", "✓"},
+		Tokens:     StringArrayOf([]string{"<unk>", "<s>", "</s>", "<pad>", "a", "b", "ab", "Ġa", "Ġ", "✓"}),
 		Scores:     []float32{0, -0.25, -0.5, -0.75, -1, -1.25, -1.5, -1.75, -2, -2.25},
 		TokenTypes: []int32{2, 3, 3, 3, 1, 1, 1, 1, 1, 1},
-		Merges:     []string{"a b", "Ġ a"},
+		Merges:     StringArrayOf([]string{"a b", "Ġ a"}),
 		BOS:        1, EOS: 2, UNK: 0, PAD: 3, SEP: -1, EOT: -1, AddBOS: &yes, AddEOS: &no,
 		ChatTemplate: "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"}
 	if !reflect.DeepEqual(*tok, wantTok) {

@@ -120,7 +120,7 @@ func TestLlamaQuantizeFiles(t *testing.T) {
 			if _, err := f.HyperParams(); err != nil {
 				t.Error(err)
 			}
-			if tok, err := f.Tokenizer(); err != nil || len(tok.Tokens) != 256 {
+			if tok, err := f.Tokenizer(); err != nil || tok.Tokens.Len() != 256 {
 				t.Errorf("tokenizer: %v", err)
 			}
 			matrices := 0

@@ -145,12 +145,12 @@ func (f *File) HyperParams() (*HyperParams, error) {
 
 // Tokenizer is the tokenizer.* metadata.
 type Tokenizer struct {
-	Model      string    // tokenizer.ggml.model: "gpt2" (byte-level BPE), "llama" (SentencePiece), …
-	Pre        string    // tokenizer.ggml.pre: the pre-tokenizer's name ("" when absent)
-	Tokens     []string  // tokenizer.ggml.tokens
-	Scores     []float32 // tokenizer.ggml.scores (nil when absent)
-	TokenTypes []int32   // tokenizer.ggml.token_type (nil when absent)
-	Merges     []string  // tokenizer.ggml.merges (nil when absent)
+	Model      string      // tokenizer.ggml.model: "gpt2" (byte-level BPE), "llama" (SentencePiece), …
+	Pre        string      // tokenizer.ggml.pre: the pre-tokenizer's name ("" when absent)
+	Tokens     StringArray // tokenizer.ggml.tokens: one string, not 50,000 (strarray.go; StringArrayOf by hand)
+	Scores     []float32   // tokenizer.ggml.scores (nil when absent)
+	TokenTypes []int32     // tokenizer.ggml.token_type (nil when absent)
+	Merges     StringArray // tokenizer.ggml.merges (empty when absent)
 
 	// Special token ids (tokenizer.ggml.*_token_id); −1 when absent.
 	BOS, EOS, UNK, PAD, SEP, EOT int
@@ -195,8 +195,8 @@ func (f *File) Tokenizer() (*Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.Tokens, _ = v.Strings()
-	if len(t.Tokens) == 0 {
+	t.Tokens, _ = v.StringArray()
+	if t.Tokens.Len() == 0 {
 		return nil, fmt.Errorf("gguf: tokenizer.ggml.tokens is empty")
 	}
 	if v, ok, err = arr("tokenizer.ggml.scores", Float32, false); err != nil {
@@ -212,13 +212,13 @@ func (f *File) Tokenizer() (*Tokenizer, error) {
 	if v, ok, err = arr("tokenizer.ggml.merges", String, false); err != nil {
 		return nil, err
 	} else if ok {
-		t.Merges, _ = v.Strings()
+		t.Merges, _ = v.StringArray()
 	}
-	if t.Scores != nil && len(t.Scores) != len(t.Tokens) {
-		return nil, fmt.Errorf("gguf: %d tokenizer.ggml.scores for %d tokens", len(t.Scores), len(t.Tokens))
+	if t.Scores != nil && len(t.Scores) != t.Tokens.Len() {
+		return nil, fmt.Errorf("gguf: %d tokenizer.ggml.scores for %d tokens", len(t.Scores), t.Tokens.Len())
 	}
-	if t.TokenTypes != nil && len(t.TokenTypes) != len(t.Tokens) {
-		return nil, fmt.Errorf("gguf: %d tokenizer.ggml.token_type entries for %d tokens", len(t.TokenTypes), len(t.Tokens))
+	if t.TokenTypes != nil && len(t.TokenTypes) != t.Tokens.Len() {
+		return nil, fmt.Errorf("gguf: %d tokenizer.ggml.token_type entries for %d tokens", len(t.TokenTypes), t.Tokens.Len())
 	}
 	for _, s := range []struct {
 		name string
@@ -231,8 +231,8 @@ func (f *File) Tokenizer() (*Tokenizer, error) {
 		}
 		*s.dst = -1
 		if ok {
-			if id >= len(t.Tokens) {
-				return nil, fmt.Errorf("gguf: %s is %d, outside the %d-token vocabulary", key, id, len(t.Tokens))
+			if id >= t.Tokens.Len() {
+				return nil, fmt.Errorf("gguf: %s is %d, outside the %d-token vocabulary", key, id, t.Tokens.Len())
 			}
 			*s.dst = id
 		}

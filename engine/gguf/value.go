@@ -11,13 +11,20 @@ type Value struct {
 	Elem ValueType // the element type of an Array
 	// v is uint8, int8, uint16, int16, uint32, int32, float32, bool,
 	// string, uint64, int64 or float64; an array is a slice of one of
-	// those, or []Value for an array of arrays.
+	// those, a StringArray for an array of STRING (strarray.go), or
+	// []Value for an array of arrays.
 	v any
 }
 
 // Any is the value as Go holds it: uint8 … float64, bool, string; for an
-// array []uint8 … []float64, []bool, []string or []Value.
-func (v Value) Any() any { return v.v }
+// array []uint8 … []float64, []bool, []string (made from the compact
+// StringArray on each call) or []Value.
+func (v Value) Any() any {
+	if a, ok := v.v.(StringArray); ok {
+		return a.Strings()
+	}
+	return v.v
+}
 
 func (v Value) typeName() string {
 	if v.Type == Array {
@@ -104,8 +111,8 @@ func (v Value) Len() int {
 		return len(a)
 	case []bool:
 		return len(a)
-	case []string:
-		return len(a)
+	case StringArray:
+		return a.Len()
 	case []uint64:
 		return len(a)
 	case []int64:
@@ -118,8 +125,18 @@ func (v Value) Len() int {
 	return 0
 }
 
-// Strings is an array of STRING.
-func (v Value) Strings() ([]string, bool) { a, ok := v.v.([]string); return a, ok }
+// Strings is an array of STRING as a []string (new headers on each call,
+// the bytes shared: StringArray.Strings).
+func (v Value) Strings() ([]string, bool) {
+	a, ok := v.v.(StringArray)
+	if !ok {
+		return nil, false
+	}
+	return a.Strings(), true
+}
+
+// StringArray is an array of STRING as the parser holds it (no copy).
+func (v Value) StringArray() (StringArray, bool) { a, ok := v.v.(StringArray); return a, ok }
 
 // Float32s is an array of FLOAT32.
 func (v Value) Float32s() ([]float32, bool) { a, ok := v.v.([]float32); return a, ok }
@@ -151,5 +168,5 @@ func (v Value) String() string {
 	if s, ok := v.Str(); ok {
 		return fmt.Sprintf("%q", s)
 	}
-	return fmt.Sprint(v.v)
+	return fmt.Sprint(v.Any())
 }

@@ -40,7 +40,7 @@ var ggufPreSteps = map[string][]preStep{
 // special: matched in the input only when the caller allows specials;
 // USER_DEFINED tokens are matched always, as llama.cpp does.
 func FromGGUF(t *gguf.Tokenizer) (Tokenizer, error) {
-	n := len(t.Tokens)
+	n := t.Tokens.Len()
 	if n == 0 || n > maxVocabIDs {
 		return nil, fmt.Errorf("gguf tokenizer: %d tokens (allowed 1 to %d)", n, maxVocabIDs)
 	}
@@ -58,22 +58,24 @@ func FromGGUF(t *gguf.Tokenizer) (Tokenizer, error) {
 		if !ok {
 			return nil, fmt.Errorf("gguf tokenizer: pre-tokenizer %q is not supported (supported: gpt-2, smollm, llama-bpe, qwen2)", t.Pre)
 		}
-		// the pieces share one string, indexed in place (idtable.go)
-		pieces, ids := arenaPieces(t.Tokens), newIDTable(n)
+		// the pieces share the file's one string of tokens, indexed in
+		// place (idtable.go)
+		pieces, ids := t.Tokens.Strings(), newIDTable(n)
 		for i, p := range pieces {
 			if j, dup := ids.get(pieces, p); dup {
 				return nil, fmt.Errorf("gguf tokenizer: token %d %q is also token %d", i, p, j)
 			}
 			ids.set(pieces, p, i)
 		}
-		for i, m := range t.Merges {
+		for i := range t.Merges.Len() {
+			m := t.Merges.At(i)
 			a, b, ok := strings.Cut(m, " ")
 			if !ok || a == "" || b == "" || strings.Contains(b, " ") {
 				return nil, fmt.Errorf("gguf tokenizer: merge %d %q is not two pieces separated by one space", i+1, m)
 			}
 		}
-		bl, err := newByteLevelPieces(pieces, ids, len(t.Merges), func(i int) (string, string) {
-			a, b, _ := strings.Cut(t.Merges[i], " ")
+		bl, err := newByteLevelPieces(pieces, ids, t.Merges.Len(), func(i int) (string, string) {
+			a, b, _ := strings.Cut(t.Merges.At(i), " ")
 			return a, b
 		}, "byte-level BPE (GGUF)")
 		if err != nil {
@@ -85,7 +87,7 @@ func FromGGUF(t *gguf.Tokenizer) (Tokenizer, error) {
 		if t.Scores == nil {
 			return nil, fmt.Errorf("gguf tokenizer: a SentencePiece (llama) vocabulary needs tokenizer.ggml.scores")
 		}
-		sp := &SentencePiece{vocabulary: vocabulary{pieces: arenaPieces(t.Tokens), ids: newIDTable(n),
+		sp := &SentencePiece{vocabulary: vocabulary{pieces: t.Tokens.Strings(), ids: newIDTable(n),
 			special: map[int]bool{}, kind: "SentencePiece BPE (GGUF)", bos: -1, eos: -1},
 			scores: t.Scores, dummyPrefix: true, spaceRune: "▁"}
 		for i, p := range sp.pieces {
@@ -138,27 +140,6 @@ func dedupe(s []string) []string {
 			seen[x] = true
 			out = append(out, x)
 		}
-	}
-	return out
-}
-
-// arenaPieces copies the tokens into one string and returns its pieces:
-// one allocation instead of one per token.
-func arenaPieces(tokens []string) []string {
-	var b strings.Builder
-	n := 0
-	for _, p := range tokens {
-		n += len(p)
-	}
-	b.Grow(n)
-	for _, p := range tokens {
-		b.WriteString(p)
-	}
-	all, off := b.String(), 0
-	out := make([]string, len(tokens))
-	for i, p := range tokens {
-		out[i] = all[off : off+len(p)]
-		off += len(p)
 	}
 	return out
 }

@@ -38,26 +38,29 @@ func ggufFromJSON(t *testing.T, tj []byte, pre string) *gguf.Tokenizer {
 		t.Fatal(err)
 	}
 	n := len(j.Model.Vocab) + len(j.Added)
-	g := &gguf.Tokenizer{Model: "gpt2", Pre: pre, Tokens: make([]string, n), TokenTypes: make([]int32, n),
+	g := &gguf.Tokenizer{Model: "gpt2", Pre: pre, TokenTypes: make([]int32, n),
 		BOS: -1, EOS: -1, UNK: -1, PAD: -1, SEP: -1, EOT: -1}
+	tokens := make([]string, n)
 	for p, id := range j.Model.Vocab {
-		g.Tokens[id], g.TokenTypes[id] = p, ggufTokenNormal
+		tokens[id], g.TokenTypes[id] = p, ggufTokenNormal
 	}
 	for _, a := range j.Added {
-		g.Tokens[a.ID], g.TokenTypes[a.ID] = a.Content, map[bool]int32{true: 3, false: 4}[a.Special]
+		tokens[a.ID], g.TokenTypes[a.ID] = a.Content, map[bool]int32{true: 3, false: 4}[a.Special]
 	}
+	var merges []string
 	for _, m := range j.Model.Merges {
 		var pair []string
 		if json.Unmarshal(m, &pair) == nil && len(pair) == 2 {
-			g.Merges = append(g.Merges, pair[0]+" "+pair[1])
+			merges = append(merges, pair[0]+" "+pair[1])
 			continue
 		}
 		var s string
 		if err := json.Unmarshal(m, &s); err != nil {
 			t.Fatal(err)
 		}
-		g.Merges = append(g.Merges, s)
+		merges = append(merges, s)
 	}
+	g.Tokens, g.Merges = gguf.StringArrayOf(tokens), gguf.StringArrayOf(merges)
 	return g
 }
 
