@@ -170,6 +170,11 @@ func (s *Session) complete(ev *Event) bool {
 	switch {
 	case ev.Logits != nil:
 		if d, logits := s.distAt(ev.Logits.Pos); d != nil {
+			if len(d.Sorted) < min(s.cfg.TopN, len(logits)) {
+				// a thin greedy step ranked only the first LightTopN
+				// (logitsStage): rank the list again, the same bits
+				d = newDistributionTop(logits, d.Params, s.cfg.TopN, nil)
+			}
 			ev.Logits.Top = s.topList(d, s.cfg.TopN)
 			ev.Logits.Histogram = NewHistogram(logits, HistogramBins)
 			done = true

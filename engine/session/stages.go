@@ -193,8 +193,15 @@ func (s *Session) logitsStage(recomputed bool) *LogitsInfo {
 		info = &LogitsInfo{Pos: s.logitPos, Vocab: len(s.logits), Params: d.Params, AfterTopK: d.AfterK, AfterTopP: d.AfterP,
 			Kept: d.Kept, KeptMass: d.KeptMass, Full: s.logits, FromPrefill: s.logitPos == s.nPrompt-1}
 	} else {
-		s.dist = newDistributionTop(s.logits, s.cfg.Sampling, s.cfg.TopN, buf)
 		light := s.deferLens && !recomputed
+		n := s.cfg.TopN
+		if light && s.cfg.Sampling.Greedy() {
+			// a thin greedy step lists LightTopN candidates and draws none:
+			// it ranks only those (complete ranks TopN again if its event is
+			// filled in; a sampling step ranks its nucleus, 64 or more, anyway)
+			n = min(n, LightTopN)
+		}
+		s.dist = newDistributionTop(s.logits, s.cfg.Sampling, n, buf)
 		info = s.logitsInfoOf(s.dist, s.logits, s.logitPos, s.cfg.TopN, light)
 	}
 	info.Recomputed = recomputed
