@@ -309,7 +309,19 @@ func (c *Conn) step(cmd wire.Command) {
 		th, full = c.runThinner(cmd.DetailMs)
 	}
 	defer func() {
+		if testAfterStages != nil {
+			testAfterStages(c)
+		}
 		if !c.closed() {
+			if ctx.Err() != nil && !c.runner.Done() {
+				// a cancel that came as the command's last stage finished:
+				// readPump cancelled ctx and answers the cancel no other way,
+				// and no stage was left to see it, so the run stops here and
+				// its stop event answers (a Stop at class speed once left the
+				// page waiting for it)
+				c.cancelNow(cmd.ID, th)
+				paused = false
+			}
 			c.sendDetail(cmd.ID, th) // a run that ended without its stop event (an error, a pause)
 			if paused {
 				c.Reply(cmd.ID, wire.MsgPaused, map[string]any{"next": c.runner.Next(), "stages": stages})
@@ -356,6 +368,10 @@ func (c *Conn) step(cmd wire.Command) {
 		}
 	}
 }
+
+// testAfterStages, when set (tests only), runs as a stepping command ends,
+// before it checks whether it was cancelled.
+var testAfterStages func(*Conn)
 
 // takePause reports whether a pause was asked since the last call (the
 // streaming command stops after its current stage).

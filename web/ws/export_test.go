@@ -1,0 +1,21 @@
+package ws
+
+// export_test.go: seams for the package's external tests.
+
+// SetAfterStages sets testAfterStages and returns what restores it.
+func SetAfterStages(f func(*Conn)) (restore func()) {
+	old := testAfterStages
+	testAfterStages = f
+	return func() { testAfterStages = old }
+}
+
+// CancelAsReadPumpDoes cancels the stepping command in flight as a cancel
+// command arriving then does (readPump: cancel its context, no reply).
+func CancelAsReadPumpDoes(c *Conn) {
+	c.mu.Lock()
+	cancel := c.cancelRun
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
