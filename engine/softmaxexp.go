@@ -109,7 +109,7 @@ func SoftmaxSums(u, e []float64, z []float32, mx, t float64) (sum, eu float64) {
 // −Inf).
 func addPositive(acc, e, u float64) float64 {
 	if e > 0 {
-		return acc + e*u
+		return acc + float64(e*u) // rounded product, as the kernels: no fused multiply-add
 	}
 	return acc
 }
@@ -122,7 +122,7 @@ func laneSumsOf(u, e []float64) (s [32]float64) {
 		for l := range 16 {
 			s[l] += x[l]
 			if x[l] > 0 {
-				s[16+l] += x[l] * y[l]
+				s[16+l] += float64(x[l] * y[l]) // the conversion: no fused multiply-add (the kernels round the product)
 			}
 		}
 	}

@@ -29,7 +29,7 @@ func checkSoftmaxExp(t *testing.T, label string, z []float32, mx, temp float64) 
 	for i := range n16 {
 		ws[i%16] += e[i]
 		if e[i] > 0 {
-			wu[i%16] += e[i] * u[i]
+			wu[i%16] += float64(e[i] * u[i])
 		}
 	}
 	tree := func(s [16]float64) float64 {
@@ -40,7 +40,7 @@ func checkSoftmaxExp(t *testing.T, label string, z []float32, mx, temp float64) 
 	for i := n16; i < len(z); i++ {
 		wantSum += e[i]
 		if e[i] > 0 {
-			wantEU += e[i] * u[i]
+			wantEU += float64(e[i] * u[i])
 		}
 	}
 	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) || a != a && b != b }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/inferscope/inferscope/engine/session"
@@ -309,8 +310,8 @@ func (c *Conn) step(cmd wire.Command) {
 		th, full = c.runThinner(cmd.DetailMs)
 	}
 	defer func() {
-		if testAfterStages != nil {
-			testAfterStages(c)
+		if f := testAfterStages.Load(); f != nil {
+			(*f)(c)
 		}
 		if !c.closed() {
 			if ctx.Err() != nil && !c.runner.Done() {
@@ -370,8 +371,9 @@ func (c *Conn) step(cmd wire.Command) {
 }
 
 // testAfterStages, when set (tests only), runs as a stepping command ends,
-// before it checks whether it was cancelled.
-var testAfterStages func(*Conn)
+// before it checks whether it was cancelled (atomic: a test sets it while
+// another test's connections may still be finishing).
+var testAfterStages atomic.Pointer[func(*Conn)]
 
 // takePause reports whether a pause was asked since the last call (the
 // streaming command stops after its current stage).

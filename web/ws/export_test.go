@@ -4,9 +4,8 @@ package ws
 
 // SetAfterStages sets testAfterStages and returns what restores it.
 func SetAfterStages(f func(*Conn)) (restore func()) {
-	old := testAfterStages
-	testAfterStages = f
-	return func() { testAfterStages = old }
+	old := testAfterStages.Swap(&f)
+	return func() { testAfterStages.Store(old) }
 }
 
 // CancelAsReadPumpDoes cancels the stepping command in flight as a cancel
