@@ -14,7 +14,7 @@ const LogitBlock = 16
 
 // LogitPass is LogitPassOf's result for logits z.
 type LogitPass struct {
-	// Sum is Σ float64(z[i]) in the lane order (LaneSum32).
+	// Sum is Σ float64(z[i]) in the lane order (LaneSum).
 	Sum float64
 	// Lo and Hi are the least and greatest of z by < and >; they are
 	// exact only when Exact is set (see Exact).
@@ -28,11 +28,15 @@ type LogitPass struct {
 	BlockMax []float32
 }
 
-// logitPassSIMD fills sums (the sixteen lanes over the first n values),
+// logitPassKernel fills sums (the sixteen lanes over the first n values),
 // lohi (eight running least, then eight running greatest) and bmax (one
-// per block of sixteen) for n a positive multiple of 16; nil without the
-// CPU features.
-var logitPassSIMD func(z []float32, n int, sums *[16]float64, lohi *[16]float32, bmax []float32)
+// per block of sixteen) for n a positive multiple of 16, and reports
+// whether it ran (false without the CPU features: logitpass_amd64.go,
+// logitpass_other.go). A direct call, not a function value, so its
+// pointers to the caller's arrays leave them on the stack.
+
+// logitPassGo, set by tests, takes the Go path on any CPU.
+var logitPassGo bool
 
 // LogitPassOf makes z's pass, BlockMax in buf's memory when it has room.
 // z must not be empty.
@@ -45,9 +49,8 @@ func LogitPassOf(z []float32, buf []float32) LogitPass {
 	var sums [16]float64
 	n := len(z) &^ (LogitBlock - 1)
 	lo, hi := z[0], z[0]
-	if logitPassSIMD != nil && n > 0 {
-		var lohi [16]float32
-		logitPassSIMD(z, n, &sums, &lohi, p.BlockMax)
+	var lohi [16]float32
+	if !logitPassGo && n > 0 && logitPassKernel(z, n, &sums, &lohi, p.BlockMax) {
 		for _, v := range lohi[:8] {
 			if v < lo {
 				lo = v
@@ -109,24 +112,8 @@ func LogitPassOf(z []float32, buf []float32) LogitPass {
 // the same on every machine: every sum of this kind, the tests' references
 // included, adds in this order.
 
-// LaneSum is Σ v in the lane order.
-func LaneSum(v []float64) float64 {
-	var s [16]float64
-	n := len(v) &^ 15
-	for k := 0; k < n; k += 16 {
-		for l, x := range v[k : k+16 : k+16] {
-			s[l] += x
-		}
-	}
-	sum := CombineLanes(&s)
-	for _, x := range v[n:] {
-		sum += x
-	}
-	return sum
-}
-
-// LaneSum32 is Σ float64(v) in the lane order.
-func LaneSum32(v []float32) float64 {
+// LaneSum is Σ float64(v) in the lane order.
+func LaneSum[T float32 | float64](v []T) float64 {
 	var s [16]float64
 	n := len(v) &^ 15
 	for k := 0; k < n; k += 16 {

@@ -50,13 +50,12 @@ func TestLogitPass(t *testing.T) {
 					hi = x
 				}
 			}
-			wantSum := LaneSum32(tc.v)
-			simd := logitPassSIMD
-			defer func() { logitPassSIMD = simd }()
+			wantSum := LaneSum(tc.v)
+			defer func() { logitPassGo = false }()
 			for _, path := range []string{"simd", "go"} {
 				if path == "go" {
-					logitPassSIMD = nil
-				} else if simd == nil {
+					logitPassGo = true
+				} else if !haveLogitPass {
 					continue
 				}
 				p := LogitPassOf(tc.v, nil)
@@ -116,8 +115,8 @@ func TestLaneSum(t *testing.T) {
 	for i, x := range v32 {
 		w[i] = float64(x)
 	}
-	if got, want := LaneSum32(v32), LaneSum(w); got != want {
-		t.Fatalf("LaneSum32 %v, want %v", got, want)
+	if got, want := LaneSum(v32), LaneSum(w); got != want {
+		t.Fatalf("LaneSum of float32 %v, of the same values as float64 %v", got, want)
 	}
 }
 
@@ -130,5 +129,26 @@ func BenchmarkLogitPass(b *testing.B) {
 	buf := make([]float32, 256)
 	for b.Loop() {
 		LogitPassOf(z, buf)
+	}
+}
+
+// TestLogitsPassesAllocateNothing: a logits stage's vocabulary passes
+// (LogitPassOf into a reused buffer, SoftmaxSums for the sums alone) keep
+// their scratch on the stack, on the SIMD path and the Go one.
+func TestLogitsPassesAllocateNothing(t *testing.T) {
+	z := make([]float32, 4099)
+	for i := range z {
+		z[i] = float32(i%37) - 30
+	}
+	buf := make([]float32, 300)
+	defer func() { logitPassGo, softmaxSumsGo = false, false }()
+	for _, goPath := range []bool{false, true} {
+		logitPassGo, softmaxSumsGo = goPath, goPath
+		if n := testing.AllocsPerRun(20, func() { LogitPassOf(z, buf) }); n != 0 {
+			t.Errorf("LogitPassOf (Go path %v): %v allocations a call", goPath, n)
+		}
+		if n := testing.AllocsPerRun(20, func() { SoftmaxSums(nil, nil, z, 6, 1) }); n != 0 {
+			t.Errorf("SoftmaxSums (Go path %v): %v allocations a call", goPath, n)
+		}
 	}
 }

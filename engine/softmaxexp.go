@@ -51,56 +51,51 @@ func SoftmaxExp(u, e []float64, z []float32, mx, t float64) {
 	}
 }
 
-// softmaxSumsSIMD is softmaxExpSIMD for n a multiple of 16, also filling
-// sums with SoftmaxSums's sixteen lanes of each sum (laneSumsOf's); u and e
-// nil: the sums alone. When it returns > 0 (lanes left for math.Exp) the
-// exponentials and the sums are the caller's to redo. nil without the CPU
-// features.
-var softmaxSumsSIMD func(u, e []float64, z []float32, n int, mx, t float64, sums *[32]float64) int
+// softmaxSumsKernel is softmaxExpSIMD for n a multiple of 16, also filling
+// sums with SoftmaxSums's sixteen lanes of each sum (u and e nil: the sums
+// alone), and reports whether it ran (false without the CPU features:
+// softmaxexp_amd64.go, softmaxexp_other.go). When it returns outside > 0
+// (lanes left for math.Exp) the exponentials and the sums are the
+// caller's to redo. A direct call, not a function value, so sums stays on
+// the caller's stack.
+
+// softmaxSumsGo, set by tests, takes the Go path on any CPU.
+var softmaxSumsGo bool
 
 // SoftmaxSums is SoftmaxExp, and returns what a softmax and its entropy
 // need of the exponentials: Σ e[i], and Σ e[i]·u[i] over the e[i] > 0
 // (the entropy is log Σe − Σe·u / Σe), both in the lane order (LaneSum),
 // computed as the exponentials are. With u and e nil it returns the sums
-// alone (nothing is written for each logit).
+// alone (nothing is written for each logit, nothing allocated).
 func SoftmaxSums(u, e []float64, z []float32, mx, t float64) (sum, eu float64) {
-	n := len(z)
-	n16 := n &^ 15
-	var s [32]float64
-	switch {
-	case softmaxSumsSIMD != nil && n16 > 0 && u == nil && softmaxSumsSIMD(nil, nil, z, n16, mx, t, &s) == 0:
-		// the sums alone, and no lane left for math.Exp
-		sum, eu = CombineLanes((*[16]float64)(s[:16])), CombineLanes((*[16]float64)(s[16:]))
-		for i := n16; i < n; i++ {
-			x := (float64(z[i]) - mx) / t
-			y := math.Exp(x)
-			sum, eu = sum+y, addPositive(eu, y, x)
+	n, n16 := len(z), len(z)&^15
+	one := func(i int) (x, y float64) { // logit i's u and e, stored when asked
+		x = (float64(z[i]) - mx) / t
+		y = math.Exp(x)
+		if u != nil {
+			u[i], e[i] = x, y
 		}
-		return sum, eu
-	case u == nil:
-		u, e = make([]float64, n), make([]float64, n)
+		return x, y
 	}
-	u, e = u[:n], e[:n]
-	if softmaxSumsSIMD != nil && n16 > 0 {
-		if softmaxSumsSIMD(u, e, z, n16, mx, t, &s) > 0 {
-			for i, x := range u[:n16] {
-				if !(x >= -708 && x <= 709) {
-					e[i] = math.Exp(x)
-				}
-			}
-			s = laneSumsOf(u[:n16], e[:n16])
+	var s [32]float64
+	outside, ran := 0, false
+	if !softmaxSumsGo && n16 > 0 {
+		outside, ran = softmaxSumsKernel(u, e, z, n16, mx, t, &s)
+	}
+	if !ran || outside > 0 {
+		// no kernel, or lanes it left for math.Exp: every value here, one
+		// at a time, into the same lanes
+		s = [32]float64{}
+		for i := range n16 {
+			x, y := one(i)
+			s[i%16] += y
+			s[16+i%16] = addPositive(s[16+i%16], y, x)
 		}
-		for i := n16; i < n; i++ {
-			u[i] = (float64(z[i]) - mx) / t
-			e[i] = math.Exp(u[i])
-		}
-	} else {
-		SoftmaxExp(u, e, z, mx, t)
-		s = laneSumsOf(u[:n16], e[:n16])
 	}
 	sum, eu = CombineLanes((*[16]float64)(s[:16])), CombineLanes((*[16]float64)(s[16:]))
 	for i := n16; i < n; i++ {
-		sum, eu = sum+e[i], addPositive(eu, e[i], u[i])
+		x, y := one(i)
+		sum, eu = sum+y, addPositive(eu, y, x)
 	}
 	return sum, eu
 }
@@ -112,19 +107,4 @@ func addPositive(acc, e, u float64) float64 {
 		return acc + float64(e*u) // rounded product, as the kernels: no fused multiply-add
 	}
 	return acc
-}
-
-// laneSumsOf is SoftmaxSums's lanes over u and e (len a multiple of 16):
-// s[l] = Σ e[i], s[16+l] = Σ e[i]·u[i] over e[i] > 0, for i ≡ l (mod 16).
-func laneSumsOf(u, e []float64) (s [32]float64) {
-	for k := 0; k+16 <= len(e); k += 16 {
-		x, y := e[k:k+16:k+16], u[k:k+16:k+16]
-		for l := range 16 {
-			s[l] += x[l]
-			if x[l] > 0 {
-				s[16+l] += float64(x[l] * y[l]) // the conversion: no fused multiply-add (the kernels round the product)
-			}
-		}
-	}
-	return s
 }

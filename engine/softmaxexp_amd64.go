@@ -18,12 +18,12 @@ func softmaxSums512(u, e *float64, z *float32, n int, mx, t float64, sums *[32]f
 //go:noescape
 func softmaxSumsAVX2(u, e *float64, z *float32, n int, mx, t float64, sums *[32]float64, store bool) (outside int)
 
+// sumsWidth is the softmax sums kernel in use: 8 (AVX-512), 4 (AVX2), 0 (none).
+var sumsWidth int
+
 func init() {
 	// math.Exp takes its FMA path when the CPU has AVX and FMA; the kernel
 	// repeats that path, so it is used only then
-	// the eight-lane sums where AVX-512 is (the same bits: each lane does
-	// the four-lane kernel's operations)
-	has512 := cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasPOPCNT {
 		softmaxExpSIMD = func(u, e []float64, z []float32, n int, mx, t float64) int {
 			if n <= 0 || n%4 != 0 || len(u) < n || len(e) < n || len(z) < n {
@@ -31,19 +31,11 @@ func init() {
 			}
 			return softmaxExpAVX2(&u[0], &e[0], &z[0], n, mx, t)
 		}
-		softmaxSumsSIMD = func(u, e []float64, z []float32, n int, mx, t float64, sums *[32]float64) int {
-			if n <= 0 || n%16 != 0 || len(z) < n || u != nil && (len(u) < n || len(e) < n) {
-				panic("engine: softmaxSums: bad shape")
-			}
-			kernel := softmaxSumsAVX2
-			if has512 {
-				kernel = softmaxSums512
-			}
-			if u == nil { // the sums alone
-				var scratch [32]float64
-				return kernel(&scratch[0], &scratch[16], &z[0], n, mx, t, sums, false)
-			}
-			return kernel(&u[0], &e[0], &z[0], n, mx, t, sums, true)
+		// the eight-lane sums where AVX-512 is (the same bits: each lane
+		// does the four-lane kernel's operations)
+		sumsWidth = 4
+		if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL {
+			sumsWidth = 8
 		}
 		expShiftedSIMD = func(x []float32, mx float32) int {
 			n := len(x) &^ 3
@@ -53,4 +45,22 @@ func init() {
 			return n
 		}
 	}
+}
+
+func softmaxSumsKernel(u, e []float64, z []float32, n int, mx, t float64, sums *[32]float64) (outside int, ran bool) {
+	if sumsWidth == 0 {
+		return 0, false
+	}
+	if n <= 0 || n%16 != 0 || len(z) < n || u != nil && (len(u) < n || len(e) < n) {
+		panic("engine: softmaxSums: bad shape")
+	}
+	var scratch [32]float64 // the sums alone: u and e go here, every step
+	up, ep, store := &scratch[0], &scratch[16], false
+	if u != nil {
+		up, ep, store = &u[0], &e[0], true
+	}
+	if sumsWidth == 8 {
+		return softmaxSums512(up, ep, &z[0], n, mx, t, sums, store), true
+	}
+	return softmaxSumsAVX2(up, ep, &z[0], n, mx, t, sums, store), true
 }

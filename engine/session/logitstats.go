@@ -14,7 +14,7 @@ type logitStats struct {
 
 // statsOf is logits' statistics; light leaves the histogram's counts out
 // (a Partial event). The values are those of separate passes (the mean a
-// float64 sum in the lane order, engine.LaneSum32; the range min and max),
+// float64 sum in the lane order, engine.LaneSum; the range min and max),
 // bit for bit. pass, when not nil, is the logits' engine.LogitPassOf,
 // already made (newDistributionTop's).
 func statsOf(logits []float32, light bool, pass *engine.LogitPass) logitStats {
