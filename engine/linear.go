@@ -4,6 +4,8 @@ package engine
 // position, the same decode kernel row by row for a batch or a short pass,
 // packed GEMM for a long prefill (gemm.go); [in][out] matrices in inout.go.
 
+import "github.com/inferscope/inferscope/engine/quant"
+
 // linJob is one matrix of a fused linear pass: out[t][o] = Σ_i x[t][i]·W[o][i] + bias[o].
 // out is [T][w.Rows]. Several jobs that read the same x (Q, K and V; gate
 // and up) run as one parallel region, their rows split across workers.
@@ -29,7 +31,7 @@ func (a *acts) linear(x []float32, T int, jobs ...linJob) {
 		a.lin.start(linGemv, x, 1, jobs)
 		return
 	}
-	if a.rowKernels(T) {
+	if a.rowKernels(T) || rowsForQuant(jobs, T) {
 		// a batch's rows, or a short prefill: the decode kernels over
 		// blocks of rows, four positions at a time, cost less than packing
 		// the weights into panels for the GEMM (and each position's values
@@ -70,6 +72,9 @@ type linRegion struct {
 	// per worker: the four-row kernel's output and input vector tables
 	// (passed to a kernel through a func value they must live on the heap)
 	vec [][2][4][]float32
+	// per worker: rowsQuant's input and output row tables (grown to the
+	// largest B once)
+	qrows [][2][][]float32
 }
 
 // start runs the region over the jobs' rows (linGemv, linRows) and returns
@@ -91,6 +96,7 @@ func (r *linRegion) set(mode linMode, x []float32, B int, jobs []linJob) {
 	}
 	if len(r.vec) < maxWorkers() {
 		r.vec = make([][2][4][]float32, maxWorkers())
+		r.qrows = make([][2][][]float32, maxWorkers())
 	}
 	r.mode, r.x, r.B, r.jobs = mode, x, B, jobs
 }
@@ -133,6 +139,29 @@ func (r *linRegion) run(w, lo, hi int) {
 // and 2.3×). Longer prompts keep the GEMM.
 const rowsMaxT = 8
 
+// quantRowsMax is the most activations (T·in floats, 1 MiB) a prefill of
+// block matrices runs through MatMatRows instead of the packed GEMM, where
+// MatMat multiplies at the GEMM's rate (quant.MatMatAtFMARate): every
+// weight block is dequantized once for all T positions and no panel is
+// packed, while the T inputs, which each group of six weight rows reads
+// again, still fit in L2. Q8_0 gpt2-124M, 2 threads: see rowsForQuant.
+const quantRowsMax = 1 << 18
+
+// rowsForQuant reports whether a pass of T positions over jobs runs on the
+// rows path because every matrix is block-quantized and small enough a
+// pass (quantRowsMax).
+func rowsForQuant(jobs []linJob, T int) bool {
+	if !quant.MatMatAtFMARate() {
+		return false
+	}
+	for _, j := range jobs {
+		if j.w.Q == nil || T*j.w.Cols > quantRowsMax {
+			return false
+		}
+	}
+	return true
+}
+
 // rowKernels reports whether a's linear passes run T rows with the decode
 // kernels (rowsPart), each row's values a lone decode step's.
 func (a *acts) rowKernels(T int) bool { return T <= rowsMaxT || a.decodeRows }
@@ -154,7 +183,7 @@ func (r *linRegion) rowsPart(w int, j linJob, lo, hi int) {
 		return
 	}
 	if j.w.Q != nil { // block-quantized (quantized.go)
-		rowsQuant(j, x, B, lo, hi)
+		rowsQuant(j, x, B, lo, hi, &r.qrows[w])
 		return
 	}
 	in := j.w.Cols

@@ -7,6 +7,7 @@ package engine
 // what the GGUF tests (gguf_load_test.go) measure against.
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -480,5 +481,76 @@ func TestQuantizedAtLoad(t *testing.T) {
 				checkBatchBitIdentical(t, m)
 			})
 		}
+	}
+}
+
+// TestPackQuantPanel packs panels of block matrices (a whole and a part
+// stripe of 256 inputs, a full and a partial panel, an offset, two panel
+// widths) and compares every value with the row dequantized whole; the
+// columns past n must come out zero over whatever the buffer held.
+func TestPackQuantPanel(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		typ        quant.Type
+		rows, cols int
+		o0, n, nr  int
+	}{
+		{quant.Q8_0, 40, 288, 0, 32, 32},
+		{quant.Q8_0, 40, 768, 35, 5, 32},
+		{quant.Q8_0, 20, 96, 4, 16, 16},
+		{quant.Q4_K, 33, 768, 1, 32, 32},
+		{quant.Q4_K, 33, 512, 30, 3, 16},
+		{quant.Q6_K, 8, 256, 0, 8, 32},
+		{quant.F16, 9, 300, 2, 7, 16},
+	} {
+		t.Run(fmt.Sprintf("%s/%dx%d/o0=%d/n=%d/nr=%d", tc.typ, tc.rows, tc.cols, tc.o0, tc.n, tc.nr), func(t *testing.T) {
+			rb, err := tc.typ.RowBytes(tc.cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data := make([]byte, tc.rows*rb)
+			row := make([]float32, tc.cols)
+			for i := range tc.rows {
+				if tc.typ == quant.Q6_K { // no quantizer here: random blocks (any bits dequantize)
+					for b := range data[i*rb : (i+1)*rb] {
+						data[i*rb+b] = byte(r.Uint32())
+					}
+					continue
+				}
+				for c := range row {
+					row[c] = float32(r.NormFloat64())
+				}
+				if err := quant.Quantize(tc.typ, data[i*rb:(i+1)*rb], row); err != nil {
+					t.Fatal(err)
+				}
+			}
+			q, err := quant.NewMatrix(tc.typ, data, tc.rows, tc.cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := QuantMat(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bp := make([]float32, tc.cols*tc.nr)
+			for i := range bp {
+				bp[i] = float32(math.NaN())
+			}
+			packQuantPanel(bp, &w, tc.o0, tc.n, tc.nr)
+			for j := range tc.nr {
+				if j < tc.n {
+					q.Row(tc.o0+j, row)
+				}
+				for c := range tc.cols {
+					want := float32(0)
+					if j < tc.n {
+						want = row[c]
+					}
+					if got := bp[c*tc.nr+j]; math.Float32bits(got) != math.Float32bits(want) {
+						t.Fatalf("panel[%d][%d] = %v, want %v (row %d, input %d)", c, j, got, want, tc.o0+j, c)
+					}
+				}
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -134,7 +135,7 @@ var (
 )
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16|q8_0|q4_0|q4_k] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--depth N] [--rounds N] [--kv-cache f32|f16|bf16] [--concurrent N [--max-batch B]] [--paired] [--decode-only] [--write-llama2c PATH] [--write-hf DIR]", stderr)
+	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16|q8_0|q4_0|q4_k] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--depth N] [--rounds N] [--kv-cache f32|f16|bf16] [--concurrent N [--max-batch B]] [--cpuprofile FILE] [--paired] [--decode-only] [--write-llama2c PATH] [--write-hf DIR]", stderr)
 	var names []string
 	for n := range engine.Shapes {
 		names = append(names, n)
@@ -155,8 +156,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	depth := fs.Int("depth", 0, "also decode with this many positions already cached (random keys and values), against a short depth and the bandwidth probe in alternating rounds: attention's cost against the KV cache read floor")
 	rounds := fs.Int("rounds", 9, "rounds of --depth's and the lab run's alternating measurements (medians reported)")
 	kvCache := fs.String("kv-cache", "f32", "KV cache precision of every part: f32, f16 or bf16 (llama.cpp's --cache-type-k/-v)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole bench to FILE (go tool pprof)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if *concurrent < 0 || *concurrent > 256 || *maxBatch < 1 || *maxBatch > 256 {
 		return fmt.Errorf("--concurrent %d / --max-batch %d out of range: allowed 0 to 256 and 1 to 256", *concurrent, *maxBatch)

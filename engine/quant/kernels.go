@@ -250,6 +250,11 @@ func mmKernelSet() mmKernels {
 		}}
 }
 
+// MatMatAtFMARate reports whether MatMat runs on the AVX-512 six-row step
+// (matmat6), which multiplies as fast per value as the engine's packed
+// float32 GEMM: a caller with few inputs may then skip packing panels.
+func MatMatAtFMARate() bool { return useSIMD && use512 && matmat6 != nil }
+
 // MatMat is MatVec for len(xs) input vectors at once: outs[i][r] = Σ_c
 // W[r][c]·xs[i][c]. It reads and dequantizes each weight block once for
 // all the inputs; every outs[i][r] equals MatVec's for xs[i], bit for bit.
