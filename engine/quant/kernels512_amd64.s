@@ -203,38 +203,45 @@ q40zblk:
 // with d·sc_j and dmin·m_j rounded first (dequantQ4_K, KSCALES). ----
 
 // KSC(p, b) stores row p's d·sc_j at b+4j(SP) and dmin·m_j at b+32+4j(SP)
-// (KSCALES of kernels_amd64.s, its scratch words at b+64(SP)).
+// (the values of KSCALES of kernels_amd64.s). The eight 6-bit scales and
+// the eight mins are put together in a 64-bit register each and moved to a
+// vector register directly: written to the stack as two 4-byte halves and
+// read back as 8 bytes, they could not be forwarded from the stores (two
+// stores feeding one load), and every row of every super-block waited for
+// its stores to retire.
 #define KSC(p, b) \
-	MOVL 4(p), AX; \
-	MOVL 8(p), R15; \
 	MOVL 12(p), BX; \
+	MOVL 4(p), AX; \
 	MOVL AX, DX; \
-	ANDL $0x3f3f3f3f, DX; \
-	MOVL DX, (b+64)(SP); \
-	SHRL $2, AX; \
-	ANDL $0x30303030, AX; \
-	MOVL BX, DX; \
-	ANDL $0x0f0f0f0f, DX; \
-	ORL DX, AX; \
-	MOVL AX, (b+68)(SP); \
-	MOVL R15, DX; \
-	ANDL $0x3f3f3f3f, DX; \
-	MOVL DX, (b+72)(SP); \
-	SHRL $2, R15; \
-	ANDL $0x30303030, R15; \
+	SHRL $2, DX; \
+	ANDL $0x30303030, DX; \
+	MOVL BX, R15; \
+	ANDL $0x0f0f0f0f, R15; \
+	ORL R15, DX; \
+	SHLQ $32, DX; \
+	ANDL $0x3f3f3f3f, AX; \
+	ORQ AX, DX; \
+	VMOVQ DX, X10; \
+	MOVL 8(p), AX; \
+	MOVL AX, DX; \
+	SHRL $2, DX; \
+	ANDL $0x30303030, DX; \
 	SHRL $4, BX; \
 	ANDL $0x0f0f0f0f, BX; \
-	ORL BX, R15; \
-	MOVL R15, (b+76)(SP); \
+	ORL BX, DX; \
+	SHLQ $32, DX; \
+	ANDL $0x3f3f3f3f, AX; \
+	ORQ AX, DX; \
+	VMOVQ DX, X11; \
 	VPBROADCASTW (p), X8; \
 	VCVTPH2PS X8, Y8; \
 	VPBROADCASTW 2(p), X9; \
 	VCVTPH2PS X9, Y9; \
-	VPMOVZXBD (b+64)(SP), Y10; \
+	VPMOVZXBD X10, Y10; \
 	VCVTDQ2PS Y10, Y10; \
 	VMULPS Y8, Y10, Y10; \
 	VMOVUPS Y10, (b)(SP); \
-	VPMOVZXBD (b+72)(SP), Y11; \
+	VPMOVZXBD X11, Y11; \
 	VCVTDQ2PS Y11, Y11; \
 	VMULPS Y9, Y11, Y11; \
 	VMOVUPS Y11, (b+32)(SP)

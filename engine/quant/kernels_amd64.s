@@ -126,36 +126,41 @@
 // ---- Q4_K and Q5_K: d, dmin, 12 bytes of 6-bit scales and mins at 4(p) ----
 
 // KSCALES(p) stores d·sc_j at 4j(SP) and dmin·m_j at 32+4j(SP) for the
-// eight sub-blocks (get_scale_min_k4, four at a time in 32-bit words).
+// eight sub-blocks (get_scale_min_k4, four at a time in 32-bit words, the
+// eight scales and the eight mins each put together in a 64-bit register
+// and moved to a vector register: not stored as two 4-byte halves and
+// loaded as 8 bytes, a load the stores cannot forward).
 #define KSCALES(p) \
 	MOVL 4(p), AX; \
-	MOVL 8(p), R12; \
 	MOVL 12(p), R13; \
 	MOVL AX, R14; \
-	ANDL $0x3f3f3f3f, R14; \
-	MOVL R14, 64(SP); \
-	SHRL $2, AX; \
-	ANDL $0x30303030, AX; \
-	MOVL R13, R14; \
-	ANDL $0x0f0f0f0f, R14; \
-	ORL R14, AX; \
-	MOVL AX, 68(SP); \
+	SHRL $2, R14; \
+	ANDL $0x30303030, R14; \
+	MOVL R13, R12; \
+	ANDL $0x0f0f0f0f, R12; \
+	ORL R12, R14; \
+	SHLQ $32, R14; \
+	ANDL $0x3f3f3f3f, AX; \
+	ORQ AX, R14; \
+	VMOVQ R14, X10; \
+	MOVL 8(p), R12; \
 	MOVL R12, R14; \
-	ANDL $0x3f3f3f3f, R14; \
-	MOVL R14, 72(SP); \
-	SHRL $2, R12; \
-	ANDL $0x30303030, R12; \
+	SHRL $2, R14; \
+	ANDL $0x30303030, R14; \
 	SHRL $4, R13; \
 	ANDL $0x0f0f0f0f, R13; \
-	ORL R13, R12; \
-	MOVL R12, 76(SP); \
+	ORL R13, R14; \
+	SHLQ $32, R14; \
+	ANDL $0x3f3f3f3f, R12; \
+	ORQ R12, R14; \
+	VMOVQ R14, X11; \
 	HALF(p, 0, X8, Y8); \
 	HALF(p, 2, X9, Y9); \
-	VPMOVZXBD 64(SP), Y10; \
+	VPMOVZXBD X10, Y10; \
 	VCVTDQ2PS Y10, Y10; \
 	VMULPS Y8, Y10, Y10; \
 	VMOVUPS Y10, 0(SP); \
-	VPMOVZXBD 72(SP), Y11; \
+	VPMOVZXBD X11, Y11; \
 	VCVTDQ2PS Y11, Y11; \
 	VMULPS Y9, Y11, Y11; \
 	VMOVUPS Y11, 32(SP)
