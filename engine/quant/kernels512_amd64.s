@@ -200,51 +200,113 @@ q40zblk:
 // ---- Q4_K: 144-byte super-blocks: fp16 d, dmin; 12 bytes of 6-bit scales
 // and mins at 4(p); qs[128] at 16(p), bytes 32c.. holding sub-block 2c in
 // their low nibbles and 2c+1 in their high ones. Value d·sc_j·q − dmin·m_j,
-// with d·sc_j and dmin·m_j rounded first (dequantQ4_K, KSCALES). ----
+// with d·sc_j and dmin·m_j rounded first (dequantQ4_K, KSCALES; KSC4). ----
 
-// KSC(p, b) stores row p's d·sc_j at b+4j(SP) and dmin·m_j at b+32+4j(SP)
-// (the values of KSCALES of kernels_amd64.s). The eight 6-bit scales and
-// the eight mins are put together in a 64-bit register each and moved to a
-// vector register directly: written to the stack as two 4-byte halves and
-// read back as 8 bytes, they could not be forwarded from the stores (two
-// stores feeding one load), and every row of every super-block waited for
-// its stores to retire.
-#define KSC(p, b) \
-	MOVL 12(p), BX; \
-	MOVL 4(p), AX; \
-	MOVL AX, DX; \
-	SHRL $2, DX; \
-	ANDL $0x30303030, DX; \
-	MOVL BX, R15; \
-	ANDL $0x0f0f0f0f, R15; \
-	ORL R15, DX; \
-	SHLQ $32, DX; \
-	ANDL $0x3f3f3f3f, AX; \
-	ORQ AX, DX; \
-	VMOVQ DX, X10; \
-	MOVL 8(p), AX; \
-	MOVL AX, DX; \
-	SHRL $2, DX; \
-	ANDL $0x30303030, DX; \
-	SHRL $4, BX; \
-	ANDL $0x0f0f0f0f, BX; \
-	ORL BX, DX; \
-	SHLQ $32, DX; \
-	ANDL $0x3f3f3f3f, AX; \
-	ORQ AX, DX; \
-	VMOVQ DX, X11; \
-	VPBROADCASTW (p), X8; \
-	VCVTPH2PS X8, Y8; \
-	VPBROADCASTW 2(p), X9; \
-	VCVTPH2PS X9, Y9; \
-	VPMOVZXBD X10, Y10; \
-	VCVTDQ2PS Y10, Y10; \
-	VMULPS Y8, Y10, Y10; \
-	VMOVUPS Y10, (b)(SP); \
-	VPMOVZXBD X11, Y11; \
-	VCVTDQ2PS Y11, Y11; \
-	VMULPS Y9, Y11, Y11; \
-	VMOVUPS Y11, (b+32)(SP)
+// ksc4: KSC4's constants: the dword shifts 0, 4, 0, 0 in every 128-bit lane
+// (at 0); the word indexes of d, dmin of rows 0–3 (at 64); for each row r
+// the dword indexes 2r (×8) and 2r+1 (×8) (at 128+64r); the byte masks
+// 0x3f, 0x30 and 0x0f (at 384, 388, 392).
+DATA ksc4<>+0(SB)/8, $0x0000000400000000
+DATA ksc4<>+8(SB)/8, $0x0000000000000000
+DATA ksc4<>+16(SB)/8, $0x0000000400000000
+DATA ksc4<>+24(SB)/8, $0x0000000000000000
+DATA ksc4<>+32(SB)/8, $0x0000000400000000
+DATA ksc4<>+40(SB)/8, $0x0000000000000000
+DATA ksc4<>+48(SB)/8, $0x0000000400000000
+DATA ksc4<>+56(SB)/8, $0x0000000000000000
+DATA ksc4<>+64(SB)/8, $0x0009000800010000
+DATA ksc4<>+72(SB)/8, $0x0019001800110010
+DATA ksc4<>+80(SB)/8, $0x0000000000000000
+DATA ksc4<>+88(SB)/8, $0x0000000000000000
+DATA ksc4<>+96(SB)/8, $0x0000000000000000
+DATA ksc4<>+104(SB)/8, $0x0000000000000000
+DATA ksc4<>+112(SB)/8, $0x0000000000000000
+DATA ksc4<>+120(SB)/8, $0x0000000000000000
+DATA ksc4<>+128(SB)/8, $0x0000000000000000
+DATA ksc4<>+136(SB)/8, $0x0000000000000000
+DATA ksc4<>+144(SB)/8, $0x0000000000000000
+DATA ksc4<>+152(SB)/8, $0x0000000000000000
+DATA ksc4<>+160(SB)/8, $0x0000000100000001
+DATA ksc4<>+168(SB)/8, $0x0000000100000001
+DATA ksc4<>+176(SB)/8, $0x0000000100000001
+DATA ksc4<>+184(SB)/8, $0x0000000100000001
+DATA ksc4<>+192(SB)/8, $0x0000000200000002
+DATA ksc4<>+200(SB)/8, $0x0000000200000002
+DATA ksc4<>+208(SB)/8, $0x0000000200000002
+DATA ksc4<>+216(SB)/8, $0x0000000200000002
+DATA ksc4<>+224(SB)/8, $0x0000000300000003
+DATA ksc4<>+232(SB)/8, $0x0000000300000003
+DATA ksc4<>+240(SB)/8, $0x0000000300000003
+DATA ksc4<>+248(SB)/8, $0x0000000300000003
+DATA ksc4<>+256(SB)/8, $0x0000000400000004
+DATA ksc4<>+264(SB)/8, $0x0000000400000004
+DATA ksc4<>+272(SB)/8, $0x0000000400000004
+DATA ksc4<>+280(SB)/8, $0x0000000400000004
+DATA ksc4<>+288(SB)/8, $0x0000000500000005
+DATA ksc4<>+296(SB)/8, $0x0000000500000005
+DATA ksc4<>+304(SB)/8, $0x0000000500000005
+DATA ksc4<>+312(SB)/8, $0x0000000500000005
+DATA ksc4<>+320(SB)/8, $0x0000000600000006
+DATA ksc4<>+328(SB)/8, $0x0000000600000006
+DATA ksc4<>+336(SB)/8, $0x0000000600000006
+DATA ksc4<>+344(SB)/8, $0x0000000600000006
+DATA ksc4<>+352(SB)/8, $0x0000000700000007
+DATA ksc4<>+360(SB)/8, $0x0000000700000007
+DATA ksc4<>+368(SB)/8, $0x0000000700000007
+DATA ksc4<>+376(SB)/8, $0x0000000700000007
+DATA ksc4<>+384(SB)/8, $0x303030303f3f3f3f
+DATA ksc4<>+392(SB)/8, $0x000000000f0f0f0f
+GLOBL ksc4<>(SB), RODATA|NOPTR, $400
+
+// KSC4 stores the four rows' (R9, R12, R13, R14) d·sc_j at 80r+4j(SP) and
+// dmin·m_j at 80r+32+4j(SP) (the values of KSCALES of kernels_amd64.s)
+// with vector instructions for all four rows at once: each row's first
+// 16 bytes in a 128-bit lane of Z16 (dwords d|dmin, a, b, c), the scale
+// and min bytes made in every lane together as get_scale_min_k4 makes them
+// (sc = a & 63, (a>>2 & 0x30) | (c & 15); m = b & 63, (b>>2 & 0x30) |
+// (c>>4 & 15), four bytes a dword: Z17, per lane sc0…7 then m0…7), the
+// four rows' d and dmin widened together (Z21: d0, dmin0, d1, …), then
+// each row's sixteen bytes widened, converted and multiplied by its d (×8)
+// and dmin (×8): the same products, one rounding each. The scalar version
+// (one row at a time through the general registers) spent about a fifth of
+// the kernel's time there. The products go to the stack as two 32-byte
+// halves: a 64-byte store does not forward to the 4-byte broadcasts that
+// read it (the kernel ran 1.5× slower that way). Scratch: AX, Z8,
+// Z16–Z23.
+#define KSCROW(X, b, r) \
+	VPMOVZXBD X, Z22; \
+	VCVTDQ2PS Z22, Z22; \
+	VMOVDQU32 (128+64*(r))(AX), Z23; \
+	VPERMPS Z21, Z23, Z23; \
+	VMULPS Z23, Z22, Z22; \
+	VMOVUPS Y22, (b)(SP); \
+	VEXTRACTF32X8 $1, Z22, Y23; \
+	VMOVUPS Y23, (b+32)(SP)
+
+#define KSC4 \
+	MOVQ $ksc4<>(SB), AX; \
+	VMOVDQU32 (R9), X16; \
+	VINSERTI32X4 $1, (R12), Z16, Z16; \
+	VINSERTI32X4 $2, (R13), Z16, Z16; \
+	VINSERTI32X4 $3, (R14), Z16, Z16; \
+	VPSHUFD $0xF9, Z16, Z20; \
+	VPANDD.BCST 384(AX), Z20, Z17; \
+	VPSRLD $2, Z20, Z18; \
+	VPANDD.BCST 388(AX), Z18, Z18; \
+	VPSHUFD $0xAA, Z20, Z19; \
+	VPSRLVD (AX), Z19, Z19; \
+	VPTERNLOGD.BCST $0xF8, 392(AX), Z19, Z18; \
+	VPUNPCKLDQ Z18, Z17, Z17; \
+	VMOVDQU16 64(AX), Z21; \
+	VPERMW Z16, Z21, Z21; \
+	VCVTPH2PS X21, Y21; \
+	KSCROW(X17, 0, 0); \
+	VEXTRACTI32X4 $1, Z17, X8; \
+	KSCROW(X8, 80, 1); \
+	VEXTRACTI32X4 $2, Z17, X8; \
+	KSCROW(X8, 160, 2); \
+	VEXTRACTI32X4 $3, Z17, X8; \
+	KSCROW(X8, 240, 3)
 
 // Q4KROW(p, b, c, lo, hi): sub-blocks 2c and 2c+1 of row p into lo, hi.
 // Each sub-block's 16 possible values d1·q − m1 (q = 0…15, the product
@@ -284,8 +346,6 @@ q40zblk:
 	Q4KROW(R14, 240, c, Z6, Z7)
 
 // func matvecQ4_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
-// KSC uses DX and BX as scratch: x and n are read again from the
-// arguments before the next rows start.
 TEXT ·matvecQ4_KAVX512(SB), $320-48
 	PROLOGUE4
 	MOVQ $q4kiota<>(SB), AX
@@ -296,10 +356,7 @@ q4kzblk:
 	PF4(0)
 	PF4(64)
 	PF4(128)
-	KSC(R9, 0)
-	KSC(R12, 80)
-	KSC(R13, 160)
-	KSC(R14, 240)
+	KSC4
 	Q4KPAIR(0)
 	Q4KPAIR(1)
 	Q4KPAIR(2)
@@ -311,8 +368,6 @@ q4kzblk:
 	ADDQ $1024, R10
 	DECQ R11
 	JNZ  q4kzblk
-	MOVQ x+24(FP), DX
-	MOVQ n+40(FP), BX
 	ROWS4_END
 	JNZ  q4kz4
 	VZEROUPPER
@@ -880,7 +935,7 @@ m6done:
 	RET
 
 // ---- Q5_K: 176-byte super-blocks: fp16 d, dmin; 12 bytes of 6-bit scales
-// and mins at 4(p) (KSC, as Q4_K); qh[32] at 16(p); qs[128] at 48(p).
+// and mins at 4(p) (KSC4, as Q4_K); qh[32] at 16(p); qs[128] at 48(p).
 // Sub-block j's value l is d·sc_j·q − dmin·m_j with q = its nibble (low
 // for even j, high for odd, of qs[32(j/2)+l]) plus 16 times bit j of
 // qh[l] (dequantQ5_K). Each sub-block's 32 possible values are made once
@@ -975,7 +1030,7 @@ GLOBL q5kiota16<>(SB), RODATA|NOPTR, $64
 	Q5KROW(240, 1088, c, Z6, Z7)
 
 // func matvecQ5_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
-// Row j's scales at 80j(SP) (KSC), its index bytes at 320+256j(SP).
+// Row j's scales at 80j(SP) (KSC4), its index bytes at 320+256j(SP).
 TEXT ·matvecQ5_KAVX512(SB), $1344-48
 	PROLOGUE4
 	MOVQ $q4kiota<>(SB), AX
@@ -990,10 +1045,7 @@ q5kzblk:
 	PF4(0)
 	PF4(64)
 	PF4(128)
-	KSC(R9, 0)
-	KSC(R12, 80)
-	KSC(R13, 160)
-	KSC(R14, 240)
+	KSC4
 	Q5PREP(R9, 320)
 	Q5PREP(R12, 576)
 	Q5PREP(R13, 832)
@@ -1009,8 +1061,6 @@ q5kzblk:
 	ADDQ $1024, R10
 	DECQ R11
 	JNZ  q5kzblk
-	MOVQ x+24(FP), DX
-	MOVQ n+40(FP), BX
 	ROWS4_END
 	JNZ  q5kz4
 	VZEROUPPER
