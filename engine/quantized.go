@@ -9,11 +9,11 @@ package engine
 // dequantized. The embedding's rows are dequantized one token at a time.
 //
 // Kernels: quant.Matrix.MatVecRows for one row of activations (decode),
-// MatMatRows for a batch's rows or a short prefill (each weight block read
-// and dequantized once for every row, each result equal bit for bit to
-// MatVecRows', so a batched decode step equals the lone one), and for a
-// long prefill the packed GEMM on panels dequantized block by block
-// (packQuantPanel). Each output row of MatVecRows is a function of that
+// MatMatRows for a batch's rows or a prefill whose activations fit in L2
+// (each weight block read and dequantized once for every row, each result
+// equal bit for bit to MatVecRows', so a batched decode step equals the
+// lone one; linear.go, rowsForQuant), and for a longer prefill the packed
+// GEMM on panels dequantized stripe by stripe (packQuantPanel). Each output row of MatVecRows is a function of that
 // row alone: splitting the rows across workers does not change a value.
 //
 // Summation order: the quant kernels keep 32 partial sums per row, the
