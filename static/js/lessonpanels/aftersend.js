@@ -477,8 +477,11 @@ register("stage-timing", async (o, out, sec, api) => {
   api.setLive(sec, "timing.itl_short", IS.ms(med("short", "itl")));
   api.setLive(sec, "timing.itl_long", IS.ms(med("long", "itl")));
   api.setLive(sec, "timing.ttft_short", IS.ms(med("short", "ttft")));
-  // what the two decode paces say, from this run's numbers
-  const il = med("long", "itl"), is = med("short", "itl"), ratio = il / is;
+  // what the two decode paces say, from the numbers shown beside it (as
+  // rounded: "0.50 and 0.60 ms" read beside "a similar pace" contradicts
+  // itself when the unrounded ratio was 1.19)
+  const shown = (x) => +IS.ms(x) || x;
+  const il = shown(med("long", "itl")), is = shown(med("short", "itl")), ratio = il / is;
   api.setLive(sec, "timing.pace", ratio < 1.2 && ratio > 1 / 1.2 ? "both decode at a similar pace" :
     ratio >= 1.2 ? "the long prompt decodes " + IS.fmt(ratio, 1) + " times as slowly per token (each step's attention reads its longer cache)" :
       "the short prompt decodes " + IS.fmt(1 / ratio, 1) + " times as slowly per token (the machine was busier during its runs)");
