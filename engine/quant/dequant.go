@@ -154,23 +154,28 @@ func dequantGo(t Type, dst []float32, src []byte) {
 		dequantBF16(dst, src)
 		return
 	}
-	var f func([]float32, []byte)
 	switch t {
-	case Q8_0:
-		f = dequantQ8_0
-	case Q4_0:
-		f = dequantQ4_0
-	case Q4_K:
-		f = dequantQ4_K
-	case Q5_K:
-		f = dequantQ5_K
-	case Q6_K:
-		f = dequantQ6_K
+	case Q8_0, Q4_0, Q4_K, Q5_K, Q6_K:
 	default:
 		panic("quant: dequantGo: unsupported type " + t.String())
 	}
+	// each block by a direct call: a function value chosen once would make
+	// dst escape, and every caller's buffer a heap allocation (a pure-Go
+	// decode step on Q8_0 allocated 11 times a layer)
 	l := layouts[t]
 	for b := 0; b < len(dst)/l.n; b++ {
-		f(dst[b*l.n:(b+1)*l.n], src[b*l.bytes:])
+		d, s := dst[b*l.n:(b+1)*l.n], src[b*l.bytes:]
+		switch t {
+		case Q8_0:
+			dequantQ8_0(d, s)
+		case Q4_0:
+			dequantQ4_0(d, s)
+		case Q4_K:
+			dequantQ4_K(d, s)
+		case Q5_K:
+			dequantQ5_K(d, s)
+		case Q6_K:
+			dequantQ6_K(d, s)
+		}
 	}
 }
