@@ -32,6 +32,7 @@ func (a *acts) linear(x []float32, T int, jobs ...linJob) {
 		return
 	}
 	if a.rowKernels(T) || rowsForQuant(jobs, T) {
+		a.lin.ownScratch = a.decodeRows
 		// a batch's rows, a short prefill, or a prefill of block matrices
 		// whose activations fit in L2: the decode kernels over blocks of
 		// rows cost less than packing the weights into panels for the GEMM
@@ -73,8 +74,14 @@ type linRegion struct {
 	// (passed to a kernel through a func value they must live on the heap)
 	vec [][2][4][]float32
 	// per worker: rowsQuant's input and output row tables (grown to the
-	// largest B once)
-	qrows [][2][][]float32
+	// largest B once) and, for a batched pass (ownScratch, set from
+	// acts.decodeRows), its MatMat scratch: the batch state keeps it, so a
+	// batched step allocates nothing even where sync.Pool drops what it is
+	// given (race builds); a session's prefill borrows the pool's instead
+	// of keeping up to a few hundred KiB a session
+	qrows      [][2][][]float32
+	qscr       []quant.Scratch
+	ownScratch bool
 }
 
 // start runs the region over the jobs' rows (linGemv, linRows) and returns
@@ -97,6 +104,7 @@ func (r *linRegion) set(mode linMode, x []float32, B int, jobs []linJob) {
 	if len(r.vec) < maxWorkers() {
 		r.vec = make([][2][4][]float32, maxWorkers())
 		r.qrows = make([][2][][]float32, maxWorkers())
+		r.qscr = make([]quant.Scratch, maxWorkers())
 	}
 	r.mode, r.x, r.B, r.jobs = mode, x, B, jobs
 }
@@ -185,7 +193,11 @@ func (r *linRegion) rowsPart(w int, j linJob, lo, hi int) {
 		return
 	}
 	if j.w.Q != nil { // block-quantized (quantized.go)
-		rowsQuant(j, x, B, lo, hi, &r.qrows[w])
+		var sc *quant.Scratch // nil: MatMat's pool
+		if r.ownScratch {
+			sc = &r.qscr[w]
+		}
+		rowsQuant(j, x, B, lo, hi, &r.qrows[w], sc)
 		return
 	}
 	in := j.w.Cols

@@ -160,9 +160,9 @@ func gemvQuant(j linJob, x []float32, lo, hi int) {
 // walks the rows in groups small enough for its buffers to stay in L1 and
 // dequantizes each block of weights once for all B rows (every value
 // MatVecRows' for that row: what a lone decode step gets).
-// tabs holds the worker's row tables (reused: a batched step allocates
-// nothing).
-func rowsQuant(j linJob, x []float32, B, lo, hi int, tabs *[2][][]float32) {
+// tabs and sc are the worker's row tables and MatMat scratch (reused: a
+// batched step allocates nothing; sc nil: MatMat's pool).
+func rowsQuant(j linJob, x []float32, B, lo, hi int, tabs *[2][][]float32, sc *quant.Scratch) {
 	w, rows, in := j.w, j.w.Rows, j.w.Cols
 	if cap(tabs[0]) < B {
 		tabs[0], tabs[1] = make([][]float32, B), make([][]float32, B)
@@ -172,7 +172,7 @@ func rowsQuant(j linJob, x []float32, B, lo, hi int, tabs *[2][][]float32) {
 		xs[s] = x[s*in : (s+1)*in]
 		outs[s] = j.out[s*rows+lo : s*rows+hi]
 	}
-	w.Q.MatMatRows(outs, xs, lo, hi)
+	w.Q.MatMatRowsWith(sc, outs, xs, lo, hi)
 	if j.bias != nil {
 		for _, out := range outs {
 			for i, b := range j.bias[lo:hi] {

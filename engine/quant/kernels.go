@@ -219,14 +219,32 @@ type mmScratch struct {
 	sums []float32     // a group's reduced sums, in accs' order
 }
 
-// mmPool's buffers start on a cache line: a 512-bit load of a buffered row
-// then never spans two lines (one at an offset of 24 bytes, as a field
-// after a slice header lands, does on every load).
-var mmPool = sync.Pool{New: func() any {
+// newMMScratch's buffer starts on a cache line: a 512-bit load of a
+// buffered row then never spans two lines (one at an offset of 24 bytes,
+// as a field after a slice header lands, does on every load).
+func newMMScratch() *mmScratch {
 	raw := make([]float32, mm6Rows*mm6Chunk+16)
 	off := int(-uintptr(unsafe.Pointer(&raw[0]))&63) / 4
 	return &mmScratch{buf: raw[off : off+mm6Rows*mm6Chunk]}
-}}
+}
+
+// mmPool holds MatMat's scratch for callers that keep none (Scratch).
+var mmPool = sync.Pool{New: func() any { return newMMScratch() }}
+
+// Scratch is MatMat's working memory (an L1-sized buffer of dequantized
+// rows and the running sums, grown to the most inputs seen). A caller that
+// keeps one per thread and passes it to MatMatRowsWith makes a batched
+// pass allocate nothing, also where sync.Pool drops what it is given (the
+// race detector's builds). The zero value is ready to use; one Scratch
+// serves one call at a time.
+type Scratch struct{ mm *mmScratch }
+
+func (s *Scratch) get() *mmScratch {
+	if s.mm == nil {
+		s.mm = newMMScratch()
+	}
+	return s.mm
+}
 
 // mmKernels are MatMat's inner steps for one kernel set.
 type mmKernels struct {
@@ -259,6 +277,11 @@ func MatMatAtFMARate() bool { return useSIMD && use512 && matmat6 != nil }
 // W[r][c]·xs[i][c]. It reads and dequantizes each weight block once for
 // all the inputs; every outs[i][r] equals MatVec's for xs[i], bit for bit.
 func MatMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int) {
+	matMat(t, outs, w, xs, rows, cols, nil)
+}
+
+// matMat is MatMat with the caller's scratch (nil: one from mmPool).
+func matMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int, scr *Scratch) {
 	if len(outs) != len(xs) {
 		panic(fmt.Sprintf("quant: MatMat: %d outputs for %d inputs", len(outs), len(xs)))
 	}
@@ -274,8 +297,13 @@ func MatMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int) 
 		return
 	}
 	n := len(xs)
-	sc := mmPool.Get().(*mmScratch)
-	defer mmPool.Put(sc)
+	var sc *mmScratch
+	if scr != nil {
+		sc = scr.get()
+	} else {
+		sc = mmPool.Get().(*mmScratch)
+		defer mmPool.Put(sc)
+	}
 	if cap(sc.accs) < n*mm6Rows {
 		sc.accs = make([][32]float32, n*mm6Rows)
 	}

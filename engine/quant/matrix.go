@@ -49,6 +49,15 @@ func (m *Matrix) MatMatRows(outs, xs [][]float32, lo, hi int) {
 	MatMat(m.Type, outs, m.Data[lo*m.RowBytes:hi*m.RowBytes], xs, hi-lo, m.Cols)
 }
 
+// MatMatRowsWith is MatMatRows with the caller's scratch (see Scratch; nil:
+// one from a pool, as MatMatRows).
+func (m *Matrix) MatMatRowsWith(sc *Scratch, outs, xs [][]float32, lo, hi int) {
+	if lo < 0 || hi < lo || hi > m.Rows {
+		panic(fmt.Sprintf("quant: rows %d..%d of %d", lo, hi, m.Rows))
+	}
+	matMat(m.Type, outs, m.Data[lo*m.RowBytes:hi*m.RowBytes], xs, hi-lo, m.Cols, sc)
+}
+
 // Row dequantizes row r into dst[0:Cols].
 func (m *Matrix) Row(r int, dst []float32) {
 	if r < 0 || r >= m.Rows || len(dst) < m.Cols {
