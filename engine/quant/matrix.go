@@ -43,10 +43,7 @@ func (m *Matrix) MatMat(outs, xs [][]float32) { MatMat(m.Type, outs, m.Data, xs,
 
 // MatMatRows is MatMat over rows lo..hi−1 only, into outs[i][0:hi−lo].
 func (m *Matrix) MatMatRows(outs, xs [][]float32, lo, hi int) {
-	if lo < 0 || hi < lo || hi > m.Rows {
-		panic(fmt.Sprintf("quant: rows %d..%d of %d", lo, hi, m.Rows))
-	}
-	MatMat(m.Type, outs, m.Data[lo*m.RowBytes:hi*m.RowBytes], xs, hi-lo, m.Cols)
+	m.MatMatRowsWith(nil, outs, xs, lo, hi)
 }
 
 // MatMatRowsWith is MatMatRows with the caller's scratch (see Scratch; nil:
