@@ -517,13 +517,28 @@ func TestMatMatGroups(t *testing.T) {
 	for _, typ := range []Type{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F16} {
 		for _, sh := range []shape{{6, 768}, {7, 256}, {12, 1024}, {17, 1536}, {23, 3072}} {
 			w := randomRows(r, typ, sh.rows, sh.cols)
-			for _, n := range []int{2, 7, 8, 9, 16, 33} {
+			// up to a prefill's positions (the engine runs passes of
+			// T·in ≤ 2¹⁸ on MatMat: 85 positions of 3072, 341 of 768),
+			// through the caller's scratch too
+			for _, n := range []int{2, 7, 8, 9, 16, 33, 85, 341} {
+				if n > 33 && sh.rows*sh.cols > 12*1024 {
+					continue
+				}
 				xs, outs := make([][]float32, n), make([][]float32, n)
 				for k := range xs {
 					xs[k], outs[k] = randomVec(r, sh.cols), make([]float32, sh.rows)
 				}
+				var sc Scratch
 				paths(t, func(t *testing.T, path string) {
-					MatMat(typ, outs, w, xs, sh.rows, sh.cols)
+					if n%2 == 1 {
+						m, err := NewMatrix(typ, w, sh.rows, sh.cols)
+						if err != nil {
+							t.Fatal(err)
+						}
+						m.MatMatRowsWith(&sc, outs, xs, 0, sh.rows)
+					} else {
+						MatMat(typ, outs, w, xs, sh.rows, sh.cols)
+					}
 					one := make([]float32, sh.rows)
 					for k := range xs {
 						MatVec(typ, one, w, xs[k], sh.rows, sh.cols)
