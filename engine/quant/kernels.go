@@ -317,7 +317,7 @@ func matMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int, 
 		main = cols &^ 31
 	}
 	r0 := 0
-	if main == cols && useSIMD && use512 && matmat6 != nil {
+	if main == cols && MatMatAtFMARate() {
 		r0 = matMat6(t, outs, w, rb, xs, rows, main, sc, k)
 	}
 	accs := sc.accs[:n*mmRows]
