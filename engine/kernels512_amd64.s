@@ -4,9 +4,10 @@
 // logit lens's readings share one pass over the head), F32 and BF16 weights.
 //
 // Every row is reduced exactly as gemvF32AVX2 reduces it: a 512-bit accumulator holds the
-// 16 partial sums that kernel keeps in two 256-bit ones (lane l = column c+l), and the final
-// sums are ((s0+s1)+(s2+s3)) + ((s4+s5)+(s6+s7)) with s_l = a_l + a_{l+8}; so a row's value does
-// not depend on which of the kernels computed it. cols is a positive multiple of 16 and rows of 4
+// 16 partial sums that kernel keeps in two 256-bit ones (lane l = column c+l; BF16 weights: runs
+// of 32 columns in pairs, lane l = column c+2l then c+2l+1, as gemvBF16AVX2 and gemvBF16Go), and
+// the final sums are ((s0+s1)+(s2+s3)) + ((s4+s5)+(s6+s7)) with s_l = a_l + a_{l+8}; so a row's
+// value does not depend on which of the kernels computed it. cols is a positive multiple of 16 and rows of 4
 // (the Go wrappers in kernels_amd64.go do the rest with the AVX2 kernels).
 
 #include "textflag.h"
@@ -215,9 +216,49 @@ f32mdone:
 	VZEROUPPER
 	RET
 
+// bf16pairs: the dword indexes of x's even values (0, 2, …, 30) and odd
+// values (1, 3, …, 31) in a run of 32 held by two registers (VPERMT2PS), and
+// the mask 0xffff0000 that widens a pair's odd (upper) bfloat16.
+DATA bf16pairs<>+0(SB)/8, $0x0000000200000000
+DATA bf16pairs<>+8(SB)/8, $0x0000000600000004
+DATA bf16pairs<>+16(SB)/8, $0x0000000a00000008
+DATA bf16pairs<>+24(SB)/8, $0x0000000e0000000c
+DATA bf16pairs<>+32(SB)/8, $0x0000001200000010
+DATA bf16pairs<>+40(SB)/8, $0x0000001600000014
+DATA bf16pairs<>+48(SB)/8, $0x0000001a00000018
+DATA bf16pairs<>+56(SB)/8, $0x0000001e0000001c
+DATA bf16pairs<>+64(SB)/8, $0x0000000300000001
+DATA bf16pairs<>+72(SB)/8, $0x0000000700000005
+DATA bf16pairs<>+80(SB)/8, $0x0000000b00000009
+DATA bf16pairs<>+88(SB)/8, $0x0000000f0000000d
+DATA bf16pairs<>+96(SB)/8, $0x0000001300000011
+DATA bf16pairs<>+104(SB)/8, $0x0000001700000015
+DATA bf16pairs<>+112(SB)/8, $0x0000001b00000019
+DATA bf16pairs<>+120(SB)/8, $0x0000001f0000001d
+DATA bf16pairs<>+128(SB)/4, $0xffff0000
+GLOBL bf16pairs<>(SB), RODATA|NOPTR, $132
+
+// BF16XPAIRS(xr, even, odd): the 32 values at column AX of x (xr) split
+// into the even and the odd ones (Z25, Z26: bf16pairs' indexes; Z27 scratch).
+#define BF16XPAIRS(xr, even, odd) \
+	VMOVUPS (xr)(AX*4), even; \
+	VMOVUPS 64(xr)(AX*4), Z27; \
+	VMOVAPS even, odd; \
+	VPERMT2PS Z27, Z25, even; \
+	VPERMT2PS Z27, Z26, odd
+
+// BF16WPAIRS(row, even, odd): the 32 bfloat16 at column AX of row widened,
+// the even ones (each pair's low half, shifted up) and the odd ones (the
+// high half, masked by Z24).
+#define BF16WPAIRS(row, even, odd) \
+	VMOVDQU32 (row)(AX*2), odd; \
+	VPSLLD $16, odd, even; \
+	VPANDD Z24, odd, odd
+
 // func gemvBF16AVX512(out *float32, w *uint16, ldw int, x *float32, rows int, cols int, pf int)
-// out[r] = Σ_{c<cols} w[r*ldw+c]·x[c]; rows a multiple of 4, cols of 16. Each row is
-// prefetched pf bytes ahead of the loads (pf ≥ 0; prefetches never fault).
+// out[r] = Σ_{c<cols} w[r*ldw+c]·x[c] in gemvBF16Go's order (runs of 32 in pairs, then one
+// run of 16); rows a multiple of 4, cols of 16. Each row is prefetched pf bytes ahead of the
+// loads (pf ≥ 0; prefetches never fault), a line an iteration.
 TEXT ·gemvBF16AVX512(SB), NOSPLIT, $0-56
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
@@ -226,6 +267,11 @@ TEXT ·gemvBF16AVX512(SB), NOSPLIT, $0-56
 	MOVQ x+24(FP), DX
 	MOVQ rows+32(FP), CX
 	MOVQ cols+40(FP), BX
+	MOVQ $bf16pairs<>(SB), AX
+	VMOVDQU32 (AX), Z25
+	VMOVDQU32 64(AX), Z26
+	VPBROADCASTD 128(AX), Z24
+	LEAQ -32(BX), R12 // the last column a run of 32 may start at
 
 bf16z4rows:
 	TESTQ CX, CX
@@ -243,12 +289,33 @@ bf16z4rows:
 	XORQ AX, AX
 
 bf16zloop:
+	CMPQ AX, R12
+	JG   bf16ztail
 	PREFETCHT0 (R13)
 	PREFETCHT0 (R13)(R8*1)
 	PREFETCHT0 (R14)
 	PREFETCHT0 (R14)(R8*1)
-	ADDQ $32, R13
-	ADDQ $32, R14
+	ADDQ $64, R13
+	ADDQ $64, R14
+	BF16XPAIRS(DX, Z8, Z10)
+	BF16WPAIRS(SI, Z20, Z16)
+	BF16WPAIRS(R9, Z21, Z17)
+	BF16WPAIRS(R10, Z22, Z18)
+	BF16WPAIRS(R11, Z23, Z19)
+	VFMADD231PS Z20, Z8, Z0
+	VFMADD231PS Z21, Z8, Z1
+	VFMADD231PS Z22, Z8, Z2
+	VFMADD231PS Z23, Z8, Z3
+	VFMADD231PS Z16, Z10, Z0
+	VFMADD231PS Z17, Z10, Z1
+	VFMADD231PS Z18, Z10, Z2
+	VFMADD231PS Z19, Z10, Z3
+	ADDQ $32, AX
+	JMP  bf16zloop
+
+bf16ztail: // a last run of 16 columns: lane l = column AX+l
+	CMPQ AX, BX
+	JGE  bf16zsum
 	VMOVUPS (DX)(AX*4), Z8
 	VPMOVZXWD (SI)(AX*2), Z16
 	VPSLLD $16, Z16, Z16
@@ -262,22 +329,21 @@ bf16zloop:
 	VFMADD231PS Z17, Z8, Z1
 	VFMADD231PS Z18, Z8, Z2
 	VFMADD231PS Z19, Z8, Z3
-	ADDQ $16, AX
-	CMPQ AX, BX
-	JL   bf16zloop
-	VEXTRACTF32X8 $1, Z0, Y24
-	VADDPS Y24, Y0, Y0
-	VEXTRACTF32X8 $1, Z1, Y25
-	VADDPS Y25, Y1, Y1
-	VEXTRACTF32X8 $1, Z2, Y26
-	VADDPS Y26, Y2, Y2
-	VEXTRACTF32X8 $1, Z3, Y27
-	VADDPS Y27, Y3, Y3
+
+bf16zsum:
+	VEXTRACTF32X8 $1, Z0, Y28
+	VADDPS Y28, Y0, Y0
+	VEXTRACTF32X8 $1, Z1, Y29
+	VADDPS Y29, Y1, Y1
+	VEXTRACTF32X8 $1, Z2, Y30
+	VADDPS Y30, Y2, Y2
+	VEXTRACTF32X8 $1, Z3, Y31
+	VADDPS Y31, Y3, Y3
 	VHADDPS Y1, Y0, Y0
 	VHADDPS Y3, Y2, Y2
 	VHADDPS Y2, Y0, Y0
-	VEXTRACTF32X4 $1, Y0, X24
-	VADDPS X24, X0, X0
+	VEXTRACTF32X4 $1, Y0, X28
+	VADDPS X28, X0, X0
 	VMOVUPS X0, (DI)
 	ADDQ $16, DI
 	LEAQ (SI)(R8*4), SI
@@ -288,9 +354,24 @@ bf16zdone:
 	VZEROUPPER
 	RET
 
+// BF16X4PAIRS(xr, a0, a1, a2, a3): one vector's 32 values at column AX
+// against the four rows' pairs (even in Z16–Z19, odd in Z20–Z23), into the
+// rows' accumulators a0–a3: every even product, then every odd one.
+#define BF16X4PAIRS(xr, a0, a1, a2, a3) \
+	BF16XPAIRS(xr, Z28, Z29); \
+	VFMADD231PS Z16, Z28, a0; \
+	VFMADD231PS Z17, Z28, a1; \
+	VFMADD231PS Z18, Z28, a2; \
+	VFMADD231PS Z19, Z28, a3; \
+	VFMADD231PS Z20, Z29, a0; \
+	VFMADD231PS Z21, Z29, a1; \
+	VFMADD231PS Z22, Z29, a2; \
+	VFMADD231PS Z23, Z29, a3
+
 // func gemv4BF16AVX512(outs *[4]*float32, w *uint16, ldw int, xs *[4]*float32, rows int, cols int)
 // outs[v][r] = Σ_{c<cols} w[r*ldw+c]·xs[v][c] for v < 4: each weight is loaded once for the
-// four vectors (16 accumulators, Z(4v+r)). rows a multiple of 4, cols of 16.
+// four vectors (16 accumulators, Z(4v+r)), in gemvBF16Go's order (runs of 32 in pairs,
+// then one run of 16). rows a multiple of 4, cols of 16.
 TEXT ·gemv4BF16AVX512(SB), NOSPLIT, $0-48
 	MOVQ w+8(FP), SI
 	MOVQ ldw+16(FP), R8
@@ -302,11 +383,16 @@ TEXT ·gemv4BF16AVX512(SB), NOSPLIT, $0-48
 	MOVQ 24(AX), R14
 	MOVQ rows+32(FP), CX
 	XORQ DI, DI // byte offset of the current rows in each out
+	MOVQ $bf16pairs<>(SB), BX
+	VMOVDQU32 (BX), Z25
+	VMOVDQU32 64(BX), Z26
+	VPBROADCASTD 128(BX), Z24
 
 bf16m4rows:
 	TESTQ CX, CX
 	JZ    bf16mdone
 	MOVQ cols+40(FP), BX
+	SUBQ $32, BX // the last column a run of 32 may start at
 	LEAQ (SI)(R8*1), R9
 	LEAQ (SI)(R8*2), R10
 	LEAQ (R9)(R8*2), R11
@@ -329,6 +415,22 @@ bf16m4rows:
 	XORQ AX, AX
 
 bf16mloop:
+	CMPQ AX, BX
+	JG   bf16mtail
+	BF16WPAIRS(SI, Z16, Z20)
+	BF16WPAIRS(R9, Z17, Z21)
+	BF16WPAIRS(R10, Z18, Z22)
+	BF16WPAIRS(R11, Z19, Z23)
+	BF16X4PAIRS(DX, Z0, Z1, Z2, Z3)
+	BF16X4PAIRS(R12, Z4, Z5, Z6, Z7)
+	BF16X4PAIRS(R13, Z8, Z9, Z10, Z11)
+	BF16X4PAIRS(R14, Z12, Z13, Z14, Z15)
+	ADDQ $32, AX
+	JMP  bf16mloop
+
+bf16mtail: // a last run of 16 columns: lane l = column AX+l
+	CMPQ AX, cols+40(FP)
+	JGE  bf16msum
 	VPMOVZXWD (SI)(AX*2), Z16
 	VPSLLD $16, Z16, Z16
 	VPMOVZXWD (R9)(AX*2), Z17
@@ -357,68 +459,67 @@ bf16mloop:
 	VFMADD231PS Z17, Z23, Z13
 	VFMADD231PS Z18, Z23, Z14
 	VFMADD231PS Z19, Z23, Z15
-	ADDQ $16, AX
-	CMPQ AX, BX
-	JL   bf16mloop
+
+bf16msum:
 	MOVQ outs+0(FP), AX
-	VEXTRACTF32X8 $1, Z0, Y24
-	VADDPS Y24, Y0, Y0
-	VEXTRACTF32X8 $1, Z1, Y25
-	VADDPS Y25, Y1, Y1
-	VEXTRACTF32X8 $1, Z2, Y26
-	VADDPS Y26, Y2, Y2
-	VEXTRACTF32X8 $1, Z3, Y27
-	VADDPS Y27, Y3, Y3
+	VEXTRACTF32X8 $1, Z0, Y28
+	VADDPS Y28, Y0, Y0
+	VEXTRACTF32X8 $1, Z1, Y29
+	VADDPS Y29, Y1, Y1
+	VEXTRACTF32X8 $1, Z2, Y30
+	VADDPS Y30, Y2, Y2
+	VEXTRACTF32X8 $1, Z3, Y31
+	VADDPS Y31, Y3, Y3
 	VHADDPS Y1, Y0, Y0
 	VHADDPS Y3, Y2, Y2
 	VHADDPS Y2, Y0, Y0
-	VEXTRACTF32X4 $1, Y0, X24
-	VADDPS X24, X0, X0
+	VEXTRACTF32X4 $1, Y0, X28
+	VADDPS X28, X0, X0
 	MOVQ 0(AX), BX
 	VMOVUPS X0, (BX)(DI*1)
-	VEXTRACTF32X8 $1, Z4, Y24
-	VADDPS Y24, Y4, Y4
-	VEXTRACTF32X8 $1, Z5, Y25
-	VADDPS Y25, Y5, Y5
-	VEXTRACTF32X8 $1, Z6, Y26
-	VADDPS Y26, Y6, Y6
-	VEXTRACTF32X8 $1, Z7, Y27
-	VADDPS Y27, Y7, Y7
+	VEXTRACTF32X8 $1, Z4, Y28
+	VADDPS Y28, Y4, Y4
+	VEXTRACTF32X8 $1, Z5, Y29
+	VADDPS Y29, Y5, Y5
+	VEXTRACTF32X8 $1, Z6, Y30
+	VADDPS Y30, Y6, Y6
+	VEXTRACTF32X8 $1, Z7, Y31
+	VADDPS Y31, Y7, Y7
 	VHADDPS Y5, Y4, Y4
 	VHADDPS Y7, Y6, Y6
 	VHADDPS Y6, Y4, Y4
-	VEXTRACTF32X4 $1, Y4, X24
-	VADDPS X24, X4, X4
+	VEXTRACTF32X4 $1, Y4, X28
+	VADDPS X28, X4, X4
 	MOVQ 8(AX), BX
 	VMOVUPS X4, (BX)(DI*1)
-	VEXTRACTF32X8 $1, Z8, Y24
-	VADDPS Y24, Y8, Y8
-	VEXTRACTF32X8 $1, Z9, Y25
-	VADDPS Y25, Y9, Y9
-	VEXTRACTF32X8 $1, Z10, Y26
-	VADDPS Y26, Y10, Y10
-	VEXTRACTF32X8 $1, Z11, Y27
-	VADDPS Y27, Y11, Y11
+	VEXTRACTF32X8 $1, Z8, Y28
+	VADDPS Y28, Y8, Y8
+	VEXTRACTF32X8 $1, Z9, Y29
+	VADDPS Y29, Y9, Y9
+	VEXTRACTF32X8 $1, Z10, Y30
+	VADDPS Y30, Y10, Y10
+	VEXTRACTF32X8 $1, Z11, Y31
+	VADDPS Y31, Y11, Y11
 	VHADDPS Y9, Y8, Y8
 	VHADDPS Y11, Y10, Y10
 	VHADDPS Y10, Y8, Y8
-	VEXTRACTF32X4 $1, Y8, X24
-	VADDPS X24, X8, X8
+	VEXTRACTF32X4 $1, Y8, X28
+	VADDPS X28, X8, X8
 	MOVQ 16(AX), BX
 	VMOVUPS X8, (BX)(DI*1)
-	VEXTRACTF32X8 $1, Z12, Y24
-	VADDPS Y24, Y12, Y12
-	VEXTRACTF32X8 $1, Z13, Y25
-	VADDPS Y25, Y13, Y13
-	VEXTRACTF32X8 $1, Z14, Y26
-	VADDPS Y26, Y14, Y14
-	VEXTRACTF32X8 $1, Z15, Y27
-	VADDPS Y27, Y15, Y15
+	VEXTRACTF32X8 $1, Z12, Y28
+	VADDPS Y28, Y12, Y12
+	VEXTRACTF32X8 $1, Z13, Y29
+	VADDPS Y29, Y13, Y13
+	VEXTRACTF32X8 $1, Z14, Y30
+	VADDPS Y30, Y14, Y14
+	VEXTRACTF32X8 $1, Z15, Y31
+	VADDPS Y31, Y15, Y15
 	VHADDPS Y13, Y12, Y12
 	VHADDPS Y15, Y14, Y14
 	VHADDPS Y14, Y12, Y12
-	VEXTRACTF32X4 $1, Y12, X24
-	VADDPS X24, X12, X12
+	VEXTRACTF32X4 $1, Y12, X28
+	VADDPS X28, X12, X12
 	MOVQ 24(AX), BX
 	VMOVUPS X12, (BX)(DI*1)
 	ADDQ $16, DI

@@ -116,9 +116,40 @@ gdone:
 	VZEROUPPER
 	RET
 
+// bf16hi: the mask that widens a pair's odd (upper) bfloat16.
+DATA bf16hi<>+0(SB)/4, $0xffff0000
+GLOBL bf16hi<>(SB), RODATA|NOPTR, $4
+
+// BF16X8PAIRS(off, even, odd): x's 16 values at column AX+off/4 split into
+// the 8 even and the 8 odd ones (Y8, Y9 scratch).
+#define BF16X8PAIRS(off, even, odd) \
+	VMOVUPS off(DX)(AX*4), Y8; \
+	VMOVUPS off+32(DX)(AX*4), Y9; \
+	VSHUFPS $0x88, Y9, Y8, even; \
+	VSHUFPS $0xDD, Y9, Y8, odd; \
+	VPERMPD $0xD8, even, even; \
+	VPERMPD $0xD8, odd, odd
+
+// BF16ROWPAIRS(row, lo, hi): a row's 32 bfloat16 at column AX, in pairs, into
+// its accumulators lo (lanes 0–7) and hi (8–15): each lane the even value
+// of its pair, then the odd one (x's in Y10–Y13; Y15 the mask; Y8, Y9 scratch).
+#define BF16ROWPAIRS(row, lo, hi) \
+	VMOVDQU (row)(AX*2), Y8; \
+	VPSLLD $16, Y8, Y9; \
+	VPAND Y15, Y8, Y8; \
+	VFMADD231PS Y9, Y10, lo; \
+	VFMADD231PS Y8, Y11, lo; \
+	VMOVDQU 32(row)(AX*2), Y8; \
+	VPSLLD $16, Y8, Y9; \
+	VPAND Y15, Y8, Y8; \
+	VFMADD231PS Y9, Y12, hi; \
+	VFMADD231PS Y8, Y13, hi
+
 // func gemvBF16AVX2(out *float32, w *uint16, ldw int, x *float32, rows int, cols int)
-// gemvF32AVX2 over bfloat16 weights: each is widened (shifted into the top
-// half of a float32) in registers.
+// gemvF32AVX2 over bfloat16 weights, in gemvBF16Go's order: runs of 32
+// columns in pairs (one load widens 16 pairs with a shift and a mask, against
+// x's even and odd values), then a run of 16 and one of 8 as gemvF32AVX2 adds
+// them (each weight shifted into the top half of a float32).
 TEXT ·gemvBF16AVX2(SB), NOSPLIT, $0-48
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
@@ -127,6 +158,7 @@ TEXT ·gemvBF16AVX2(SB), NOSPLIT, $0-48
 	MOVQ x+24(FP), DX
 	MOVQ rows+32(FP), CX
 	MOVQ cols+40(FP), BX
+	VPBROADCASTD bf16hi<>(SB), Y15
 
 b4rows:
 	CMPQ CX, $4
@@ -143,6 +175,19 @@ b4rows:
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	XORQ AX, AX
+
+b4loop32:
+	LEAQ 32(AX), R12
+	CMPQ R12, BX
+	JG   b4loop16
+	BF16X8PAIRS(0, Y10, Y11)
+	BF16X8PAIRS(64, Y12, Y13)
+	BF16ROWPAIRS(SI, Y0, Y4)
+	BF16ROWPAIRS(R9, Y1, Y5)
+	BF16ROWPAIRS(R10, Y2, Y6)
+	BF16ROWPAIRS(R11, Y3, Y7)
+	MOVQ R12, AX
+	JMP  b4loop32
 
 b4loop16:
 	LEAQ 16(AX), R12
@@ -218,7 +263,17 @@ b1rows:
 	VXORPS Y4, Y4, Y4
 	XORQ AX, AX
 
-b1loop16: // the 4-row loop's accumulation pattern, one row
+b1loop32: // the 4-row loop's accumulation pattern, one row
+	LEAQ 32(AX), R12
+	CMPQ R12, BX
+	JG   b1loop16
+	BF16X8PAIRS(0, Y10, Y11)
+	BF16X8PAIRS(64, Y12, Y13)
+	BF16ROWPAIRS(SI, Y0, Y4)
+	MOVQ R12, AX
+	JMP  b1loop32
+
+b1loop16:
 	LEAQ 16(AX), R12
 	CMPQ R12, BX
 	JG   b1loop8

@@ -38,7 +38,10 @@ func TestBrowserLabSettingsMidRun(t *testing.T) {
 	set("temperature", "1.5")
 	set("top-k", "20")
 	set("seed", "11")
-	must("applied", waitJS(ctx, ready+` && /New settings \(T=1\.5\)/.test(document.getElementById('status').textContent) && /T=1\.5/.test(document.getElementById('cands').textContent)`))
+	// each change is its own message, acknowledged in turn: wait for top-k's (the chain's top-k
+	// row keeps at most 20), not only the temperature's
+	must("applied", waitJS(ctx, ready+` && /New settings \(T=1\.5\)/.test(document.getElementById('status').textContent) && /T=1\.5/.test(document.getElementById('cands').textContent)`+
+		` && [...document.querySelectorAll('[data-testid=chain-table] tbody tr')].some((r) => r.dataset.rule === 'top-k' && +r.dataset.kept <= 20)`))
 	// the sampler chain, step by step, as the engine applied it at this step
 	chain := evalJS[[]string](t, ctx, `[...document.querySelectorAll('[data-testid=chain-table] tbody tr')].map((r) => r.dataset.rule + ":" + r.dataset.kept)`)
 	first := evalJS[[]int](t, ctx, `[...document.querySelectorAll('[data-testid=gen-tok]')].map((e) => +e.dataset.id)`)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -135,7 +136,7 @@ var (
 )
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16|q8_0|q4_0|q4_k] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--depth N] [--rounds N] [--kv-cache f32|f16|bf16] [--concurrent N [--max-batch B]] [--cpuprofile FILE] [--paired] [--decode-only] [--write-llama2c PATH] [--write-hf DIR]", stderr)
+	fs := newFlags("bench", "bench [--shape NAME[,NAME]] [--model PATH] [--weights f32|bf16|q8_0|q4_0|q4_k] [--prompt-tokens N] [--gen-tokens N] [--probe-bytes N] [--depth N] [--rounds N] [--kv-cache f32|f16|bf16] [--concurrent N [--max-batch B]] [--cpuprofile FILE] [--memprofile FILE] [--paired] [--decode-only] [--write-llama2c PATH] [--write-hf DIR]", stderr)
 	var names []string
 	for n := range engine.Shapes {
 		names = append(names, n)
@@ -157,8 +158,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rounds := fs.Int("rounds", 9, "rounds of --depth's and the lab run's alternating measurements (medians reported)")
 	kvCache := fs.String("kv-cache", "f32", "KV cache precision of every part: f32, f16 or bf16 (llama.cpp's --cache-type-k/-v)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole bench to FILE (go tool pprof)")
+	memProfile := fs.String("memprofile", "", "write a heap profile to FILE when the bench ends (go tool pprof -sample_index=inuse_space): the Go heap live at the last collection")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *memProfile != "" {
+		runtime.MemProfileRate = 512 // every allocation of 512 bytes or more, so small heaps are seen whole
+		defer func() {
+			if err := writeHeapProfile(*memProfile); err != nil {
+				fmt.Fprintf(stderr, "--memprofile: %v\n", err)
+			}
+		}()
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -448,4 +458,18 @@ func peakRSS() int64 {
 		}
 	}
 	return 0
+}
+
+// writeHeapProfile writes the heap profile to path: what was live at the last collection, which ran
+// while the model was in use (no collection is forced here, which would show only what outlives it).
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -9,6 +9,11 @@
 #             Run against the bare loop, alternating, and the collector's share of its CPU)
 #   depth:    GOMAXPROCS=2 inferscope bench --shape smollm2-135M --depth 2000 --prompt-tokens 16
 #             --gen-tokens 16 --rounds 5 --decode-only  (decode at depth 2000 vs the read floor)
+#   depth vs llama.cpp: GOMAXPROCS=2 inferscope bench --shape '' --model SMOLLM2_DIR --depth 2000
+#             --prompt-tokens 16 --gen-tokens 16 --rounds 3 --decode-only --probe-bytes 0, with
+#             --kv-cache f16 (llama.cpp's default cache type, which its llama-bench cannot set to f32)
+#             and f32 (ours), against llama-bench -m smollm2-f32.gguf -p 0 -n 16 -d 2000 -t 2 -r 3
+#             (the same weights: the GGUF made from SMOLLM2_DIR)
 #   bound:    for THREADS in 1 2, for gpt2-124M and smollm2-135M, synthetic ([out][in], --shape) and
 #             real (the checkpoint's layout: a `bench --write-hf` directory; GPT-2's Conv1D [in][out]):
 #             GOMAXPROCS=THREADS inferscope bench ... --prompt-tokens 16 --gen-tokens 32 --paired
@@ -39,6 +44,7 @@ go build -o "$bin" ./cmd/inferscope
 [ -d "$keep/gpt2" ] || "$bin" bench --write-hf "$keep/gpt2" --shape gpt2-124M >/dev/null
 [ -d "$keep/smollm2" ] || "$bin" bench --write-hf "$keep/smollm2" --shape smollm2-135M >/dev/null
 [ -f "$keep/gpt2-f32.gguf" ] || /usr/bin/python3 "$peer/hf_to_gguf.py" "$keep/gpt2" "$keep/gpt2-f32.gguf" f32 >/dev/null
+[ -f "$keep/smollm2-f32.gguf" ] || /usr/bin/python3 "$peer/hf_to_gguf.py" "$keep/smollm2" "$keep/smollm2-f32.gguf" f32 >/dev/null
 echo "$rounds rounds, OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-(default)}, load before: $(cat /proc/loadavg)"
 for r in $(seq 1 "$rounds"); do
 	d="$out/r$r"
@@ -47,6 +53,12 @@ for r in $(seq 1 "$rounds"); do
 	GOMAXPROCS=2 "$bin" bench --shape '' --model default --gen-tokens 250 --probe-bytes 0 --rounds 5 >"$d/lab.json"
 	GOMAXPROCS=2 "$bin" bench --shape smollm2-135M --depth 2000 --prompt-tokens 16 --gen-tokens 16 --rounds 5 \
 		--decode-only >"$d/depth.json"
+	for kv in f16 f32; do
+		GOMAXPROCS=2 "$bin" bench --shape '' --model "$keep/smollm2" --depth 2000 --prompt-tokens 16 --gen-tokens 16 \
+			--rounds 3 --decode-only --probe-bytes 0 --kv-cache $kv >"$d/depth-real-$kv.json"
+	done
+	"$peer/bin/llama-bench" -m "$keep/smollm2-f32.gguf" -p 0 -n 16 -d 2000 -t 2 -r 3 -o jsonl 2>/dev/null \
+		>"$d/llama-depth.jsonl"
 	for t in 1 2; do
 		for m in gpt2-124M:gpt2 smollm2-135M:smollm2; do
 			shape=${m%%:*} dir=${m##*:}

@@ -5,7 +5,7 @@ the README's performance table.
     python3 scripts/bench/issue37_table.py DIR [--readme README.md] [--note TEXT]
 
 DIR holds one folder per round (r1, r2, ...), each with the `inferscope bench` JSON outputs and
-llama-batched-bench's JSONL that issue37.sh wrote there, and load.txt (the load average before and
+llama-batched-bench's and llama-bench's (depth) JSONL that issue37.sh wrote there, and load.txt (the load average before and
 after the round). Every figure is the median over the rounds of a ratio taken within one run
 (min–max beside it). Prints the JSON summary, then the table; with --readme, replaces the text
 between README's `<!-- issue37-table:begin -->` and `<!-- issue37-table:end -->` markers with the
@@ -83,6 +83,17 @@ def summarize(d):
             add("depth_decode_ms", l["decode_ms"])
             add("depth_read_floor_ms", l["read_floor_ms"])
             extra["depth"], extra["depth_model"] = l["depth"], l["model"]
+        peerd = [p for p in jsonl(os.path.join(r, "llama-depth.jsonl")) if p.get("n_gen", 0) > 0]
+        if peerd:
+            add("llama_depth_tokens_per_s", peerd[0]["avg_ts"])
+            extra["llama_depth"], extra["llama_depth_kv"] = peerd[0]["n_depth"], peerd[0].get("type_k")
+        for kv in ("f16", "f32"):
+            dp = load(os.path.join(r, f"depth-real-{kv}.json"))
+            if dp and dp.get("long_context"):
+                l = dp["long_context"][0]
+                add(f"depth_real_{kv}_tokens_per_s", 1000 / l["decode_ms"])
+                if peerd:
+                    add(f"depth_real_{kv}_vs_llama", 1000 / l["decode_ms"] / peerd[0]["avg_ts"])
         for f in sorted(glob.glob(os.path.join(r, "bw-*.json"))):
             b = load(f)
             if not b or not b.get("paired"):
@@ -142,6 +153,12 @@ def table(s, per):
                      f"| read floor {num(s.get('depth_read_floor_ms'), '{:.1f}')} ms | {r('depth_decode_vs_read_floor')} "
                      f"(attention's share ÷ its KV read: {r('depth_attention_vs_kv_read_floor')}) | ≤ 1.3× the read floor "
                      f"(the issue's \"KV-read floor per token\"; read as attention alone against its KV read, also ≤ 1.3) |")
+    for kv, what in (("f16", "same cache precision as llama.cpp's"), ("f32", "our default float32 cache: twice the bytes")):
+        if f"depth_real_{kv}_vs_llama" in s:
+            lines.append(f"| decode at depth {s.get('llama_depth')}, smollm2-135M real-layout directory, F32 weights, 2 threads, "
+                         f"{kv.upper()} KV cache ({what}) vs llama.cpp `llama-bench -d {s.get('llama_depth')}` on a GGUF of the same "
+                         f"weights ({s.get('llama_depth_kv')} cache) | {num(s.get(f'depth_real_{kv}_tokens_per_s'), '{:.1f}')} tok/s "
+                         f"| llama.cpp {num(s.get('llama_depth_tokens_per_s'), '{:.1f}')} tok/s | {r(f'depth_real_{kv}_vs_llama')} | ≥ 1.0× |")
     keys = sorted({k.split("/")[1] for k in per if k.startswith("decode_vs_bound/")})
     for k in keys:
         model, layout, threads = k.rsplit("-", 2)
