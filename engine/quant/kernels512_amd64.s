@@ -309,18 +309,21 @@ GLOBL ksc4<>(SB), RODATA|NOPTR, $400
 	KSCROW(X8, 240, 3)
 
 // Q4KROW(p, b, c, lo, hi): sub-blocks 2c and 2c+1 of row p into lo, hi.
-// Each sub-block's 16 possible values d1·q − m1 (q = 0…15, the product
-// rounded before the difference, as dequantQ4_K computes each value) are
-// made once, from Z13 = 0, 1, …, 15, and each nibble picks its value
+// Each sub-block's 16 possible values d1·q − m1 (q = 0…15) are made once,
+// from Z13 = 0, 1, …, 15, with one fused multiply-subtract (d1 = d·sc has
+// at most 17 significant bits, so d1·q is exact and rounding once gives the
+// bits dequantQ4_K gives, product then difference; the separate multiply
+// and subtract took an eighth of the kernel's vector operations), and each
+// nibble picks its value
 // (VPERMPS reads an index's low four bits: the byte itself for the low
 // nibble, the byte shifted right by 4 for the high one):
 // exactly the values the AVX2 kernel computes one by one. Sub-block 2c is
 // added to every lane before 2c+1, as there.
 #define Q4KROW(p, b, c, lo, hi) \
-	VMULPS.BCST (b+8*(c))(SP), Z13, Z16; \
-	VSUBPS.BCST (b+32+8*(c))(SP), Z16, Z16; \
-	VMULPS.BCST (b+8*(c)+4)(SP), Z13, Z20; \
-	VSUBPS.BCST (b+36+8*(c))(SP), Z20, Z20; \
+	VBROADCASTSS (b+8*(c))(SP), Z16; \
+	VFMSUB213PS.BCST (b+32+8*(c))(SP), Z13, Z16; \
+	VBROADCASTSS (b+8*(c)+4)(SP), Z20; \
+	VFMSUB213PS.BCST (b+36+8*(c))(SP), Z13, Z20; \
 	VPMOVZXBD (16+32*(c))(p), Z17; \
 	VPMOVZXBD (32+32*(c))(p), Z18; \
 	VPERMPS Z16, Z17, Z22; \
@@ -998,14 +1001,14 @@ GLOBL q5kiota16<>(SB), RODATA|NOPTR, $64
 // Q5KROW(b, hs, c, lo, hi): sub-blocks 2c and 2c+1 of a row (scales at
 // b(SP), index bytes at hs(SP)) into lo, hi; Z13 = 0…15, Z12 = 16…31.
 #define Q5KROW(b, hs, c, lo, hi) \
-	VMULPS.BCST (b+8*(c))(SP), Z13, Z16; \
-	VSUBPS.BCST (b+32+8*(c))(SP), Z16, Z16; \
-	VMULPS.BCST (b+8*(c))(SP), Z12, Z19; \
-	VSUBPS.BCST (b+32+8*(c))(SP), Z19, Z19; \
-	VMULPS.BCST (b+8*(c)+4)(SP), Z13, Z20; \
-	VSUBPS.BCST (b+36+8*(c))(SP), Z20, Z20; \
-	VMULPS.BCST (b+8*(c)+4)(SP), Z12, Z21; \
-	VSUBPS.BCST (b+36+8*(c))(SP), Z21, Z21; \
+	VBROADCASTSS (b+8*(c))(SP), Z16; \
+	VBROADCASTSS (b+8*(c))(SP), Z19; \
+	VFMSUB213PS.BCST (b+32+8*(c))(SP), Z13, Z16; \
+	VFMSUB213PS.BCST (b+32+8*(c))(SP), Z12, Z19; \
+	VBROADCASTSS (b+8*(c)+4)(SP), Z20; \
+	VBROADCASTSS (b+8*(c)+4)(SP), Z21; \
+	VFMSUB213PS.BCST (b+36+8*(c))(SP), Z13, Z20; \
+	VFMSUB213PS.BCST (b+36+8*(c))(SP), Z12, Z21; \
 	VPMOVZXBD (hs+64*(c))(SP), Z22; \
 	VPMOVZXBD (hs+64*(c)+16)(SP), Z23; \
 	VPMOVZXBD (hs+64*(c)+32)(SP), Z17; \

@@ -5,8 +5,8 @@
 //
 // Every kernel turns 32 consecutive values of a row into Y4..Y7 (values
 // 0–7, 8–15, 16–23, 24–31 of the group) with the same float32 operations
-// as the scalar code in dequant.go, never fused (VMULPS then VSUBPS), so
-// the values are bit-exact; the dequantization kernels store them, the
+// as the scalar code in dequant.go (a product is fused with what follows only
+// where it is exact: KVAL), so the values are bit-exact; the dequantization kernels store them, the
 // matrix-vector kernels multiply-add them into the accumulators Y0..Y3
 // (lanes 0–31, element e of the row into lane e mod 32) and combine the
 // lanes as reduce32 does.
@@ -170,11 +170,14 @@
 	VBROADCASTSS (4*(j))(SP), Y8; \
 	VBROADCASTSS (32+4*(j))(SP), Y9
 
-// KVAL(Yd): Yd = d1·q − m1 from the integers in Yd.
+// KVAL(Yd): Yd = d1·q − m1 from the integers in Yd, in one fused step:
+// d1 = d·sc (an fp16 times a 6-bit integer) has at most 17 significant bits
+// and q at most 5, so d1·q is exact in float32 and the fused
+// multiply-subtract rounds once where VMULPS then VSUBPS would: the same
+// bits as dequantQ4_K / dequantQ5_K (TestMatVecPaths), one instruction fewer.
 #define KVAL(Yd) \
 	VCVTDQ2PS Yd, Yd; \
-	VMULPS Y8, Yd, Yd; \
-	VSUBPS Y9, Yd, Yd
+	VFMSUB213PS Y9, Y8, Yd
 
 // Q4K_G: 8 values of sub-block 2c (NOP, A = VPAND, Y15: low nibbles) or
 // 2c+1 (VPSRLD, $4: high nibbles) from qs bytes 32c+8k.. at 16(p).
