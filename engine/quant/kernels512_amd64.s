@@ -85,20 +85,19 @@ GLOBL q4kiota<>(SB), RODATA|NOPTR, $64
 	VFMADD231PS Z31, Z18, hi
 
 // Q40ROW(p, lo, hi): the same for the Q4_0 block at p: values 0–15 the low
-// nibbles, 16–31 the high ones, each minus 8, times d. Each nibble j picks
-// the float32 j−8 from Z15 (the value VCVTDQ2PS gives for the integer
-// j−8, exactly), so the products are the AVX2 kernel's. VPERMPS reads only
-// an index's low four bits: the low nibble needs no mask, the high one a
-// shift.
+// nibbles, 16–31 the high ones, each minus 8, times d. The block's 16
+// possible values (j−8)·d are made once from Z15 = the float32 j−8 (what
+// VCVTDQ2PS gives for the integer j−8), each the product the AVX2 kernel
+// rounds, and each nibble j picks its own. VPERMPS reads only an index's
+// low four bits: the low nibble needs no mask, the high one a shift.
 #define Q40ROW(p, lo, hi) \
 	VPBROADCASTW (p), Y16; \
 	VCVTPH2PS Y16, Z16; \
+	VMULPS Z15, Z16, Z16; \
 	VPMOVZXBD 2(p), Z17; \
 	VPSRLD $4, Z17, Z18; \
-	VPERMPS Z15, Z17, Z17; \
-	VPERMPS Z15, Z18, Z18; \
-	VMULPS Z16, Z17, Z17; \
-	VMULPS Z16, Z18, Z18; \
+	VPERMPS Z16, Z17, Z17; \
+	VPERMPS Z16, Z18, Z18; \
 	VFMADD231PS Z30, Z17, lo; \
 	VFMADD231PS Z31, Z18, hi
 
