@@ -23,7 +23,7 @@ type linJob struct {
 // tiles of mr positions (gemm.go). Decode and batched passes run as a's
 // linRegion: they allocate nothing.
 func (a *acts) linear(x []float32, T int, jobs ...linJob) {
-	if (T == 1 || a.rowKernels(T)) && allInOut(jobs) {
+	if (T <= inOutRowsMax || a.rowKernels(T)) && allInOut(jobs) {
 		a.linearInOut(x, T, jobs) // inout.go
 		return
 	}
@@ -139,6 +139,18 @@ func (r *linRegion) run(w, lo, hi int) {
 		}
 	}
 }
+
+// inOutRowsMax is the longest pass of [in][out] matrices (a real GPT-2
+// checkpoint's Conv1D layers) that runs on linearInOut's tiles, which read
+// the weights row by row as they are stored, instead of the packed GEMM,
+// whose panels gather 32 columns from every input row (a 128-byte piece of
+// each of `in` rows kilobytes apart: every panel touches hundreds of pages,
+// and a prompt's pass packs the whole model). gpt2-124M real-layout
+// directory, 2 threads, time to first token (`bench --prompt-tokens T`):
+// T = 9 101 → 57 ms, 16 108 → 65, 32 129 → 82, 64 169 → 125, 128 226 →
+// 215; at 192 and beyond the GEMM is as fast or faster. Each position's
+// values are then a lone decode step's, as with the decode kernels.
+const inOutRowsMax = 128
 
 // rowsMaxT is the longest pass that acts.linear runs with the decode
 // kernels (rowsPart) instead of the packed GEMM: for short passes packing
