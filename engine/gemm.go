@@ -162,6 +162,11 @@ func addBias(j linJob, t0, o0, m, n int) {
 // multiple of 16; the rest go column by column).
 var packRows32 func(dst, src []float32, ld, in int) int
 
+// packBand32, where set (AVX-512), copies np pieces of 32 floats of src
+// to dst at a stride of dstride floats, prefetching pf bytes past src
+// (linearInOut's panels from one input row's band: inout.go).
+var packBand32 func(dst, src []float32, np, dstride, pf int)
+
 // packPanel writes outputs o0..o0+n-1 of w as a [in][nr] panel (columns past
 // n are zero), widening BF16.
 func packPanel(bp []float32, w *Mat, o0, n, nr int) {

@@ -10,10 +10,26 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func packRows32AVX512(dst *float32, src *float32, ld int, n16 int)
 
+//go:noescape
+func packBand32AVX512(dst *float32, src *float32, np int, dstride int, pf int)
+
 func init() {
 	if cpu.X86.HasAVX512F {
 		packRows32 = packRows32AVX512w
+		packBand32 = packBand32AVX512w
 	}
+}
+
+// packBand32AVX512w copies np pieces of 32 floats of src (contiguous) to
+// dst at a stride of dstride, prefetching pf bytes past src.
+func packBand32AVX512w(dst, src []float32, np, dstride, pf int) {
+	if np <= 0 {
+		return
+	}
+	if dstride < 32 || len(src) < 32*np || len(dst) < (np-1)*dstride+32 {
+		panic("engine: pack band: bad shape")
+	}
+	packBand32AVX512(&dst[0], &src[0], np, dstride, pf)
 }
 
 // packRows32AVX512w packs columns 0..16·⌊in/16⌋−1 of 32 rows (stride ld)

@@ -153,3 +153,31 @@ packloop:
 	JNZ  packloop
 	VZEROUPPER
 	RET
+
+// func packBand32AVX512(dst *float32, src *float32, np int, dstride int, pf int)
+// dst[p·dstride : p·dstride+32] = src[32p : 32p+32] for p < np (one input row's band into np
+// panels), prefetching the band pf bytes past src (a later row's) as it goes: a band is a few
+// kilobytes of its row, too short a run for the hardware prefetcher to reach ahead of.
+TEXT ·packBand32AVX512(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ np+16(FP), CX
+	MOVQ dstride+24(FP), R8
+	SHLQ $2, R8
+	MOVQ pf+32(FP), R9
+	ADDQ SI, R9
+
+pb32loop:
+	PREFETCHT0 (R9)
+	PREFETCHT0 64(R9)
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ $128, SI
+	ADDQ $128, R9
+	ADDQ R8, DI
+	DECQ CX
+	JNZ  pb32loop
+	VZEROUPPER
+	RET

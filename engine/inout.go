@@ -105,6 +105,10 @@ func inOutTiles(k *kernelSet, j linJob, xs []float32, B int, buf, pad []float32,
 		// rows k0..k0+n of the band, into np panels [n][nr]
 		for i := 0; i < n; i++ {
 			src := w.F32[(k0+i)*w.Ld+w.Off+lo : (k0+i)*w.Ld+w.Off+lo+np*nr]
+			if nr == 32 && packBand32 != nil { // the band of a row two rows on prefetched meanwhile
+				packBand32(buf[i*nr:], src, np, n*nr, 2*4*w.Ld)
+				continue
+			}
 			for p := 0; p < np; p++ {
 				copy(buf[p*n*nr+i*nr:p*n*nr+i*nr+nr], src[p*nr:p*nr+nr])
 			}
