@@ -1,7 +1,8 @@
 package engine
 
-// inout.go: decode and batched decode over [in][out] matrices (GPT-2's Conv1D weights, used as
-// stored): outputs split across workers, each output one chain of steps over the inputs in order.
+// inout.go: decode, batched decode and short prefills over [in][out] matrices (GPT-2's Conv1D
+// weights, used as stored): outputs split across workers, each output one chain of steps over the
+// inputs in order.
 
 // allInOut reports whether every job is a float32 [in][out] matrix.
 func allInOut(jobs []linJob) bool {

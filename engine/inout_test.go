@@ -59,3 +59,30 @@ func TestInOutBatchRowsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestPackBand32: the AVX-512 band copy (where the CPU has it) puts each
+// 32-float piece of a row's band where the Go copy puts it, whatever the
+// panel count and stride, and writes nothing between the pieces.
+func TestPackBand32(t *testing.T) {
+	if packBand32 == nil {
+		t.Skip("no band-copy kernel on this machine/build: linearInOut copies with Go")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []struct{ np, dstride int }{{1, 32}, {2, 32}, {3, 64}, {7, 32 * 5}, {24, 32 * 9}} {
+		src := randVec(r, 32*tc.np+5)
+		got := make([]float32, (tc.np-1)*tc.dstride+32+7)
+		want := make([]float32, len(got))
+		for i := range got {
+			got[i], want[i] = -1, -1
+		}
+		for p := range tc.np {
+			copy(want[p*tc.dstride:p*tc.dstride+32], src[32*p:32*p+32])
+		}
+		packBand32(got, src, tc.np, tc.dstride, 4*len(src))
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("np %d stride %d: dst[%d] = %g, want %g", tc.np, tc.dstride, i, got[i], want[i])
+			}
+		}
+	}
+}
