@@ -39,10 +39,12 @@ func TestCancelAsTheLastStageEnds(t *testing.T) {
 	}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
-	var armed atomic.Bool
-	defer ws.SetAfterStages(func(c *ws.Conn) {
-		if armed.CompareAndSwap(true, false) {
-			ws.CancelAsReadPumpDoes(c) // the cancel lands now: after the last stage, before the command returns
+	// the cancel lands as command 3 ends: after its last stage, before it returns (by id: command
+	// 2's end can come after the test has read its last event, and a flag armed then caught it)
+	var fired atomic.Bool
+	defer ws.SetAfterStages(func(c *ws.Conn, id int64) {
+		if id == 3 && fired.CompareAndSwap(false, true) {
+			ws.CancelAsReadPumpDoes(c)
 		}
 	})()
 	c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.URL, "http")+"/ws", nil)
@@ -87,7 +89,6 @@ func TestCancelAsTheLastStageEnds(t *testing.T) {
 	send(`{"type":"step_token","id":2}`) // to the first token: tokenize … append
 	for m := read(); !(m.Type == "event" && m.Payload.Stage == "append"); m = read() {
 	}
-	armed.Store(true)
 	send(`{"type":"step_token","id":3}`) // the next token; the cancel lands as its append ends
 	for {
 		m := read()

@@ -311,7 +311,7 @@ func (c *Conn) step(cmd wire.Command) {
 	}
 	defer func() {
 		if f := testAfterStages.Load(); f != nil {
-			(*f)(c)
+			(*f)(c, cmd.ID)
 		}
 		if !c.closed() {
 			if ctx.Err() != nil && !c.runner.Done() {
@@ -370,10 +370,10 @@ func (c *Conn) step(cmd wire.Command) {
 	}
 }
 
-// testAfterStages, when set (tests only), runs as a stepping command ends,
-// before it checks whether it was cancelled (atomic: a test sets it while
-// another test's connections may still be finishing).
-var testAfterStages atomic.Pointer[func(*Conn)]
+// testAfterStages, when set (tests only), runs as a stepping command ends
+// (given its id), before it checks whether it was cancelled (atomic: a
+// test sets it while another test's connections may still be finishing).
+var testAfterStages atomic.Pointer[func(*Conn, int64)]
 
 // takePause reports whether a pause was asked since the last call (the
 // streaming command stops after its current stage).

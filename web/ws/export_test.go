@@ -3,7 +3,7 @@ package ws
 // export_test.go: seams for the package's external tests.
 
 // SetAfterStages sets testAfterStages and returns what restores it.
-func SetAfterStages(f func(*Conn)) (restore func()) {
+func SetAfterStages(f func(c *Conn, id int64)) (restore func()) {
 	old := testAfterStages.Swap(&f)
 	return func() { testAfterStages.Store(old) }
 }
