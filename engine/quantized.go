@@ -13,8 +13,9 @@ package engine
 // (each weight block read and dequantized once for every row, each result
 // equal bit for bit to MatVecRows', so a batched decode step equals the
 // lone one; linear.go, rowsForQuant), and for a longer prefill the packed
-// GEMM on panels dequantized stripe by stripe (packQuantPanel). Each output row of MatVecRows is a function of that
-// row alone: splitting the rows across workers does not change a value.
+// GEMM on panels dequantized stripe by stripe (packQuantPanel). Each output
+// row of MatVecRows is a function of that row alone: splitting the rows
+// across workers does not change a value.
 //
 // Summation order: the quant kernels keep 32 partial sums per row, the
 // engine's float32 gemv 16, so a quantized F16 matrix and the same values
