@@ -148,13 +148,16 @@ func BenchmarkMatMat6Kernel(b *testing.B) {
 			xs[i] = randomVec(r, mm6Chunk)
 		}
 		accs, xp := make([][32]float32, mm6Rows*n), make([]*float32, n)
+		for i := range xs {
+			xp[i] = &xs[i][0]
+		}
 		sc := mmPool.Get().(*mmScratch)
 		copy(sc.buf, randomVec(r, len(sc.buf)))
 		pf := make([]byte, 64)
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			c0, k := processCPU(), 0
 			for b.Loop() {
-				matmat6(accs, sc.buf, xs, 0, mm6Chunk, xp, pf, 0, k == 0)
+				matmat6(accs, sc.buf, xp, mm6Chunk, 0, mm6Chunk, pf, 0, k == 0)
 				k++
 			}
 			if k > 0 {

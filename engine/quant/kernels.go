@@ -246,6 +246,10 @@ func (s *Scratch) get() *mmScratch {
 	return s.mm
 }
 
+// dequantFunc converts n blocks at src (groups of 32 values for the 16-bit
+// floats) into dst: an assembly kernel's signature (rowDequant).
+type dequantFunc func(dst *float32, src *byte, n int)
+
 // mmKernels are MatMat's inner steps for one kernel set.
 type mmKernels struct {
 	dotAcc  func(acc *[32]float32, w, x []float32)
@@ -342,9 +346,22 @@ func matMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int, 
 
 // matMat6 runs MatMat's whole groups of six rows on AVX-512 (matmat6;
 // the sums input by input, accs[6i+j]) and returns the number of rows done.
+// The inputs' pointers are taken once (each chunk is an offset from them),
+// and a block type's rows are dequantized by its kernel directly: a group's
+// chunk is a few microseconds of multiply-adds, and the per-call checks,
+// lookups and copies around it took about a sixth of a batched pass.
 func matMat6(t Type, outs [][]float32, w []byte, rb int, xs [][]float32, rows, main int, sc *mmScratch, k mmKernels) int {
 	n, l := len(xs), layouts[t]
 	accs, sums := sc.accs[:n*mm6Rows], sc.sums[:n*mm6Rows]
+	xp := sc.xp[:n]
+	for i, x := range xs {
+		if len(x) < main {
+			panic(fmt.Sprintf("quant: MatMat: input %d has %d values, not %d", i, len(x), main))
+		}
+		xp[i] = &x[0]
+	}
+	dq := rowDequant(t) // nil: k.dequant, row by row
+	per32 := max(l.n, 32)
 	nch := (main + mm6Chunk - 1) / mm6Chunk
 	pairs := max(n/2, 1)
 	r0 := 0
@@ -355,17 +372,24 @@ func matMat6(t Type, outs [][]float32, w []byte, rb int, xs [][]float32, rows, m
 		per := (len(next) + nch - 1) / nch
 		for c, c0 := 0, 0; c0 < main; c, c0 = c+1, c0+mm6Chunk {
 			nc := min(mm6Chunk, main-c0)
+			src := r0*rb + c0/l.n*l.bytes
 			for j := range mm6Rows {
+				if dq != nil {
+					// checkMat held w to rows·rb bytes: the chunk's nc/l.n blocks are in row r0+j
+					dq(&sc.buf[j*mm6Chunk], &w[src+j*rb], nc/per32)
+					continue
+				}
 				row := w[(r0+j)*rb : (r0+j+1)*rb]
 				k.dequant(t, sc.buf[j*mm6Chunk:j*mm6Chunk+nc], row[c0/l.n*l.bytes:(c0+nc)/l.n*l.bytes])
 			}
 			pf := next[min(c*per, len(next)-1):]
 			pfl := (min(per, len(pf)) + 64*pairs - 1) / (64 * pairs)
-			matmat6(accs, sc.buf, xs, c0, nc, sc.xp[:n], pf, pfl, c == 0)
+			matmat6(accs, sc.buf, xp, main, c0, nc, pf, pfl, c == 0)
 		}
 		k.reduce(sums, accs)
 		for i, out := range outs {
-			copy(out[r0:r0+mm6Rows], sums[i*mm6Rows:])
+			o, s := out[r0:r0+mm6Rows:r0+mm6Rows], sums[i*mm6Rows:i*mm6Rows+mm6Rows]
+			o[0], o[1], o[2], o[3], o[4], o[5] = s[0], s[1], s[2], s[3], s[4], s[5]
 		}
 	}
 	return r0

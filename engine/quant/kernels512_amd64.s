@@ -773,8 +773,8 @@ dq80z:
 	VMOVUPS a2, (off+768)(AX); \
 	VMOVUPS a3, (off+832)(AX)
 
-// func matmat6AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int, pf *byte, pfl int, first int)
-// For rows j < 6 and inputs i < n: accs[6i+j][l] += w[j·768+e]·xs[i][e]
+// func matmat6AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int, pf *byte, pfl int, first int, xoff int)
+// For rows j < 6 and inputs i < n: accs[6i+j][l] += w[j·768+e]·xs[i][xoff/4+e]
 // (fused) for e ≡ l mod 32, e < 32·steps, in increasing e: dotAccAVX2's
 // sums for each row and input, bit for bit (an input's six sums side by
 // side). Inputs go two at a time: the 24 registers Z0–Z23 hold six rows ×
@@ -785,7 +785,8 @@ dq80z:
 // from pf on (the next group's weight bytes, read by the next
 // dequantization). With first ≠ 0 the sums start from zero (accs is only
 // written). steps ≥ 1, n ≥ 1.
-TEXT ·matmat6AVX512(SB), NOSPLIT, $0-64
+TEXT ·matmat6AVX512(SB), NOSPLIT, $0-72
+	MOVQ xoff+64(FP), R8
 	MOVQ accs+0(FP), AX
 	MOVQ w+8(FP), SI
 	MOVQ xs+16(FP), DX
@@ -843,6 +844,8 @@ m6pairld:
 m6pairgo:
 	MOVQ (DX), R9
 	MOVQ 8(DX), R10
+	ADDQ R8, R9
+	ADDQ R8, R10
 	MOVQ SI, R11
 	MOVQ BX, R12
 	TESTQ $1, R12
@@ -905,6 +908,7 @@ m6oneld:
 	VMOVUPS 704(AX), Z21
 m6onego:
 	MOVQ (DX), R9
+	ADDQ R8, R9
 	MOVQ SI, R11
 	MOVQ BX, R12
 m6onestep:

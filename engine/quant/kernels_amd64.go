@@ -89,7 +89,7 @@ func matmat4AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int
 func dequantQ8_0AVX512(dst *float32, src *byte, n int)
 
 //go:noescape
-func matmat6AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int, pf *byte, pfl int, first int)
+func matmat6AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int, pf *byte, pfl int, first int, xoff int)
 
 var simd = newAVX2()
 
@@ -171,33 +171,47 @@ var matmat4 = func(accs [][32]float32, buf []float32, xs [][]float32, c0, nc int
 // matmat6 is MatMat's six-row step on AVX-512 (nil without it): for the
 // group's six rows, buf holding their nc dequantized values each (row j at
 // j·mm6Chunk), accs[6i+j] += row j · xs[i][c0:c0+nc] in dotAcc's lanes
-// and order, each sum dotAccAVX2's bit for bit; before each pair of inputs
-// it prefetches pfl cache lines of pf (from its start on; a prefetch never
-// faults, and pf is never read); xp is scratch for n pointers. With first
-// set the sums start from zero instead of accs' values.
-var matmat6 = func(accs [][32]float32, buf []float32, xs [][]float32, c0, nc int, xp []*float32, pf []byte, pfl int, first bool) {
-	n := len(xs)
-	if nc <= 0 || nc%32 != 0 || nc > mm6Chunk || len(accs) < mm6Rows*n || len(buf) < (mm6Rows-1)*mm6Chunk+nc || len(xp) < n || len(pf) == 0 || pfl < 0 {
-		panic(fmt.Sprintf("quant: matmat6 over %d values of %d inputs (%d sums, %d buffered, %d prefetched)", nc, n, len(accs), len(buf), len(pf)))
-	}
-	for i, x := range xs {
-		if len(x) < c0+nc {
-			panic(fmt.Sprintf("quant: matmat6: input %d has %d values, not %d", i, len(x), c0+nc))
-		}
-		xp[i] = &x[c0]
+// and order, each sum dotAccAVX2's bit for bit; xp[i] points at input i's
+// first value and each input has at least xlen values (matMat6 checks
+// both once per call). Before each pair of inputs it prefetches pfl cache
+// lines of pf (from its start on; a prefetch never faults, and pf is never
+// read). With first set the sums start from zero instead of accs' values.
+var matmat6 = func(accs [][32]float32, buf []float32, xp []*float32, xlen, c0, nc int, pf []byte, pfl int, first bool) {
+	n := len(xp)
+	if nc <= 0 || nc%32 != 0 || nc > mm6Chunk || c0 < 0 || c0+nc > xlen || n == 0 || len(accs) < mm6Rows*n || len(buf) < (mm6Rows-1)*mm6Chunk+nc || len(pf) == 0 || pfl < 0 {
+		panic(fmt.Sprintf("quant: matmat6 over values %d…%d of %d inputs of %d (%d sums, %d buffered, %d prefetched)", c0, c0+nc, n, xlen, len(accs), len(buf), len(pf)))
 	}
 	f := 0
 	if first {
 		f = 1
 	}
-	matmat6AVX512(&accs[0], &buf[0], &xp[0], n, nc/32, &pf[0], pfl, f)
+	matmat6AVX512(&accs[0], &buf[0], &xp[0], n, nc/32, &pf[0], pfl, f, 4*c0)
 }
-
-type dequantFunc func(dst *float32, src *byte, n int)
 
 var dequantAsm = map[Type]dequantFunc{
 	F16: dequantF16AVX2, BF16: dequantBF16AVX2, Q8_0: dequantQ8_0AVX2,
 	Q4_0: dequantQ4_0AVX2, Q4_K: dequantQ4_KAVX2, Q5_K: dequantQ5_KAVX2, Q6_K: dequantQ6_KAVX2,
+}
+
+// dequantByType is dequantAsm as a table (MatMat looks it up once a call).
+var dequantByType = func() (t [BF16 + 1]dequantFunc) {
+	for typ, f := range dequantAsm {
+		t[typ] = f
+	}
+	return t
+}()
+
+// rowDequant is the assembly that dequantizes whole blocks of t (groups of
+// 32 values for F16 and BF16) on this kernel set, or nil (F32, the pure-Go
+// kernels): dequantAVX2's kernel, without its per-call checks.
+func rowDequant(t Type) dequantFunc {
+	if !useSIMD || int(t) >= len(dequantByType) {
+		return nil
+	}
+	if t == Q8_0 && use512 {
+		return dequantQ8_0AVX512
+	}
+	return dequantByType[t]
 }
 
 // dequantAVX2 converts len(dst) values (a multiple of the block size);

@@ -13,4 +13,7 @@ var use512 = false
 var matmat4 func(accs [][32]float32, buf []float32, xs [][]float32, c0, nc int, xp []*float32)
 
 // matmat6 is kernels_amd64.go's six-row AVX-512 MatMat step; none here.
-var matmat6 func(accs [][32]float32, buf []float32, xs [][]float32, c0, nc int, xp []*float32, pf []byte, pfl int, first bool)
+var matmat6 func(accs [][32]float32, buf []float32, xp []*float32, xlen, c0, nc int, pf []byte, pfl int, first bool)
+
+// rowDequant is kernels_amd64.go's direct dequantization; none here.
+func rowDequant(Type) dequantFunc { return nil }

@@ -514,7 +514,7 @@ func TestTypes(t *testing.T) {
 // over one and several 768-value chunks.
 func TestMatMatGroups(t *testing.T) {
 	r := rand.New(rand.NewPCG(36, 7))
-	for _, typ := range []Type{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F16} {
+	for _, typ := range []Type{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F16, BF16, F32} {
 		for _, sh := range []shape{{6, 768}, {7, 256}, {12, 1024}, {17, 1536}, {23, 3072}} {
 			w := randomRows(r, typ, sh.rows, sh.cols)
 			// up to a prefill's positions (the engine runs passes of
