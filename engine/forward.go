@@ -133,9 +133,7 @@ func (m *Model) softcapLogits(x []float32) {
 
 // residual adds a sub-block's output to the residual stream: x += out.
 func residual(x, out []float32, n int) {
-	for i, v := range out[:n] {
-		x[i] += v
-	}
+	addVec(x[:n], out[:n])
 }
 
 // checkToken reports a token id outside the vocabulary.

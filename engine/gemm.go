@@ -150,10 +150,7 @@ func addBias(j linJob, t0, o0, m, n int) {
 	rows := j.w.Rows
 	b := j.bias[o0 : o0+n]
 	for i := 0; i < m; i++ {
-		o := j.out[(t0+i)*rows+o0 : (t0+i)*rows+o0+n]
-		for c, v := range b {
-			o[c] += v
-		}
+		addVec(j.out[(t0+i)*rows+o0:(t0+i)*rows+o0+n], b)
 	}
 }
 

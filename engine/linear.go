@@ -255,9 +255,7 @@ func gemv4Range(j linJob, x []float32, in, s, lo, hi int, o4, x4 *[4][]float32) 
 	}
 	if j.bias != nil {
 		for _, out := range o4 {
-			for i, b := range j.bias[lo:hi] {
-				out[i] += b
-			}
+			addVec(out, j.bias[lo:hi])
 		}
 	}
 }
@@ -299,8 +297,6 @@ func gemvRange(j linJob, x []float32, lo, hi int) {
 		gemvF32(out, w.F32[lo*w.Ld+w.Off:], w.Ld, x, hi-lo, w.Cols)
 	}
 	if j.bias != nil {
-		for i, b := range j.bias[lo:hi] {
-			out[i] += b
-		}
+		addVec(out, j.bias[lo:hi])
 	}
 }

@@ -150,9 +150,7 @@ func gemvQuant(j linJob, x []float32, lo, hi int) {
 	out := j.out[lo:hi]
 	w.Q.MatVecRows(out, x[:w.Cols], lo, hi)
 	if j.bias != nil {
-		for i, b := range j.bias[lo:hi] {
-			out[i] += b
-		}
+		addVec(out, j.bias[lo:hi])
 	}
 }
 
@@ -176,9 +174,7 @@ func rowsQuant(j linJob, x []float32, B, lo, hi int, tabs *[2][][]float32, sc *q
 	w.Q.MatMatRowsWith(sc, outs, xs, lo, hi)
 	if j.bias != nil {
 		for _, out := range outs {
-			for i, b := range j.bias[lo:hi] {
-				out[i] += b
-			}
+			addVec(out, j.bias[lo:hi])
 		}
 	}
 }
