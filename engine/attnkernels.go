@@ -169,6 +169,7 @@ type attnScratch struct {
 	tilesFn          func(worker, lo, hi int) // w.tileRows, bound
 	w                attnWork                 // the layer in flight
 	rowsFn, blocksFn func(worker, lo, hi int) // w's methods, bound to bound
+	headsFn          func(worker, lo, hi int) // w.heads, bound to bound
 	bound            *attnWork
 }
 
@@ -208,6 +209,14 @@ func (sc *attnScratch) bytes() int64 {
 // row-at-a-time one).
 var attnTiled = true
 
+// attnHeadsSplit is the fewest positions a decode step's one block of
+// attention must span for its key/value heads to be split across workers
+// (a var: the tests turn the split off to compare). One layer of gpt2-124M
+// on 2 threads, caches warm: 128 positions 17.3–17.9 → 11.0–11.6 µs, 250
+// positions 34.6–39.4 → 18.6–19.0; at 24–32 positions the hand-off cost as
+// much as it saved (SmolLM2's three key/value heads split two to one).
+var attnHeadsSplit = 64
+
 // attnRowsAlone is the most rows a pass splits by blocks (a decode step,
 // a small batch or a short prompt); with more, each worker takes whole rows.
 const attnRowsAlone = 8
@@ -224,7 +233,7 @@ func (a *acts) attend(c Config, p *pass, l int) {
 		sc.w.window = c.Window
 	}
 	if sc.bound != &sc.w { // bound once: a method value made per call would be allocated per call
-		sc.rowsFn, sc.blocksFn, sc.tilesFn, sc.bound = sc.w.rows, sc.w.blocks, sc.w.tileRows, &sc.w
+		sc.rowsFn, sc.blocksFn, sc.tilesFn, sc.headsFn, sc.bound = sc.w.rows, sc.w.blocks, sc.w.tileRows, sc.w.heads, &sc.w
 	}
 	w := &sc.w
 	if p.wide16() {
@@ -257,7 +266,14 @@ func (a *acts) attend(c Config, p *pass, l int) {
 			sc.slot(r, n-first, H, hd, c.SeqLen)
 			items += (n - first + attnBlock - 1) / attnBlock
 		}
-		parallelFor(items, 1, sc.blocksFn)
+		if first, n := w.visible(0); R == 1 && items == 1 && c.NKVHeads > 1 && n-first >= attnHeadsSplit {
+			// one row of one block (a decode step at a short context):
+			// its key/value heads are the items, so the other workers
+			// do not wait out the step's attention
+			parallelFor(c.NKVHeads, 1, sc.headsFn)
+		} else {
+			parallelFor(items, 1, sc.blocksFn)
+		}
 		for r := range R {
 			w.combine(&sc.slots[r], r)
 		}
@@ -331,6 +347,19 @@ func (w *attnWork) visible(r int) (first, n int) {
 // three runs (kvRuns: a ring's wrap, this pass's rows); the weighted sum
 // goes on across them in position order.
 func (w *attnWork) block(wk int, sl *attnSlot, r, b int, pfNext bool) {
+	w.blockHeads(wk, sl, r, b, 0, w.c.NKVHeads, pfNext)
+}
+
+// heads is a worker's share of key/value heads [lo, hi) of the one block
+// of a pass's one row (attend's split of a short decode step).
+func (w *attnWork) heads(wk, lo, hi int) {
+	w.blockHeads(wk, &w.a.attn.slots[0], 0, 0, lo, hi, false)
+}
+
+// blockHeads is block for key/value heads kv0..kv1−1 (and their query
+// heads) only: each head's scores, softmax and weighted sum are its own,
+// so a block computed in several parts has the bits it has in one.
+func (w *attnWork) blockHeads(wk int, sl *attnSlot, r, b, kv0, kv1 int, pfNext bool) {
 	c := w.c
 	H, hd, kvd, qd := c.NHeads, c.HeadDim, c.KVDim(), c.QDim()
 	G := H / c.NKVHeads
@@ -343,7 +372,7 @@ func (w *attnWork) block(wk int, sl *attnSlot, r, b int, pfNext bool) {
 	if len(w.a.attn.wide) > wk {
 		wide = w.a.attn.wide[wk]
 	}
-	for kvh := range c.NKVHeads {
+	for kvh := kv0; kvh < kv1; kvh++ {
 		h0 := kvh * G
 		sc := sl.s[h0*sl.ld+p0:]
 		runs, nr := s.kvRuns(w.l, first, n-1, kvh*hd, kvd, w.a.k, w.a.v)

@@ -90,3 +90,51 @@ func TestAttendTilesTwoSequences(t *testing.T) {
 		t.Fatalf("tiled out[%d] = %v, row at a time %v", i, outs[1][i], outs[0][i])
 	}
 }
+
+// TestAttendHeadsSplitBitExact: a decode step whose one block of attention
+// is split across workers by key/value heads (attnHeadsSplit) gives the
+// bits of the block computed whole, outputs and recorded weights, for
+// every head layout, soft-caps and 16-bit caches, on every kernel path.
+func TestAttendHeadsSplitBitExact(t *testing.T) {
+	defer func(v int) { attnHeadsSplit = v }(attnHeadsSplit)
+	for _, lay := range []struct{ H, KV, hd int }{{4, 4, 16}, {6, 2, 24}, {8, 1, 32}, {9, 3, 64}, {12, 12, 64}} {
+		for _, softcap := range []float64{0, 30} {
+			c := Config{Dim: lay.H * lay.hd, HiddenDim: 8, NLayers: 1, NHeads: lay.H, NKVHeads: lay.KV, HeadDim: lay.hd, SeqLen: 300, VocabSize: 1, AttnSoftcap: softcap}
+			for _, prec := range []KVPrec{KVF32, KVF16} {
+				for _, pos0 := range []int{0, 30, 63, 100, 255} {
+					for _, ak := range attnPaths() {
+						name := fmt.Sprintf("%+v/cap%v/%s/pos%d/%s", lay, softcap, prec, pos0, ak.name)
+						attnOverride = ak
+						var outs, wts [2][]float32
+						for k, split := range []int{1 << 30, 1} {
+							attnHeadsSplit = split
+							var a *acts
+							var p *pass
+							if prec == KVF32 {
+								var kv *KVCache
+								a, p, kv = attnCase(t, c, pos0, 1, uint64(pos0*5+lay.H))
+								kv.Len = pos0 + 1
+							} else {
+								a, _, p = kvPrecCase(t, c, pos0, 1, uint64(pos0*5+lay.H), prec)
+							}
+							rec := newRecord(c)
+							p.spans[0].rec = rec.start(&Hooks{LayerDone: func(LayerInfo) {}}, 1)
+							a.attend(c, p, 0)
+							outs[k] = slices.Clone(a.ao[:c.QDim()])
+							for h := range c.NHeads {
+								wts[k] = append(wts[k], rec.last[h][:pos0+1]...)
+							}
+						}
+						attnOverride = nil
+						if i := bitsEqual(outs[1], outs[0]); i >= 0 {
+							t.Fatalf("%s: split out[%d] = %v, whole %v", name, i, outs[1][i], outs[0][i])
+						}
+						if i := bitsEqual(wts[1], wts[0]); i >= 0 {
+							t.Fatalf("%s: split weight %d = %v, whole %v", name, i, wts[1][i], wts[0][i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
