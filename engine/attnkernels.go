@@ -213,9 +213,10 @@ var attnTiled = true
 // attention must span for its key/value heads to be split across workers
 // (a var: the tests turn the split off to compare). One layer of gpt2-124M
 // on 2 threads, caches warm: 128 positions 17.3–17.9 → 11.0–11.6 µs, 250
-// positions 34.6–39.4 → 18.6–19.0; at 24–32 positions the hand-off cost as
-// much as it saved (SmolLM2's three key/value heads split two to one).
-var attnHeadsSplit = 64
+// positions 34.6–39.4 → 18.6–19.0; at 24–32 positions about even there,
+// but in whole steps (the cache cold, read by both threads) 16 rather
+// than 64 took 0.980–0.992 of the time at positions 16–48.
+var attnHeadsSplit = 16
 
 // attnRowsAlone is the most rows a pass splits by blocks (a decode step,
 // a small batch or a short prompt); with more, each worker takes whole rows.
