@@ -108,7 +108,7 @@ func TestBrowserLabOffscreenPanels(t *testing.T) {
 			}
 		});
 		obs.observe(document.body, {subtree: true, childList: true, attributes: true});
-		document.getElementById("btn-run").click();
+		setTimeout(() => document.getElementById("btn-run").click(), 150);
 	})`, chromedp.EvalAwaitPromise))
 	must(err)
 	must(waitJS(ctx, `document.getElementById("stop-text").dataset.reason !== undefined && `+pageIdleJS))
@@ -145,14 +145,20 @@ func countAppends(evs []*session.Event) int {
 // 150 ms when the student steps, but not while "Run to end" streams (each
 // frame would start new fades and keep Chromium repainting the drawing at
 // 60 frames a second for the whole run): main carries data-streaming then,
-// and the parts' transition is off; after the stop it is back.
+// and the parts' transition is off; after the stop it is back. While a
+// run streams, the page draws at most every 100 ms after its last frame
+// (frame.js's RUN_FRAME_MS), so Run is pressed 150 ms after the step's
+// frame: a run of the default model is then drawn while it streams even
+// when all of it takes well under 100 ms (pressed at once, a fast machine
+// finished the 120 tokens before the page's first frame of the run, and
+// data-streaming was never set).
 func TestBrowserLabNoFadesWhileStreaming(t *testing.T) {
 	t.Parallel()
 	ts, _ := labServer(t)
 	b := browsertest.New(t)
 	ctx := b.Ctx
 	b.SetViewport(t, 1366, 900, false)
-	labAt(t, b, ts.URL+"/lab?prompt=The%20President%20said&n=120&t=0&p=1")
+	labAt(t, b, ts.URL+"/lab?prompt=The%20President%20said&n=200&t=0&p=1")
 	fade := `getComputedStyle(document.querySelector("#panel-model .mv-part > rect")).transitionDuration`
 	step, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`new Promise(res => {
 		const n = `+tokenCountJS+`;
@@ -183,7 +189,7 @@ func TestBrowserLabNoFadesWhileStreaming(t *testing.T) {
 			}
 		});
 		obs.observe(document.body, {subtree: true, childList: true, attributes: true});
-		document.getElementById("btn-run").click();
+		setTimeout(() => document.getElementById("btn-run").click(), 150);
 	})`, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatal(err)
