@@ -188,41 +188,42 @@ var matmat6 = func(accs [][32]float32, buf []float32, xp []*float32, xlen, c0, n
 	matmat6AVX512(&accs[0], &buf[0], &xp[0], n, nc/32, &pf[0], pfl, f, 4*c0)
 }
 
-var dequantAsm = map[Type]dequantFunc{
+// dequantAsm is each type's AVX2 dequantization kernel (nil: none, F32),
+// indexed by type.
+var dequantAsm = [BF16 + 1]dequantFunc{
 	F16: dequantF16AVX2, BF16: dequantBF16AVX2, Q8_0: dequantQ8_0AVX2,
 	Q4_0: dequantQ4_0AVX2, Q4_K: dequantQ4_KAVX2, Q5_K: dequantQ5_KAVX2, Q6_K: dequantQ6_KAVX2,
 }
 
-// dequantByType is dequantAsm as a table (MatMat looks it up once a call).
-var dequantByType = func() (t [BF16 + 1]dequantFunc) {
-	for typ, f := range dequantAsm {
-		t[typ] = f
-	}
-	return t
-}()
-
-// rowDequant is the assembly that dequantizes whole blocks of t (groups of
-// 32 values for F16 and BF16) on this kernel set, or nil (F32, the pure-Go
-// kernels): dequantAVX2's kernel, without its per-call checks.
-func rowDequant(t Type) dequantFunc {
-	if !useSIMD || int(t) >= len(dequantByType) {
+// dequantKernel is the assembly that dequantizes whole blocks of t (groups
+// of 32 values for F16 and BF16), or nil: AVX-512's for Q8_0 where use512,
+// dequantAsm's otherwise.
+func dequantKernel(t Type) dequantFunc {
+	if int(t) >= len(dequantAsm) {
 		return nil
 	}
 	if t == Q8_0 && use512 {
 		return dequantQ8_0AVX512
 	}
-	return dequantByType[t]
+	return dequantAsm[t]
+}
+
+// rowDequant is dequantKernel on this kernel set (nil on the pure-Go
+// kernels): MatMat looks it up once a call and skips dequantAVX2's per-call
+// checks.
+func rowDequant(t Type) dequantFunc {
+	if !useSIMD {
+		return nil
+	}
+	return dequantKernel(t)
 }
 
 // dequantAVX2 converts len(dst) values (a multiple of the block size);
 // F16/BF16 in groups of 32 with the rest in Go. F32 is left to Go.
 func dequantAVX2(t Type, dst []float32, src []byte) bool {
-	f, ok := dequantAsm[t]
-	if !ok {
+	f := dequantKernel(t)
+	if f == nil {
 		return false
-	}
-	if t == Q8_0 && use512 {
-		f = dequantQ8_0AVX512
 	}
 	l := layouts[t]
 	if len(dst)%l.n != 0 || len(src) < len(dst)/l.n*l.bytes {
