@@ -12,6 +12,30 @@ import (
 	"testing"
 )
 
+// attendRecorded runs layer 0's attention of R rows after pos0 cached
+// positions (random, from seed) on a cache of precision prec, with the
+// weights recorded, and returns the output rows and every head's recorded
+// weights, head after head.
+func attendRecorded(t *testing.T, c Config, prec KVPrec, pos0, R int, seed uint64) (out, wts []float32) {
+	t.Helper()
+	var a *acts
+	var p *pass
+	if prec == KVF32 {
+		var kv *KVCache
+		a, p, kv = attnCase(t, c, pos0, R, seed)
+		kv.Len = pos0 + R
+	} else {
+		a, _, p = kvPrecCase(t, c, pos0, R, seed, prec)
+	}
+	rec := newRecord(c)
+	p.spans[0].rec = rec.start(&Hooks{LayerDone: func(LayerInfo) {}}, R)
+	a.attend(c, p, 0)
+	for h := range c.NHeads {
+		wts = append(wts, rec.last[h][:pos0+R]...)
+	}
+	return slices.Clone(a.ao[:R*c.QDim()]), wts
+}
+
 func TestAttendTilesBitExact(t *testing.T) {
 	defer func() { attnTiled = true }()
 	type shape struct{ pos0, R int }
@@ -26,22 +50,7 @@ func TestAttendTilesBitExact(t *testing.T) {
 						var outs, wts [2][]float32
 						for k, tiled := range []bool{false, true} {
 							attnTiled = tiled
-							var a *acts
-							var p *pass
-							if prec == KVF32 {
-								var kv *KVCache
-								a, p, kv = attnCase(t, c, sh.pos0, sh.R, uint64(sh.pos0*7+sh.R))
-								kv.Len = sh.pos0 + sh.R
-							} else {
-								a, _, p = kvPrecCase(t, c, sh.pos0, sh.R, uint64(sh.pos0*7+sh.R), prec)
-							}
-							rec := newRecord(c)
-							p.spans[0].rec = rec.start(&Hooks{LayerDone: func(LayerInfo) {}}, sh.R)
-							a.attend(c, p, 0)
-							outs[k] = slices.Clone(a.ao[:sh.R*c.QDim()])
-							for h := range c.NHeads {
-								wts[k] = append(wts[k], rec.last[h][:sh.pos0+sh.R]...)
-							}
+							outs[k], wts[k] = attendRecorded(t, c, prec, sh.pos0, sh.R, uint64(sh.pos0*7+sh.R))
 						}
 						attnOverride = nil
 						if i := bitsEqual(outs[1], outs[0]); i >= 0 {
@@ -108,22 +117,7 @@ func TestAttendHeadsSplitBitExact(t *testing.T) {
 						var outs, wts [2][]float32
 						for k, split := range []int{1 << 30, 1} {
 							attnHeadsSplit = split
-							var a *acts
-							var p *pass
-							if prec == KVF32 {
-								var kv *KVCache
-								a, p, kv = attnCase(t, c, pos0, 1, uint64(pos0*5+lay.H))
-								kv.Len = pos0 + 1
-							} else {
-								a, _, p = kvPrecCase(t, c, pos0, 1, uint64(pos0*5+lay.H), prec)
-							}
-							rec := newRecord(c)
-							p.spans[0].rec = rec.start(&Hooks{LayerDone: func(LayerInfo) {}}, 1)
-							a.attend(c, p, 0)
-							outs[k] = slices.Clone(a.ao[:c.QDim()])
-							for h := range c.NHeads {
-								wts[k] = append(wts[k], rec.last[h][:pos0+1]...)
-							}
+							outs[k], wts[k] = attendRecorded(t, c, prec, pos0, 1, uint64(pos0*5+lay.H))
 						}
 						attnOverride = nil
 						if i := bitsEqual(outs[1], outs[0]); i >= 0 {
