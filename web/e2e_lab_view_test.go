@@ -97,7 +97,8 @@ func TestBrowserLabOffscreenPanels(t *testing.T) {
 
 	// "Run to end": the KV cache panel is scrolled into view once the run's
 	// first token is shown; the frames draw it, and it ends on the
-	// engine's last cache length
+	// engine's last cache length (Run pressed with runAfterFrameJS, so the
+	// run has frames to be drawn by)
 	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`new Promise(res => {
 		const n = `+tokenCountJS+`;
 		const obs = new MutationObserver(() => {
@@ -108,7 +109,7 @@ func TestBrowserLabOffscreenPanels(t *testing.T) {
 			}
 		});
 		obs.observe(document.body, {subtree: true, childList: true, attributes: true});
-		setTimeout(() => document.getElementById("btn-run").click(), 150);
+		`+runAfterFrameJS+`;
 	})`, chromedp.EvalAwaitPromise))
 	must(err)
 	must(waitJS(ctx, `document.getElementById("stop-text").dataset.reason !== undefined && `+pageIdleJS))
@@ -130,6 +131,15 @@ func TestBrowserLabOffscreenPanels(t *testing.T) {
 	b.AssertNoJSErrors(t)
 }
 
+// runAfterFrameJS presses "Run to end" 150 ms after now, for a test that
+// must see the run drawn while it streams. While a run streams, the page
+// draws at most every 100 ms after its last frame (frame.js's
+// RUN_FRAME_MS); pressed right after a step's frame, a fast machine sent
+// the default model's whole run before the page's first frame of it, and
+// no frame streamed. Pressed 150 ms on, the run's first event is drawn in
+// the next animation frame.
+const runAfterFrameJS = `setTimeout(() => document.getElementById("btn-run").click(), 150)`
+
 // countAppends is the number of tokens a run generated.
 func countAppends(evs []*session.Event) int {
 	n := 0
@@ -145,13 +155,8 @@ func countAppends(evs []*session.Event) int {
 // 150 ms when the student steps, but not while "Run to end" streams (each
 // frame would start new fades and keep Chromium repainting the drawing at
 // 60 frames a second for the whole run): main carries data-streaming then,
-// and the parts' transition is off; after the stop it is back. While a
-// run streams, the page draws at most every 100 ms after its last frame
-// (frame.js's RUN_FRAME_MS), so Run is pressed 150 ms after the step's
-// frame: a run of the default model is then drawn while it streams even
-// when all of it takes well under 100 ms (pressed at once, a fast machine
-// finished the 120 tokens before the page's first frame of the run, and
-// data-streaming was never set).
+// and the parts' transition is off; after the stop it is back (Run is
+// pressed with runAfterFrameJS).
 func TestBrowserLabNoFadesWhileStreaming(t *testing.T) {
 	t.Parallel()
 	ts, _ := labServer(t)
@@ -189,7 +194,7 @@ func TestBrowserLabNoFadesWhileStreaming(t *testing.T) {
 			}
 		});
 		obs.observe(document.body, {subtree: true, childList: true, attributes: true});
-		setTimeout(() => document.getElementById("btn-run").click(), 150);
+		`+runAfterFrameJS+`;
 	})`, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatal(err)
