@@ -42,15 +42,27 @@ type GGUFMeta struct {
 	AddBOS, AddEOS *bool
 	ChatTemplate   string         // tokenizer.chat_template ("" when absent)
 	TensorTypes    map[string]int // ggml type name → number of tensors stored in it
+
+	// mapped is the file's memory as gguf.Open mapped it (nil for
+	// LoadGGUFBytes); the parsed File itself is let go after the load.
+	mapped []byte
 }
+
+// WeightsInPlace reports whether the file is mapped in place (its pages
+// shared with the page cache under a read lease: gguf.File.InPlace), not
+// read into a private copy.
+func (g *GGUFMeta) WeightsInPlace() bool { return g != nil && gguf.MappedInPlace(g.mapped) }
 
 // ggufArchs are the architectures LoadGGUF runs.
 const ggufArchs = "llama, gpt2, qwen2, qwen3, phi3, gemma2, gemma3"
 
-// LoadGGUF loads a GGUF file. The file is read once into private,
-// read-only memory (as the other loaders do: a file changed on disk
-// cannot change the weights under a running model) and every matrix is
-// used there as stored: F32 and BF16 with the engine's float kernels, F16
+// LoadGGUF loads a GGUF file. The file is mapped in place, read-only, under
+// a read lease (gguf.Open): its pages are shared with the page cache and
+// only those the passes read are resident, and an open for writing or a
+// truncate by anyone first turns the mapping into a private copy, so a file
+// changed on disk cannot change the weights under a running model. Where
+// no lease can be taken it is read once into private, read-only memory, as
+// the other loaders do. Every matrix is used there as stored: F32 and BF16 with the engine's float kernels, F16
 // and the block types (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K) with package quant's,
 // dequantizing blocks on the fly. Norm weights, biases and GPT-2's
 // position table are float32 (widened at load if stored otherwise).
@@ -66,6 +78,7 @@ func LoadGGUF(path string) (_ *Model, err error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	f.ReleaseMetadata() // parsed: the weights point into the data section only
+	m.GGUF.mapped = f.Bytes()
 	// The parse's Go values (the File, its key/values, the merges: ~1 MB
 	// for a GPT-2 vocabulary) are garbage now, and a collection alone would
 	// keep their pages resident: the KV cache that comes next is a fresh

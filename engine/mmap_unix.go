@@ -9,7 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // mapFile reads path into an anonymous mapping of its size, then makes it
@@ -40,16 +41,16 @@ func mapFile(path string) ([]byte, error) {
 	if size != int64(int(size)) || size < 0 {
 		return nil, fmt.Errorf("%s: %d bytes is too large to load", path, size)
 	}
-	b, err := syscall.Mmap(-1, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	b, err := unix.Mmap(-1, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
 	if err != nil {
 		return os.ReadFile(path) // no anonymous mappings here: the Go heap then
 	}
 	if _, err := io.ReadFull(f, b); err != nil {
-		syscall.Munmap(b)
+		unix.Munmap(b)
 		return nil, fmt.Errorf("%s: reading %d bytes: %w (did the file change while it was read?)", path, size, err)
 	}
-	if err := syscall.Mprotect(b, syscall.PROT_READ); err != nil {
-		syscall.Munmap(b)
+	if err := unix.Mprotect(b, unix.PROT_READ); err != nil {
+		unix.Munmap(b)
 		return nil, err
 	}
 	return b, nil

@@ -110,6 +110,10 @@ type benchReport struct {
 		// PeakRSS is this process's peak resident memory (VmHWM) at the end:
 		// with --probe-bytes 0 and one --model it is the model's footprint.
 		PeakRSS int64 `json:"peak_rss_bytes,omitempty"`
+		// GGUFInPlace says, for a --model GGUF file, whether the file was
+		// mapped in place (a read lease held) at the end, or read into a
+		// private copy (no lease could be taken).
+		GGUFInPlace *bool `json:"gguf_weights_in_place,omitempty"`
 	} `json:"machine"`
 	Results []benchResult `json:"results"`
 	// Concurrent is --concurrent N's figures, Generate --model's generate
@@ -310,6 +314,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	rep.Machine.PeakRSS = peakRSS()
+	for _, m := range todo {
+		if m.GGUF != nil {
+			in := m.GGUF.WeightsInPlace()
+			rep.Machine.GGUFInPlace = &in
+		}
+	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rep)

@@ -170,6 +170,20 @@ func (f *File) Tensor(name string) (*TensorInfo, bool) {
 // Bytes is the whole file as read.
 func (f *File) Bytes() []byte { return f.data }
 
+// InPlace reports whether Open mapped the file in place (its pages shared
+// with the page cache, held unchanged by a read lease) rather than reading
+// it into a private copy; it turns false once a writer's open has made the
+// mapping a copy.
+func (f *File) InPlace() bool { return f.unmap != nil && inPlace(f.data) }
+
+// useInPlace lets Open map files in place where it can (tests turn it off
+// to run the copy).
+var useInPlace = true
+
+// MappedInPlace is InPlace for the bytes of an opened File (its Bytes), for
+// a caller that keeps them but not the parsed File.
+func MappedInPlace(b []byte) bool { return inPlace(b) }
+
 // Close releases the memory Open mapped; the tensors' Data must not be used
 // afterwards. It does nothing for a File from Read.
 func (f *File) Close() error {
@@ -581,8 +595,9 @@ func decodeArray(t ValueType, raw []byte, n int) any {
 	panic("gguf: decodeArray: " + t.String())
 }
 
-// Open reads the GGUF file at path into private read-only memory (see
-// mapFile) and parses it; Close gives the memory back.
+// Open maps the GGUF file at path in place under a read lease, or reads it
+// into private read-only memory where no lease can be taken (see mapFile),
+// and parses it; Close gives the memory back.
 func Open(path string) (*File, error) {
 	b, unmap, drop, err := mapFile(path)
 	if err != nil {

@@ -55,6 +55,10 @@ func (a StringArray) At(i int) string {
 	return a.all[start:a.ends[i]]
 }
 
+// Parts is the array's one string and its elements' end offsets, as held
+// (not copies: the caller must not change ends).
+func (a StringArray) Parts() (all string, ends []uint32) { return a.all, a.ends }
+
 // Strings is the elements as a []string: new headers, the bytes shared
 // (one allocation of 16 bytes an element).
 func (a StringArray) Strings() []string {

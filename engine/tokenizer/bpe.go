@@ -58,13 +58,13 @@ func newByteLevel(vocab map[string]int, merges [][2]string, kind string) (*ByteL
 	if size > 1<<22 {
 		return nil, fmt.Errorf("vocabulary ids reach %d, beyond the limit %d", size, 1<<22)
 	}
-	pieces := make([]string, size)
+	byID := make([]string, size)
 	for p, id := range vocab {
-		pieces[id] = p
+		byID[id] = p
 	}
-	ids := newIDTable(len(vocab))
+	pieces, ids := piecesOf(byID), newIDTable(len(vocab))
 	for p, id := range vocab {
-		ids.set(pieces, p, id)
+		ids.set(&pieces, p, id)
 	}
 	return newByteLevelPieces(pieces, ids, len(merges), func(i int) (string, string) { return merges[i][0], merges[i][1] }, kind)
 }
@@ -72,17 +72,15 @@ func newByteLevel(vocab map[string]int, merges [][2]string, kind string) (*ByteL
 // newByteLevelPieces is newByteLevel on the vocabulary's pieces (by id)
 // and their index, with nm merges given one by one. The bytes each piece
 // stands for share one allocation.
-func newByteLevelPieces(pieces []string, ids idTable, nm int, merge func(i int) (string, string), kind string) (*ByteLevelBPE, error) {
-	size := len(pieces)
+func newByteLevelPieces(pieces pieceTable, ids idTable, nm int, merge func(i int) (string, string), kind string) (*ByteLevelBPE, error) {
+	size := pieces.len()
 	tk := &ByteLevelBPE{vocabulary: vocabulary{pieces: pieces, ids: ids,
 		special: map[int]bool{}, bos: -1, eos: -1, kind: kind}, cache: map[string][]int{}, steps: gpt2Steps}
-	n := 0
-	for _, p := range pieces {
-		n += len(p)
-	}
+	n := pieces.bytes()
 	tk.raw = byteTable{arena: make([]byte, 0, n), ends: make([]uint32, 0, size)}
 	var b []byte
-	for _, p := range pieces {
+	for i := range size {
+		p := pieces.at(i)
 		b = b[:0]
 		for _, r := range p {
 			c, ok := unicodeToByte[r]
@@ -114,7 +112,7 @@ func newByteLevelPieces(pieces []string, ids idTable, nm int, merge func(i int) 
 }
 
 func (tk *ByteLevelBPE) addSpecial(s string, id int) {
-	if id < 0 || id >= len(tk.pieces) {
+	if id < 0 || id >= tk.pieces.len() {
 		return
 	}
 	if !tk.special[id] {
@@ -169,7 +167,7 @@ func (tk *ByteLevelBPE) score(a, b int) (int, float64, bool) {
 	if !ok {
 		return 0, 0, false
 	}
-	id, _ := tk.Lookup(tk.pieces[a] + tk.pieces[b])
+	id, _ := tk.Lookup(tk.pieces.at(a) + tk.pieces.at(b))
 	return id, -float64(r), true
 }
 
@@ -180,11 +178,11 @@ func (tk *ByteLevelBPE) Encode(text string, opts EncodeOptions) ([]Token, error)
 	}
 	var out []Token
 	if opts.AddBOS && tk.bos >= 0 {
-		out = append(out, Token{ID: tk.bos, Piece: tk.pieces[tk.bos], Special: true, Added: true})
+		out = append(out, Token{ID: tk.bos, Piece: tk.pieces.at(tk.bos), Special: true, Added: true})
 	}
 	for _, sp := range tk.spans(text, opts.AllowSpecial, tk.norm) {
 		if sp.special >= 0 {
-			out = append(out, Token{ID: sp.special, Piece: tk.pieces[sp.special], Text: sp.text, Start: sp.at(0), End: sp.at(len(sp.text)), Special: tk.special[sp.special]})
+			out = append(out, Token{ID: sp.special, Piece: tk.pieces.at(sp.special), Text: sp.text, Start: sp.at(0), End: sp.at(len(sp.text)), Special: tk.special[sp.special]})
 			continue
 		}
 		for _, w := range preTokenize(sp.text, tk.steps) {
@@ -197,7 +195,7 @@ func (tk *ByteLevelBPE) Encode(text string, opts EncodeOptions) ([]Token, error)
 				if w.prefix {
 					a, b = max(a-1, 0), max(b-1, 0)
 				}
-				out = append(out, Token{ID: s.id, Piece: tk.pieces[s.id], Text: string(tk.raw.at(s.id)),
+				out = append(out, Token{ID: s.id, Piece: tk.pieces.at(s.id), Text: string(tk.raw.at(s.id)),
 					Start: sp.at(w.start + a), End: sp.at(w.start + b), Added: w.prefix && s.end <= 1})
 			}
 		}

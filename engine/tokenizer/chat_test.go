@@ -41,10 +41,10 @@ func TestEncodeChat(t *testing.T) {
 		// A copy of the GPT-2 tokenizer with ChatML markers added, as
 		// SmolLM2-Instruct's tokenizer.json has them.
 		vocab := map[string]int{}
-		base.ids.each(base.pieces, func(k string, v int) { vocab[k] = v })
+		base.ids.each(&base.pieces, func(k string, v int) { vocab[k] = v })
 		merges := make([][2]string, base.rank.len())
-		base.rank.each(func(a, b, r int) { merges[r] = [2]string{base.pieces[a], base.pieces[b]} })
-		n := len(base.pieces)
+		base.rank.each(func(a, b, r int) { merges[r] = [2]string{base.pieces.at(a), base.pieces.at(b)} })
+		n := base.pieces.len()
 		vocab["<|im_start|>"], vocab["<|im_end|>"] = n, n+1
 		tk, err := newByteLevel(vocab, merges, "test")
 		if err != nil {

@@ -60,12 +60,14 @@ func FromGGUF(t *gguf.Tokenizer) (Tokenizer, error) {
 		}
 		// the pieces share the file's one string of tokens, indexed in
 		// place (idtable.go)
-		pieces, ids := t.Tokens.Strings(), newIDTable(n)
-		for i, p := range pieces {
-			if j, dup := ids.get(pieces, p); dup {
+		all, ends := t.Tokens.Parts()
+		pieces, ids := pieceTable{all: all, ends: ends}, newIDTable(n)
+		for i := range pieces.len() {
+			p := pieces.at(i)
+			if j, dup := ids.get(&pieces, p); dup {
 				return nil, fmt.Errorf("gguf tokenizer: token %d %q is also token %d", i, p, j)
 			}
-			ids.set(pieces, p, i)
+			ids.set(&pieces, p, i)
 		}
 		for i := range t.Merges.Len() {
 			m := t.Merges.At(i)
@@ -87,10 +89,12 @@ func FromGGUF(t *gguf.Tokenizer) (Tokenizer, error) {
 		if t.Scores == nil {
 			return nil, fmt.Errorf("gguf tokenizer: a SentencePiece (llama) vocabulary needs tokenizer.ggml.scores")
 		}
-		sp := &SentencePiece{vocabulary: vocabulary{pieces: t.Tokens.Strings(), ids: newIDTable(n),
+		all, ends := t.Tokens.Parts()
+		sp := &SentencePiece{vocabulary: vocabulary{pieces: pieceTable{all: all, ends: ends}, ids: newIDTable(n),
 			special: map[int]bool{}, kind: "SentencePiece BPE (GGUF)", bos: -1, eos: -1},
 			scores: t.Scores, dummyPrefix: true, spaceRune: "▁"}
-		for i, p := range sp.pieces {
+		for i := range sp.pieces.len() {
+			p := sp.pieces.at(i)
 			if _, dup := sp.Lookup(p); !dup {
 				sp.setID(p, i)
 			}
@@ -109,15 +113,15 @@ func FromGGUF(t *gguf.Tokenizer) (Tokenizer, error) {
 		switch typ(i) {
 		case ggufTokenControl, ggufTokenUnknown:
 			v.special[i] = true
-			v.specials = append(v.specials, v.pieces[i])
-			v.raw.set(i, []byte(v.pieces[i]))
+			v.specials = append(v.specials, v.pieces.at(i))
+			v.raw.set(i, []byte(v.pieces.at(i)))
 		case ggufTokenUserDefined:
 			if v.always == nil {
 				v.always = map[string]bool{}
 			}
-			v.always[v.pieces[i]] = true
-			v.specials = append(v.specials, v.pieces[i])
-			v.raw.set(i, []byte(v.pieces[i]))
+			v.always[v.pieces.at(i)] = true
+			v.specials = append(v.specials, v.pieces.at(i))
+			v.raw.set(i, []byte(v.pieces.at(i)))
 		}
 	}
 	// byte-level BPE marks <|endoftext|> special by convention; keep it once

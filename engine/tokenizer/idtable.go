@@ -29,7 +29,7 @@ func newIDTable(n int) idTable {
 }
 
 // get returns the id of spelling k among pieces.
-func (t *idTable) get(pieces []string, k string) (int, bool) {
+func (t *idTable) get(pieces *pieceTable, k string) (int, bool) {
 	if id, ok := t.extra[k]; ok {
 		return id, true
 	}
@@ -42,15 +42,15 @@ func (t *idTable) get(pieces []string, k string) (int, bool) {
 		if s == 0 {
 			return 0, false
 		}
-		if pieces[s-1] == k {
+		if pieces.at(int(s-1)) == k {
 			return int(s - 1), true
 		}
 	}
 }
 
 // set maps spelling k to id (as a map assignment would).
-func (t *idTable) set(pieces []string, k string, id int) {
-	if id < 0 || id >= len(pieces) || pieces[id] != k {
+func (t *idTable) set(pieces *pieceTable, k string, id int) {
+	if id < 0 || id >= pieces.len() || pieces.at(id) != k {
 		if t.extra == nil {
 			t.extra = map[string]int{}
 		}
@@ -64,7 +64,7 @@ func (t *idTable) set(pieces []string, k string, id int) {
 	t.insert(pieces, k, int32(id+1))
 }
 
-func (t *idTable) insert(pieces []string, k string, v int32) {
+func (t *idTable) insert(pieces *pieceTable, k string, v int32) {
 	mask := uint64(len(t.slots) - 1)
 	for i := maphash.String(idSeed, k) & mask; ; i = (i + 1) & mask {
 		s := t.slots[i]
@@ -73,19 +73,19 @@ func (t *idTable) insert(pieces []string, k string, v int32) {
 			t.used++
 			return
 		}
-		if pieces[s-1] == k {
+		if pieces.at(int(s-1)) == k {
 			t.slots[i] = v
 			return
 		}
 	}
 }
 
-func (t *idTable) grow(pieces []string) {
+func (t *idTable) grow(pieces *pieceTable) {
 	old := t.slots
 	*t = idTable{slots: make([]int32, max(16, 2*len(old))), extra: t.extra}
 	for _, s := range old {
 		if s != 0 {
-			t.insert(pieces, pieces[s-1], s)
+			t.insert(pieces, pieces.at(int(s-1)), s)
 		}
 	}
 }
@@ -140,10 +140,10 @@ func (p *pairRanks) add(a, b, rank int) {
 }
 
 // each calls f for every spelling and its id.
-func (t *idTable) each(pieces []string, f func(k string, id int)) {
+func (t *idTable) each(pieces *pieceTable, f func(k string, id int)) {
 	for _, s := range t.slots {
 		if s != 0 {
-			f(pieces[s-1], int(s-1))
+			f(pieces.at(int(s-1)), int(s-1))
 		}
 	}
 	for k, id := range t.extra {

@@ -224,8 +224,8 @@ func ParseTokenizerJSON(b []byte) (Tokenizer, error) {
 func addTokens(v *vocabulary, tj tokenizerJSON, nf normalizer) error {
 	v.specials, v.normSpecials, v.normIDs = nil, nil, nil
 	for _, a := range tj.AddedTokens {
-		if a.ID >= len(v.pieces) {
-			return fmt.Errorf("added token %q has id %d, beyond the vocabulary's %d ids", a.Content, a.ID, len(v.pieces))
+		if a.ID >= v.pieces.len() {
+			return fmt.Errorf("added token %q has id %d, beyond the vocabulary's %d ids", a.Content, a.ID, v.pieces.len())
 		}
 		if a.Special {
 			v.special[a.ID] = true
@@ -265,7 +265,7 @@ func addTokens(v *vocabulary, tj tokenizerJSON, nf normalizer) error {
 	}
 	for id := range v.special { // special by convention (<|endoftext|>) but not an added token
 		if !listed[id] {
-			v.specials = append(v.specials, v.pieces[id])
+			v.specials = append(v.specials, v.pieces.at(id))
 		}
 	}
 	sortSpecials(v.specials)
@@ -489,15 +489,16 @@ func newSentencePieceJSON(vocab map[string]int, merges [][2]string, tj tokenizer
 	if size > maxVocabIDs {
 		return nil, fmt.Errorf("vocabulary ids reach %d, beyond the limit %d", size, 1<<22)
 	}
-	tk := &SentencePiece{vocabulary: vocabulary{pieces: make([]string, size), ids: newIDTable(len(vocab)), special: map[int]bool{},
+	byID := make([]string, size)
+	for p, id := range vocab {
+		byID[id] = p
+	}
+	tk := &SentencePiece{vocabulary: vocabulary{pieces: piecesOf(byID), ids: newIDTable(len(vocab)), special: map[int]bool{},
 		kind: "SentencePiece BPE (tokenizer.json)", bos: -1, eos: -1}, scores: make([]float32, size),
 		dummyPrefix: o.prependScheme != "never", spaceRune: o.replacement}
 	tk.hf = hfSentencePiece{prependAll: o.prependScheme == "always", prependIfNoSpace: !o.prependAlways,
 		splitWords: o.split, noByteFallback: !tj.Model.ByteFallback, unk: -1, fuseUnk: tj.Model.FuseUnk,
 		ignoreMerges: tj.Model.IgnoreMerges, norm: o.norm}
-	for p, id := range vocab {
-		tk.pieces[id] = p
-	}
 	for p, id := range vocab {
 		tk.setID(p, id)
 	}

@@ -77,7 +77,7 @@ func ParseLlama2cTokenizer(b []byte, vocabSize int) (*SentencePiece, error) {
 	// one allocation instead of one per token.
 	var text strings.Builder
 	text.Grow(max(0, len(b)-4-8*vocabSize))
-	ends := make([]int, 0, hint)
+	ends := make([]uint32, 0, hint)
 	tk.scores = make([]float32, 0, hint)
 	off := 4
 	for i := 0; i < vocabSize; i++ {
@@ -95,18 +95,12 @@ func ParseLlama2cTokenizer(b []byte, vocabSize int) (*SentencePiece, error) {
 		}
 		text.Write(b[off : off+n])
 		off += n
-		ends = append(ends, text.Len())
+		ends = append(ends, uint32(text.Len()))
 		tk.scores = append(tk.scores, score)
 	}
-	all := text.String()
-	tk.pieces = make([]string, vocabSize)
-	for i, end := range ends {
-		start := 0
-		if i > 0 {
-			start = ends[i-1]
-		}
-		p := all[start:end]
-		tk.pieces[i] = p
+	tk.pieces = pieceTable{all: text.String(), ends: ends}
+	for i := range tk.pieces.len() {
+		p := tk.pieces.at(i)
 		if _, dup := tk.Lookup(p); !dup {
 			tk.setID(p, i)
 		}
@@ -230,16 +224,16 @@ func (tk *SentencePiece) finish() {
 		return p, false
 	}
 	total := 0
-	for _, p := range tk.pieces {
-		s, _ := meaning(p)
+	for i := range tk.pieces.len() {
+		s, _ := meaning(tk.pieces.at(i))
 		total += len(s)
 	}
 	// every piece's bytes in one array (not one allocation per piece); each
 	// slice is capped at its own end, so a caller's append cannot reach its
 	// neighbour
-	tk.raw = byteTable{arena: make([]byte, 0, total), ends: make([]uint32, 0, len(tk.pieces))}
-	for i, p := range tk.pieces {
-		s, isByte := meaning(p)
+	tk.raw = byteTable{arena: make([]byte, 0, total), ends: make([]uint32, 0, tk.pieces.len())}
+	for i := range tk.pieces.len() {
+		s, isByte := meaning(tk.pieces.at(i))
 		if isByte {
 			tk.byteID[s[0]] = i
 		}
@@ -253,10 +247,10 @@ func (tk *SentencePiece) score(a, b int) (int, float64, bool) {
 		if !ok {
 			return 0, 0, false
 		}
-		id, _ := tk.Lookup(tk.pieces[a] + tk.pieces[b])
+		id, _ := tk.Lookup(tk.pieces.at(a) + tk.pieces.at(b))
 		return id, -float64(r), true
 	}
-	id, ok := tk.Lookup(tk.pieces[a] + tk.pieces[b])
+	id, ok := tk.Lookup(tk.pieces.at(a) + tk.pieces.at(b))
 	if !ok {
 		return 0, 0, false
 	}
@@ -270,11 +264,11 @@ func (tk *SentencePiece) Encode(text string, opts EncodeOptions) ([]Token, error
 	}
 	var out []Token
 	if opts.AddBOS && tk.bos >= 0 {
-		out = append(out, Token{ID: tk.bos, Piece: tk.pieces[tk.bos], Special: true, Added: true})
+		out = append(out, Token{ID: tk.bos, Piece: tk.pieces.at(tk.bos), Special: true, Added: true})
 	}
 	for si, sp := range tk.spans(text, opts.AllowSpecial, tk.hf.norm) {
 		if sp.special >= 0 {
-			out = append(out, Token{ID: sp.special, Piece: tk.pieces[sp.special], Text: sp.text, Start: sp.at(0), End: sp.at(len(sp.text)), Special: tk.special[sp.special]})
+			out = append(out, Token{ID: sp.special, Piece: tk.pieces.at(sp.special), Text: sp.text, Start: sp.at(0), End: sp.at(len(sp.text)), Special: tk.special[sp.special]})
 			continue
 		}
 		prefix := tk.dummyPrefix && len(sp.text) > 0 && !opts.Continuation && si == 0 && sp.at(0) == 0
@@ -286,7 +280,7 @@ func (tk *SentencePiece) Encode(text string, opts EncodeOptions) ([]Token, error
 		}
 		for _, word := range tk.words(sp, prefix) {
 			for _, s := range tk.encodeWord(word) {
-				out = append(out, Token{ID: s.id, Piece: tk.pieces[s.id], Text: string(tk.raw.at(s.id)), Start: s.start, End: s.end, Added: s.inserted})
+				out = append(out, Token{ID: s.id, Piece: tk.pieces.at(s.id), Text: string(tk.raw.at(s.id)), Start: s.start, End: s.end, Added: s.inserted})
 			}
 		}
 	}

@@ -10,7 +10,8 @@
 # --probe-bytes 0 --decode-only (gguf_peers.sh's memory run); peak RSS is the run's
 # machine.peak_rss_bytes (VmHWM); the same again with --kv-cache f16 (llama.cpp's default cache
 # type); and llama.cpp's llama-bench -p 0 -n 64 -t 2 -r 1 on the file (peak RSS from
-# /usr/bin/time -v), the peer's memory for the same decode. With REV (a git revision) the
+# /usr/bin/time -v), the peer's memory for the same decode. A run whose file was read into a private
+# copy (no read lease: gguf_weights_in_place false) is labelled so. With REV (a git revision) the
 # engine-only build of REV runs right after, on the same file. Prints every run, then medians:
 # MiB, ÷ file, MiB over the file.
 set -euo pipefail
@@ -47,11 +48,15 @@ for r in range(1, rounds + 1):
                 out = subprocess.run([os.path.join(work, b.removesuffix("-f16")), "bench", "--shape", "", "--model", f, "--prompt-tokens", "1",
                                       "--gen-tokens", "64", "--probe-bytes", "0", "--decode-only"] + kv,
                                      env=env, check=True, capture_output=True, text=True).stdout
-                rss = json.loads(out)["machine"]["peak_rss_bytes"]
+                mach = json.loads(out)["machine"]
+                rss = mach["peak_rss_bytes"]
+                if not mach.get("gguf_weights_in_place", False):
+                    b += " (private copy)"
             rows.setdefault((t, b), []).append((rss, size))
             print(f"round {r} {t:7s} {b}: peak RSS {rss/2**20:.1f} MiB = {rss/size:.3f}× file, {(rss-size)/2**20:.1f} MiB over", flush=True)
 print(f"load after: {open('/proc/loadavg').read().strip()}")
 label = {"new": "this tree", "new-f16": "this tree, --kv-cache f16", "old": rev, "llama.cpp": "llama.cpp llama-bench (f16 cache)"}
+label.update({k + " (private copy)": v + ", file copied (no read lease)" for k, v in list(label.items())})
 print("| weights | build | peak RSS MiB | ÷ file | MiB over the file |")
 print("| --- | --- | --- | --- | --- |")
 for (t, b), v in rows.items():
