@@ -6,19 +6,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/cputime"
 	"github.com/inferscope/inferscope/internal/enginebench"
 )
-
-// cpuTime is this process's user+system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkDecodeDepth measures one decode step of the SmolLM2-135M shape
 // with the cache already holding depth positions (random keys and values,
@@ -35,14 +28,14 @@ func BenchmarkDecodeDepth(b *testing.B) {
 				st := NewState(c)
 				kv := randomKV(c, depth+1, prec)
 				b.ResetTimer()
-				c0 := cpuTime()
+				c0 := cputime.Process()
 				for i := 0; i < b.N; i++ {
 					kv.Len = depth
 					if _, err := m.Forward(st, kv, []int{i % 100}, nil); err != nil {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
+				b.ReportMetric(float64(cputime.Process()-c0)/1e6/float64(b.N), "cpu-ms/op")
 			})
 		}
 	}
@@ -92,13 +85,13 @@ func BenchmarkAttendDepth(b *testing.B) {
 				p.add(kv, tc.depth, 1, nil)
 				b.SetBytes(int64(tc.layers) * int64(tc.depth+1) * c.KVBytesPerToken() / int64(c.NLayers) * int64(prec.Bytes()) / 4)
 				b.ResetTimer()
-				c0 := cpuTime()
+				c0 := cputime.Process()
 				for i := 0; i < b.N; i++ {
 					for l := range tc.layers {
 						a.attend(c, p, l)
 					}
 				}
-				b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
+				b.ReportMetric(float64(cputime.Process()-c0)/1e6/float64(b.N), "cpu-ms/op")
 			})
 		}
 	}
@@ -190,14 +183,14 @@ func BenchmarkPrefill512(b *testing.B) {
 			kv, _ := NewKVCache(m.Config, 512)
 			m.Forward(st, kv, toks, nil)
 			b.ResetTimer()
-			c0 := cpuTime()
+			c0 := cputime.Process()
 			for i := 0; i < b.N; i++ {
 				kv.Truncate(0)
 				if _, err := m.Forward(st, kv, toks, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(cputime.Process()-c0)/1e6/float64(b.N), "cpu-ms/op")
 		})
 	}
 }
@@ -225,11 +218,11 @@ func BenchmarkAttendPrompt(b *testing.B) {
 			p.add(kv, 0, T, nil)
 			a.attend(c, p, 0)
 			b.ResetTimer()
-			c0 := cpuTime()
+			c0 := cputime.Process()
 			for i := 0; i < b.N; i++ {
 				a.attend(c, p, 0)
 			}
-			b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(cputime.Process()-c0)/1e6/float64(b.N), "cpu-ms/op")
 		})
 	}
 }

@@ -8,16 +8,10 @@ package engine
 import (
 	"fmt"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
-)
 
-func processCPUTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/inferscope/inferscope/internal/cputime"
+)
 
 func BenchmarkDecodeBatchUtilisation(b *testing.B) {
 	m, err := RandomModel("gpt2-124M", Shapes["gpt2-124M"], 1)
@@ -46,7 +40,7 @@ func BenchmarkDecodeBatchUtilisation(b *testing.B) {
 		b.Run(fmt.Sprintf("%s-%d", kind, n), func(b *testing.B) {
 			seqs := mk()
 			bs := NewBatchState(m.Config, n)
-			cpu0 := processCPUTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				reset(seqs)
 				if kind == "batched" {
@@ -60,7 +54,7 @@ func BenchmarkDecodeBatchUtilisation(b *testing.B) {
 				}
 				wg.Wait()
 			}
-			cpu := processCPUTime() - cpu0
+			cpu := cputime.Process() - cpu0
 			toks := float64(n * b.N)
 			b.ReportMetric(b.Elapsed().Seconds()*1000/toks, "wall-ms/token")
 			b.ReportMetric(cpu.Seconds()*1000/toks, "cpu-ms/token")

@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/inferscope/inferscope/internal/cputime"
 )
 
 // BenchmarkGemmTile runs each tile kernel on a panel of k = 768 in cache:
@@ -32,7 +34,7 @@ func BenchmarkGemmTile(b *testing.B) {
 			continue
 		}
 		b.Run(fmt.Sprintf("%s/f32-%dx%d", ks.name, ks.mr, ks.nr), func(b *testing.B) {
-			c0 := cpuTime()
+			c0 := cputime.Process()
 			for b.Loop() {
 				ks.gemmTile(k, a, k, bp, c, 32)
 			}
@@ -40,7 +42,7 @@ func BenchmarkGemmTile(b *testing.B) {
 		})
 		if ks.gemmBF16 != nil && ks != &goKernels {
 			b.Run(fmt.Sprintf("%s/bf16dot-%dx%d", ks.name, ks.mr, ks.nr), func(b *testing.B) {
-				c0 := cpuTime()
+				c0 := cputime.Process()
 				for b.Loop() {
 					ks.gemmBF16(k/2, ap, k/2, bq, c, 32)
 				}
@@ -50,7 +52,7 @@ func BenchmarkGemmTile(b *testing.B) {
 	}
 	if simdKernels != nil && simdKernels.mr == 12 && otherTile6x32 != nil {
 		b.Run("avx512/f32-6x32", func(b *testing.B) {
-			c0 := cpuTime()
+			c0 := cputime.Process()
 			for b.Loop() {
 				otherTile6x32(k, a, k, bp, c, 32)
 			}
@@ -62,7 +64,7 @@ func BenchmarkGemmTile(b *testing.B) {
 func reportFlops(b *testing.B, perOp float64, c0 time.Duration) {
 	n := float64(b.N) * perOp / 1e9
 	b.ReportMetric(n/b.Elapsed().Seconds(), "GFLOP/s")
-	b.ReportMetric(n/(cpuTime()-c0).Seconds(), "cpu-GFLOP/s")
+	b.ReportMetric(n/(cputime.Process()-c0).Seconds(), "cpu-GFLOP/s")
 }
 
 // BenchmarkPrefillDTypes is a 512-token prefill of the gpt2-124M shape

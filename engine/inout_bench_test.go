@@ -6,6 +6,8 @@ package engine
 import (
 	"fmt"
 	"testing"
+
+	"github.com/inferscope/inferscope/internal/cputime"
 )
 
 // realLayout returns m with every layer's matrices stored as a GPT-2
@@ -72,7 +74,7 @@ func BenchmarkDecodeLayouts(b *testing.B) {
 				if n == 1 {
 					b.SetBytes(m.Weights.Bytes())
 				}
-				c0 := cpuTime()
+				c0 := cputime.Process()
 				for b.Loop() {
 					for _, s := range seqs {
 						if s.KV.Len+1 > s.KV.Cap {
@@ -87,7 +89,7 @@ func BenchmarkDecodeLayouts(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
-				b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
+				b.ReportMetric(float64(cputime.Process()-c0)/1e6/float64(b.N), "cpu-ms/op")
 			})
 		}
 	}

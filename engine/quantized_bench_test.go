@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/inferscope/inferscope/internal/cputime"
 )
 
 // BenchmarkQuantizedDecodeBatch: gpt2-124M with random weights quantized
@@ -50,24 +52,24 @@ func BenchmarkQuantizedDecodeBatch(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("%s/alone-%d", d, n), func(b *testing.B) {
 			seqs := mk()
-			c0 := processCPUTime()
+			c0 := cputime.Process()
 			for b.Loop() {
 				rewind(seqs)
 				for _, s := range seqs {
 					m.Forward(s.State, s.KV, []int{s.Token}, nil)
 				}
 			}
-			report(b, processCPUTime()-c0)
+			report(b, cputime.Process()-c0)
 		})
 		b.Run(fmt.Sprintf("%s/batched-%d", d, n), func(b *testing.B) {
 			seqs := mk()
 			bs := NewBatchState(m.Config, n)
-			c0 := processCPUTime()
+			c0 := cputime.Process()
 			for b.Loop() {
 				rewind(seqs)
 				m.ForwardBatch(bs, seqs)
 			}
-			report(b, processCPUTime()-c0)
+			report(b, cputime.Process()-c0)
 		})
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"runtime/metrics"
 	"sort"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/engine/tokenizer"
+	"github.com/inferscope/inferscope/internal/cputime"
 )
 
 // BenchmarkLabRunVsBare reports the run over the websocket (ws-thin-ms,
@@ -34,14 +34,14 @@ func BenchmarkLabRunVsBare(b *testing.B) {
 		var wsCPU, bareCPU float64
 		for k := range 2 {
 			if (i+k)%2 == 0 {
-				c0 := cpuSeconds()
+				c0 := cputime.Process().Seconds()
 				d := bareDecode(b, m, 250)
-				bareCPU = cpuSeconds() - c0
+				bareCPU = cputime.Process().Seconds() - c0
 				bare = append(bare, float64(d.Microseconds())/1000)
 			} else {
-				c0, g0, a0 := cpuSeconds(), gcSeconds(), allocBytes()
+				c0, g0, a0 := cputime.Process().Seconds(), gcSeconds(), allocBytes()
 				d := wsRunLean(b, ts.URL)
-				c1, g1, a1 := cpuSeconds(), gcSeconds(), allocBytes()
+				c1, g1, a1 := cputime.Process().Seconds(), gcSeconds(), allocBytes()
 				wsCPU = c1 - c0
 				wsCPUSum, gcSum, allocSum = wsCPUSum+wsCPU, gcSum+g1-g0, allocSum+a1-a0
 				ws = append(ws, float64(d.Microseconds())/1000)
@@ -99,13 +99,6 @@ func median(v []float64) float64 {
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)
 	return s[len(s)/2]
-}
-
-// cpuSeconds is the process's user and system CPU time.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 var gcSample = []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/gc/heap/allocs:bytes"}}

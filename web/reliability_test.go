@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/inferscope/inferscope/engine/session"
+	"github.com/inferscope/inferscope/internal/cputime"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web"
 	"github.com/inferscope/inferscope/web/catalog"
@@ -363,7 +363,7 @@ func loadRun(b *testing.B, ts *httptest.Server, sessions, tokens int) {
 	var all []time.Duration
 	events, errs := 0, 0
 	var wg sync.WaitGroup
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	start := time.Now()
 	for s := 0; s < sessions; s++ {
 		wg.Add(1)
@@ -396,7 +396,7 @@ func loadRun(b *testing.B, ts *httptest.Server, sessions, tokens int) {
 	}
 	wg.Wait()
 	el := time.Since(start)
-	cpu := processCPU() - cpu0
+	cpu := cputime.Process() - cpu0
 	b.ReportMetric(float64(errs), "errors")
 	if b.Failed() {
 		return
@@ -410,15 +410,6 @@ func loadRun(b *testing.B, ts *httptest.Server, sessions, tokens int) {
 	// wall-clock figures when other jobs share the machine
 	b.ReportMetric(cpu.Seconds()*1000/float64(sessions*tokens), "cpu-ms/token")
 	b.ReportMetric(float64(events), "events")
-}
-
-// processCPU is the user and system CPU time this process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func peakRSSMiB() float64 {

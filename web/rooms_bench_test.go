@@ -69,7 +69,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -77,6 +76,7 @@ import (
 	natsserver "github.com/nats-io/nats-server/v2/server"
 
 	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/internal/cputime"
 	"github.com/inferscope/inferscope/internal/wsraw"
 	"github.com/inferscope/inferscope/models"
 	"github.com/inferscope/inferscope/web/catalog"
@@ -444,12 +444,6 @@ func benchServer(b *testing.B, m *engine.Model, f room.Fanout) (*Server, *httpte
 
 func wsURL(ts *httptest.Server, path string) string {
 	return "ws" + strings.TrimPrefix(ts.URL, "http") + path
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // liveMem is the live heap (objects reachable after a collection) and
@@ -840,7 +834,7 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	start := map[string]any{"prompt": "The President said", "max_new_tokens": sc.tokens, "sampling": map[string]any{"temperature": 1, "seed": 1}}
-	cpu0, t0 := cpuTime(), time.Now()
+	cpu0, t0 := cputime.Process(), time.Now()
 	p.WriteJSON(map[string]any{"type": "start", "payload": start})
 	read(p, wire.MsgStarted)
 	stopped := func(msg []byte) bool { return bytes.Contains(msg[:min(len(msg), 128)], []byte(`"stage":"stop"`)) }
@@ -885,7 +879,7 @@ func fanoutRun(b *testing.B, servers []*Server, tss []*httptest.Server, follower
 		}
 		clientCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
-	wall, cpu := time.Since(t0), cpuTime()-cpu0
+	wall, cpu := time.Since(t0), cputime.Process()-cpu0
 	runtime.ReadMemStats(&ms1)
 	mu.Lock()
 	defer mu.Unlock()

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/engine"
+	"github.com/inferscope/inferscope/internal/cputime"
 	"github.com/inferscope/inferscope/internal/enginebench"
 )
 
@@ -366,7 +367,7 @@ func benchModel(m *engine.Model, promptN, genN, probeBytes int, decodeOnly bool)
 		probes = enginebench.ReadBandwidthRuns(probeBytes, 0, 4)
 	}
 	var steps []float64
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	for i := 0; i < genN; i++ {
 		t0 := time.Now()
 		logits, err = m.Forward(st, kv, []int{next}, nil)
@@ -376,7 +377,7 @@ func benchModel(m *engine.Model, promptN, genN, probeBytes int, decodeOnly bool)
 		next = argmaxF(logits)
 		steps = append(steps, time.Since(t0).Seconds())
 	}
-	if c := processCPU() - cpu0; c > 0 {
+	if c := cputime.Process() - cpu0; c > 0 {
 		r.DecodeCPUTokensPerSec = round(float64(genN)/c.Seconds(), 1)
 	}
 	var total float64

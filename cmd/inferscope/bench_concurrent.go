@@ -18,6 +18,7 @@ import (
 
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/engine/session"
+	"github.com/inferscope/inferscope/internal/cputime"
 )
 
 // concurrentResult is one model's figures with N concurrent sessions.
@@ -145,10 +146,10 @@ func decodeAllCPU(seqs []*concSeq, genN int, step func(s *concSeq) ([]float32, e
 	if timed != nil {
 		timed()
 	}
-	start, cpu0 := time.Now(), processCPU()
+	start, cpu0 := time.Now(), cputime.Process()
 	close(release)
 	wg.Wait()
-	return time.Since(start), processCPU() - cpu0, itl, firstErr
+	return time.Since(start), cputime.Process() - cpu0, itl, firstErr
 }
 
 func pctl(v []float64, p float64) float64 {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/engine/tokenizer"
+	"github.com/inferscope/inferscope/internal/cputime"
 	"github.com/inferscope/inferscope/web"
 	"github.com/inferscope/inferscope/web/catalog"
 	"github.com/inferscope/inferscope/web/ws"
@@ -56,21 +57,21 @@ func benchLabRun(m *engine.Model, genN, rounds int) (labResult, error) {
 		var labCPU, bareCPU float64
 		for k := range 2 { // which goes first alternates
 			if (i+k)%2 == 0 {
-				c0 := processCPU()
+				c0 := cputime.Process()
 				d, err := bareRun(m, n)
 				if err != nil {
 					return r, err
 				}
-				bareCPU = (processCPU() - c0).Seconds()
+				bareCPU = (cputime.Process() - c0).Seconds()
 				bare = append(bare, d.Seconds())
 			} else {
-				c0, g0, a0 := processCPU(), readMetric(gcCPUMetric), readMetric(allocsMetric)
+				c0, g0, a0 := cputime.Process(), readMetric(gcCPUMetric), readMetric(allocsMetric)
 				d, _, model, err := labRun(url, genN)
 				if err != nil {
 					return r, err
 				}
 				over = append(over, (d.Seconds()-model.Seconds())/float64(n))
-				labCPU = (processCPU() - c0).Seconds()
+				labCPU = (cputime.Process() - c0).Seconds()
 				cpuSum, gcSum, allocSum = cpuSum+labCPU, gcSum+readMetric(gcCPUMetric)-g0, allocSum+readMetric(allocsMetric)-a0
 				lab = append(lab, d.Seconds())
 			}

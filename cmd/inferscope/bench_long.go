@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferscope/inferscope/engine"
 	"github.com/inferscope/inferscope/engine/quant"
+	"github.com/inferscope/inferscope/internal/cputime"
 	"github.com/inferscope/inferscope/internal/enginebench"
 )
 
@@ -76,9 +77,9 @@ func benchLong(m *engine.Model, depth, rounds, probeBytes int) (longResult, erro
 	st := engine.NewState(c)
 	step := func(kv *engine.KVCache, n int) (wall, cpu float64, err error) {
 		kv.Len = n
-		c0, t0 := processCPU(), time.Now()
+		c0, t0 := cputime.Process(), time.Now()
 		_, err = m.Forward(st, kv, []int{1}, nil)
-		return time.Since(t0).Seconds(), (processCPU() - c0).Seconds(), err
+		return time.Since(t0).Seconds(), (cputime.Process() - c0).Seconds(), err
 	}
 	for range 2 { // warm: page in the weights, size the scratch
 		if _, _, err := step(kvLong, depth); err != nil {

@@ -10,29 +10,20 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
-)
 
-// processCPU is the process's user and system CPU time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/inferscope/inferscope/internal/cputime"
+)
 
 // loopCPU runs f b.N times (b.Loop) and reports the CPU time per call.
 func loopCPU(b *testing.B, f func()) {
-	c0, n := processCPU(), 0
+	c0, n := cputime.Process(), 0
 	for b.Loop() {
 		f()
 		n++
 	}
 	if n > 0 {
-		b.ReportMetric(float64(processCPU()-c0)/float64(n), "cpu-ns/op")
+		b.ReportMetric(float64(cputime.Process()-c0)/float64(n), "cpu-ns/op")
 	}
 }
 
@@ -155,13 +146,13 @@ func BenchmarkMatMat6Kernel(b *testing.B) {
 		copy(sc.buf, randomVec(r, len(sc.buf)))
 		pf := make([]byte, 64)
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			c0, k := processCPU(), 0
+			c0, k := cputime.Process(), 0
 			for b.Loop() {
 				matmat6(accs, sc.buf, xp, mm6Chunk, 0, mm6Chunk, pf, 0, k == 0)
 				k++
 			}
 			if k > 0 {
-				b.ReportMetric(float64(2*mm6Rows*n*mm6Chunk)/(float64(processCPU()-c0)/float64(k)), "GFLOP/s")
+				b.ReportMetric(float64(2*mm6Rows*n*mm6Chunk)/(float64(cputime.Process()-c0)/float64(k)), "GFLOP/s")
 			}
 		})
 		mmPool.Put(sc)
