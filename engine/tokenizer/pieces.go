@@ -6,11 +6,7 @@ package tokenizer
 // []string a 50,257-piece GPT-2 vocabulary took 804 KB of string headers
 // alone; this takes 201 KB of offsets.
 
-import (
-	"fmt"
-	"math"
-	"strings"
-)
+import "github.com/inferscope/inferscope/engine/gguf"
 
 // pieceTable is id → spelling: piece i is all[ends[i−1]:ends[i]] (from 0
 // for piece 0), unless respelled later (set), which over records.
@@ -20,25 +16,10 @@ type pieceTable struct {
 	over map[int]string // the few pieces respelled after the table was built
 }
 
-// piecesOf copies byID (spelling by id) into a pieceTable; it panics past
-// 4 GiB of bytes (vocabularies are refused long before: maxVocabIDs).
+// piecesOf copies byID (spelling by id) into a pieceTable.
 func piecesOf(byID []string) pieceTable {
-	n := 0
-	for _, s := range byID {
-		n += len(s)
-	}
-	if uint64(n) > math.MaxUint32 {
-		panic(fmt.Sprintf("tokenizer: %d bytes of pieces, more than 4 GiB", n))
-	}
-	var b strings.Builder
-	b.Grow(n)
-	t := pieceTable{ends: make([]uint32, len(byID))}
-	for i, s := range byID {
-		b.WriteString(s)
-		t.ends[i] = uint32(b.Len())
-	}
-	t.all = b.String()
-	return t
+	all, ends := gguf.StringArrayOf(byID).Parts()
+	return pieceTable{all: all, ends: ends}
 }
 
 // len is the number of ids.
