@@ -61,8 +61,9 @@ const ggufArchs = "llama, gpt2, qwen2, qwen3, phi3, gemma2, gemma3"
 // only those the passes read are resident, and an open for writing or a
 // truncate by anyone first turns the mapping into a private copy, so a file
 // changed on disk cannot change the weights under a running model. Where
-// no lease can be taken it is read once into private, read-only memory, as
-// the other loaders do. Every matrix is used there as stored: F32 and BF16 with the engine's float kernels, F16
+// no lease can be taken it is read once into private, read-only memory
+// (package filemap, as for the other loaders). Every matrix is used there
+// as stored: F32 and BF16 with the engine's float kernels, F16
 // and the block types (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K) with package quant's,
 // dequantizing blocks on the fly. Norm weights, biases and GPT-2's
 // position table are float32 (widened at load if stored otherwise).

@@ -2,8 +2,8 @@ package engine
 
 // mapfile_test.go: a checkpoint changed on disk after it was loaded
 // (truncated, as `cp` over it does first) changes nothing for the model:
-// it used to be mapped, and the next read of a weight was a SIGBUS that
-// killed the process.
+// mapped in place, the truncate waits until the mapping is a copy (a bare
+// mapping made the next read of a weight a SIGBUS that killed the process).
 
 import (
 	"os"

@@ -77,7 +77,7 @@ func (fm *fileMap) release(lo, hi int) {
 // detach puts anonymous memory holding the same bytes in the mapping's
 // place, at the same address (mremap), so the slices that point into it
 // stay valid and no longer depend on the file, which may change on disk
-// (see mapFile: a truncated file's pages would fault, private copies
+// (see package filemap: a truncated file's pages would fault, private copies
 // included). The bytes between the released ranges are read from the file
 // (read through the mapping, each page would map its neighbours in too);
 // the released pages stay unbacked, never read again.

@@ -1,10 +1,13 @@
 package web_test
 
 // model_on_disk_test.go: a model file truncated on disk while the server
-// runs (`cp` over it truncates first) takes nothing down: the weights were
-// read into the server's own memory at load, so the run in progress goes
-// on with the same tokens and a new visitor's run works (it used to be a
-// SIGBUS in engine.rmsnorm that ended every session and room).
+// runs (`cp` over it truncates first) takes nothing down: the weights are
+// the file mapped in place under a read lease, which makes the truncate
+// wait until the mapping is a private copy (or, where no lease can be
+// taken, were read into the server's own memory at load), so the run in
+// progress goes on with the same tokens and a new visitor's run works (a
+// bare mapping made it a SIGBUS in engine.rmsnorm that ended every session
+// and room).
 
 import (
 	"os"

@@ -26,6 +26,7 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/inferscope/inferscope/engine/internal/filemap"
 	"github.com/inferscope/inferscope/engine/quant"
 )
 
@@ -174,15 +175,11 @@ func (f *File) Bytes() []byte { return f.data }
 // with the page cache, held unchanged by a read lease) rather than reading
 // it into a private copy; it turns false once a writer's open has made the
 // mapping a copy.
-func (f *File) InPlace() bool { return f.unmap != nil && inPlace(f.data) }
-
-// useInPlace lets Open map files in place where it can (tests turn it off
-// to run the copy).
-var useInPlace = true
+func (f *File) InPlace() bool { return f.unmap != nil && filemap.InPlace(f.data) }
 
 // MappedInPlace is InPlace for the bytes of an opened File (its Bytes), for
 // a caller that keeps them but not the parsed File.
-func MappedInPlace(b []byte) bool { return inPlace(b) }
+func MappedInPlace(b []byte) bool { return filemap.InPlace(b) }
 
 // Close releases the memory Open mapped; the tensors' Data must not be used
 // afterwards. It does nothing for a File from Read.
@@ -596,10 +593,10 @@ func decodeArray(t ValueType, raw []byte, n int) any {
 }
 
 // Open maps the GGUF file at path in place under a read lease, or reads it
-// into private read-only memory where no lease can be taken (see mapFile),
-// and parses it; Close gives the memory back.
+// into private read-only memory where no lease can be taken (package
+// filemap), and parses it; Close gives the memory back.
 func Open(path string) (*File, error) {
-	b, unmap, drop, err := mapFile(path)
+	b, unmap, drop, err := filemap.Map(path)
 	if err != nil {
 		return nil, err
 	}

@@ -5,14 +5,13 @@ package gguf
 // of Open's kinds of memory (mapped in place, a private copy).
 
 import (
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
-	"unsafe"
 
+	"github.com/inferscope/inferscope/engine/internal/filemap"
 	"github.com/inferscope/inferscope/engine/quant"
 )
 
@@ -43,8 +42,8 @@ func TestReleaseMetadata(t *testing.T) {
 		inPlace bool
 	}{{"copy", false}, {"in place", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			defer func(old bool) { useInPlace = old }(useInPlace)
-			useInPlace = tc.inPlace
+			defer func(old bool) { filemap.UseInPlace = old }(filemap.UseInPlace)
+			filemap.UseInPlace = tc.inPlace
 			path, long := metadataFile(t)
 			f, err := Open(path)
 			if err != nil {
@@ -52,10 +51,11 @@ func TestReleaseMetadata(t *testing.T) {
 			}
 			defer f.Close()
 			if tc.inPlace && !f.InPlace() {
-				needLease(t)
+				// the lease itself is filemap's to test (it fails there under CI)
+				t.Skip("system: no read lease on the test's temporary file; the copy case covers Open")
 			}
 			if !tc.inPlace && f.InPlace() {
-				t.Fatal("mapped in place with useInPlace off")
+				t.Fatal("mapped in place with filemap.UseInPlace off")
 			}
 			f.ReleaseMetadata()
 			if v, _ := f.Get("test.long"); func() string { s, _ := v.Str(); return s }() != long {
@@ -70,14 +70,7 @@ func TestReleaseMetadata(t *testing.T) {
 				t.Fatalf("data at %d: the test needs two whole pages of metadata", f.DataOffset)
 			}
 			if tc.inPlace {
-				// the file's pages left this process's page table (they stay
-				// in the page cache: reading them would map them again)
-				for p := 0; p+page <= f.DataOffset; p += page {
-					if present(t, &f.data[p]) {
-						t.Fatalf("page at byte %d of the released metadata is still mapped", p)
-					}
-				}
-				return
+				return // the pages left the page table: filemap's TestMapAndDropHead
 			}
 			// the pages before the data read as zeros: they went back
 			for i, x := range f.data[:page] {
@@ -101,32 +94,4 @@ func checkTensorBytes(t *testing.T, f *File, when string) {
 			t.Fatalf("tensor byte %d is %d %s, want %d", i, x, when, i)
 		}
 	}
-}
-
-// needLease fails under CI, and skips elsewhere, when Open could not take
-// a read lease (not the file's owner without CAP_LEASE, a file system
-// without leases): the copy path then runs, which other tests cover.
-func needLease(t *testing.T) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal("Open could not take a read lease on a file in the test's temporary directory (CI runs as root on a local file system, where it can)")
-	}
-	t.Skip("system: no read lease on the test's temporary file (see /proc/sys/fs/leases-enable); the copy path is tested instead")
-}
-
-// present reports whether the page holding p is in this process's page
-// table (/proc/self/pagemap bit 63).
-func present(t *testing.T, p *byte) bool {
-	t.Helper()
-	fh, err := os.Open("/proc/self/pagemap")
-	if err != nil {
-		t.Skipf("system: %v", err)
-	}
-	defer fh.Close()
-	var e [8]byte
-	off := int64(uintptr(unsafe.Pointer(p))/uintptr(os.Getpagesize())) * 8
-	if _, err := fh.ReadAt(e[:], off); err != nil {
-		t.Fatalf("pagemap: %v", err)
-	}
-	return binary.LittleEndian.Uint64(e[:])>>63 != 0
 }

@@ -1,10 +1,10 @@
 //go:build linux
 
-package gguf
+package filemap
 
 // inplace_linux_test.go: a file mapped in place stays as it was loaded when
 // someone rewrites or truncates it: the lease's break turns the mapping
-// into a copy before the writer goes on.
+// into a copy before the writer goes on; a closed mapping's lease is gone.
 
 import (
 	"os"
@@ -23,29 +23,30 @@ func TestInPlaceCopiedBeforeAWrite(t *testing.T) {
 				return err
 			}
 			defer w.Close()
-			_, err = w.Write([]byte("not a GGUF file any more"))
+			_, err = w.Write([]byte("not the weights any more"))
 			return err
 		}},
 		{"truncated", func(path string) error { return os.Truncate(path, 0) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path, _ := metadataFile(t)
-			f, err := Open(path)
+			path, want := testFile(t)
+			b, unmap, drop, err := Map(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Close()
-			if !f.InPlace() {
+			defer unmap()
+			if !InPlace(b) {
 				needLease(t)
 			}
-			f.ReleaseMetadata()
+			page := os.Getpagesize()
+			drop(page) // the first page given back before the write
 			leases.mu.Lock()
 			before := leases.copies
 			leases.mu.Unlock()
 			if err := tc.write(path); err != nil {
 				t.Fatal(err)
 			}
-			if f.InPlace() {
+			if InPlace(b) {
 				t.Fatal("still mapped in place after the file was written")
 			}
 			leases.mu.Lock()
@@ -54,16 +55,16 @@ func TestInPlaceCopiedBeforeAWrite(t *testing.T) {
 			if n != 1 {
 				t.Fatalf("%d mappings copied, want 1", n)
 			}
-			// the weights are as loaded (a truncated mapping would fault here)
-			checkTensorBytes(t, f, "after the file was "+tc.name)
-			// the metadata given back before the copy is zeros, as in a copy
-			for i, x := range f.data[:os.Getpagesize()] {
+			// the bytes are as loaded (a truncated mapping would fault here)
+			checkBytes(t, b, want, page, "after the file was "+tc.name)
+			// the page given back before the copy is zeros, as in a copy
+			for i, x := range b[:page] {
 				if x != 0 {
-					t.Fatalf("byte %d of the released metadata is %d after the copy, want 0", i, x)
+					t.Fatalf("byte %d of the dropped page is %d after the copy, want 0", i, x)
 				}
 			}
-			if b, err := os.ReadFile(path); err != nil || len(b) >= f.DataOffset {
-				t.Fatalf("the writer did not go on: the file has %d bytes (%v)", len(b), err)
+			if got, err := os.ReadFile(path); err != nil || len(got) >= len(want) {
+				t.Fatalf("the writer did not go on: the file has %d bytes (%v)", len(got), err)
 			}
 		})
 	}
@@ -72,20 +73,20 @@ func TestInPlaceCopiedBeforeAWrite(t *testing.T) {
 // TestInPlaceCloseReleases: a closed mapping's lease is gone, so a later
 // writer does not wait and nothing is copied.
 func TestInPlaceCloseReleases(t *testing.T) {
-	path, _ := metadataFile(t)
-	f, err := Open(path)
+	path, _ := testFile(t)
+	b, unmap, _, err := Map(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !f.InPlace() {
-		f.Close()
+	if !InPlace(b) {
+		unmap()
 		needLease(t)
 	}
-	if err := f.Close(); err != nil {
+	if err := unmap(); err != nil {
 		t.Fatal(err)
 	}
 	leases.mu.Lock()
-	before, live := leases.copies, len(leases.maps)
+	before := leases.copies
 	leases.mu.Unlock()
 	if err := os.Truncate(path, 0); err != nil {
 		t.Fatal(err)
@@ -96,8 +97,8 @@ func TestInPlaceCloseReleases(t *testing.T) {
 		t.Fatal("a closed mapping was copied")
 	}
 	for m := range leases.maps {
-		if m.b == nil || m.closed {
-			t.Fatalf("a closed mapping is still registered (%d live)", live)
+		if m.closed {
+			t.Fatal("a closed mapping is still registered")
 		}
 	}
 }

@@ -1,13 +1,14 @@
 //go:build linux
 
-package gguf
+package filemap
 
-// inplace_linux.go: a GGUF file mapped in place from the page cache, kept
+// inplace_linux.go: a checkpoint file mapped in place from the page cache, kept
 // from changing under the reader by a read lease: before anyone may open
 // the file for writing or truncate it, the mapping becomes a private copy.
 //
 // Mapped in place, a model's memory is the pages its passes read (a 65-token
-// run of GPT-2 reads 65 of the 1024 rows of its position table), shared
+// run of a GPT-2 GGUF file reads 65 of the 1024 rows of its position
+// table), shared
 // with the page cache and with other processes that map the same file,
 // instead of a private copy of the whole file. But a mapped file that is
 // truncated on disk takes its pages away (the next read of a weight is a
@@ -21,8 +22,8 @@ package gguf
 // writer goes on and the weights stay as they were loaded.
 //
 // A lease needs the file's owner (or CAP_LEASE), a local file system, and
-// no writer holding the file open; where it cannot be taken, mapFile reads
-// the file into a private copy as before.
+// no writer holding the file open; where it cannot be taken, Map reads the
+// file into a private copy (copy_unix.go).
 
 import (
 	"fmt"
@@ -45,7 +46,7 @@ type leasedMap struct {
 }
 
 // leases are the files mapped in place; mu also orders a copy against a
-// drop or an unmap.
+// drop or an unmap. copies counts the mappings turned into copies (tests).
 var leases struct {
 	mu     sync.Mutex
 	maps   map[*leasedMap]bool
@@ -56,7 +57,7 @@ var leases struct {
 // mapInPlace maps path in place under a read lease. ok is false (and err
 // nil) where no lease can be taken: the caller then copies the file.
 func mapInPlace(path string) (b []byte, unmap func() error, drop func(int), ok bool, err error) {
-	if !useInPlace {
+	if !UseInPlace {
 		return nil, nil, nil, false, nil
 	}
 	f, err := os.Open(path)
@@ -201,7 +202,7 @@ func (m *leasedMap) unmap() error {
 	return unix.Munmap(m.b)
 }
 
-// inPlace reports whether b (a mapping from mapFile) is mapped in place now.
+// inPlace reports whether b (bytes from Map) is mapped in place now.
 func inPlace(b []byte) bool {
 	if len(b) == 0 {
 		return false
