@@ -7,8 +7,10 @@ package filemap
 // into a copy before the writer goes on; a closed mapping's lease is gone.
 
 import (
+	"fmt"
 	"os"
 	"testing"
+	"time"
 )
 
 func TestInPlaceCopiedBeforeAWrite(t *testing.T) {
@@ -100,5 +102,65 @@ func TestInPlaceCloseReleases(t *testing.T) {
 		if m.closed {
 			t.Fatal("a closed mapping is still registered")
 		}
+	}
+}
+
+// TestInPlaceCopyUnderReaders: threads reading the mapping while a writer
+// truncates the file see the loaded bytes in every pass: the copy replaces
+// the file's pages in one step (a hole would read zeros or fault).
+func TestInPlaceCopyUnderReaders(t *testing.T) {
+	path, want := testFile(t)
+	b, unmap, _, err := Map(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unmap()
+	if !InPlace(b) {
+		needLease(t)
+	}
+	sum := func(p []byte) (s uint64) {
+		for _, x := range p {
+			s = s*31 + uint64(x)
+		}
+		return s
+	}
+	wantSum := sum(want)
+	stop := make(chan struct{})
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			passes := 0
+			for {
+				select {
+				case <-stop:
+					if passes == 0 {
+						errs <- fmt.Errorf("no pass finished")
+						return
+					}
+					errs <- nil
+					return
+				default:
+				}
+				if got := sum(b); got != wantSum {
+					errs <- fmt.Errorf("pass %d read other bytes", passes)
+					return
+				}
+				passes++
+			}
+		}()
+	}
+	time.Sleep(5 * time.Millisecond)
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	close(stop)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if InPlace(b) {
+		t.Fatal("still mapped in place after the truncate")
 	}
 }
