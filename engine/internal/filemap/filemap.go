@@ -32,5 +32,7 @@ func Map(path string) (b []byte, unmap func() error, dropHead func(n int), err e
 }
 
 // InPlace reports whether b, bytes Map returned, is the file's pages mapped
-// in place now (false once a writer's open has made the mapping a copy).
+// in place under a read lease now: false for a copy, once a writer's open
+// has made the mapping a copy, and where the lease had to be let go without
+// one (no memory to copy into: a message on standard error says so).
 func InPlace(b []byte) bool { return inPlace(b) }

@@ -42,7 +42,10 @@ type leasedMap struct {
 	b       []byte
 	dropped int  // whole pages at the start given back (zeros once copied)
 	copied  bool // the mapping is a private copy now: no file, no lease
-	closed  bool
+	// unleased: the lease was let go without a copy (no memory for one):
+	// still the file's pages, no longer kept from changing
+	unleased bool
+	closed   bool
 }
 
 // leases are the files mapped in place; mu also orders a copy against a
@@ -127,7 +130,7 @@ func checkLeases() {
 	leases.mu.Lock()
 	defer leases.mu.Unlock()
 	for m := range leases.maps {
-		if m.copied {
+		if m.copied || m.unleased {
 			continue
 		}
 		if t, err := unix.FcntlInt(m.f.Fd(), unix.F_GETLEASE, 0); err == nil && t == unix.F_RDLCK {
@@ -143,11 +146,14 @@ func checkLeases() {
 // pages in one step (other threads' reads see the file's page or the
 // copy's, never a hole). The pages given back by drop stay zeros.
 func (m *leasedMap) copyOut() {
+	copied := false
 	defer func() {
 		unix.FcntlInt(m.f.Fd(), unix.F_SETLEASE, unix.F_UNLCK)
 		m.f.Close()
-		m.copied = true
-		leases.copies++
+		m.copied, m.unleased = copied, !copied
+		if copied {
+			leases.copies++
+		}
 	}()
 	n := len(m.b)
 	// MmapPtr, not Mmap: the copy's own addresses go away in the move, so
@@ -171,7 +177,9 @@ func (m *leasedMap) copyOut() {
 	if e != 0 {
 		unix.MunmapPtr(p, uintptr(n))
 		fmt.Fprintf(os.Stderr, "inferscope: %s: moving the weights' copy into place: %v\n", m.f.Name(), e)
+		return
 	}
+	copied = true
 }
 
 // drop gives back the whole pages of the first n bytes: the page table's
@@ -195,14 +203,15 @@ func (m *leasedMap) unmap() error {
 	}
 	m.closed = true
 	delete(leases.maps, m)
-	if !m.copied {
+	if !m.copied && !m.unleased {
 		unix.FcntlInt(m.f.Fd(), unix.F_SETLEASE, unix.F_UNLCK)
 		m.f.Close()
 	}
 	return unix.Munmap(m.b)
 }
 
-// inPlace reports whether b (bytes from Map) is mapped in place now.
+// inPlace reports whether b (bytes from Map) is mapped in place under its
+// lease now.
 func inPlace(b []byte) bool {
 	if len(b) == 0 {
 		return false
@@ -211,7 +220,7 @@ func inPlace(b []byte) bool {
 	defer leases.mu.Unlock()
 	for m := range leases.maps {
 		if &m.b[0] == &b[0] {
-			return !m.copied
+			return !m.copied && !m.unleased
 		}
 	}
 	return false
