@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/inferscope/inferscope/engine/gguf"
+	"github.com/inferscope/inferscope/engine/internal/filemap"
 	"github.com/inferscope/inferscope/engine/quant"
 	"github.com/inferscope/inferscope/engine/tokenizer"
 )
@@ -49,9 +50,9 @@ type GGUFMeta struct {
 }
 
 // WeightsInPlace reports whether the file is mapped in place (its pages
-// shared with the page cache under a read lease: gguf.File.InPlace), not
+// shared with the page cache under a read lease: package filemap), not
 // read into a private copy.
-func (g *GGUFMeta) WeightsInPlace() bool { return g != nil && gguf.MappedInPlace(g.mapped) }
+func (g *GGUFMeta) WeightsInPlace() bool { return g != nil && filemap.InPlace(g.mapped) }
 
 // ggufArchs are the architectures LoadGGUF runs.
 const ggufArchs = "llama, gpt2, qwen2, qwen3, phi3, gemma2, gemma3"

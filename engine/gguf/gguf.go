@@ -177,10 +177,6 @@ func (f *File) Bytes() []byte { return f.data }
 // mapping a copy.
 func (f *File) InPlace() bool { return f.unmap != nil && filemap.InPlace(f.data) }
 
-// MappedInPlace is InPlace for the bytes of an opened File (its Bytes), for
-// a caller that keeps them but not the parsed File.
-func MappedInPlace(b []byte) bool { return filemap.InPlace(b) }
-
 // Close releases the memory Open mapped; the tensors' Data must not be used
 // afterwards. It does nothing for a File from Read.
 func (f *File) Close() error {
