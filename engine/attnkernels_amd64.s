@@ -1,8 +1,9 @@
 //go:build amd64 && !purego
 
 // attnkernels_amd64.s: attention's block kernels (attnkernels.go) in AVX-512 and AVX2, with
-// exactly the float32 operations of the pure-Go ones in their order: every multiply and add
-// rounded on its own (no FMA), each dot product's 16 lanes (lane d%16) combined as sum16
+// exactly the float32 operations of the pure-Go ones in their order: the scores' and the
+// weighted sums' multiply-adds fused (VFMADD231PS; fma32 in Go), every other multiply and add
+// rounded on its own, each dot product's 16 lanes (lane d%16) combined as sum16
 // (s_l = a_l + a_{l+8}, then ((s0+s1)+(s2+s3)) + ((s4+s5)+(s6+s7))), expAtt's steps, the
 // weighted sums in position order. Masked loads and stores do a partial last group of lanes;
 // they never touch memory outside the lanes asked for.
@@ -159,38 +160,22 @@ scoreshead:
 
 scoreschunk:
 	VMOVUPS (R14), Z16
-	VMULPS (R8), Z16, Z17
-	VADDPS Z17, Z0, Z0
-	VMULPS (R8)(R9*1), Z16, Z18
-	VADDPS Z18, Z1, Z1
-	VMULPS (R8)(R9*2), Z16, Z19
-	VADDPS Z19, Z2, Z2
-	VMULPS (R8)(R10*1), Z16, Z20
-	VADDPS Z20, Z3, Z3
-	VMULPS (R11), Z16, Z17
-	VADDPS Z17, Z4, Z4
-	VMULPS (R11)(R9*1), Z16, Z18
-	VADDPS Z18, Z5, Z5
-	VMULPS (R11)(R9*2), Z16, Z19
-	VADDPS Z19, Z6, Z6
-	VMULPS (R11)(R10*1), Z16, Z20
-	VADDPS Z20, Z7, Z7
-	VMULPS (R12), Z16, Z17
-	VADDPS Z17, Z8, Z8
-	VMULPS (R12)(R9*1), Z16, Z18
-	VADDPS Z18, Z9, Z9
-	VMULPS (R12)(R9*2), Z16, Z19
-	VADDPS Z19, Z10, Z10
-	VMULPS (R12)(R10*1), Z16, Z20
-	VADDPS Z20, Z11, Z11
-	VMULPS (R13), Z16, Z17
-	VADDPS Z17, Z12, Z12
-	VMULPS (R13)(R9*1), Z16, Z18
-	VADDPS Z18, Z13, Z13
-	VMULPS (R13)(R9*2), Z16, Z19
-	VADDPS Z19, Z14, Z14
-	VMULPS (R13)(R10*1), Z16, Z20
-	VADDPS Z20, Z15, Z15
+	VFMADD231PS (R8), Z16, Z0
+	VFMADD231PS (R8)(R9*1), Z16, Z1
+	VFMADD231PS (R8)(R9*2), Z16, Z2
+	VFMADD231PS (R8)(R10*1), Z16, Z3
+	VFMADD231PS (R11), Z16, Z4
+	VFMADD231PS (R11)(R9*1), Z16, Z5
+	VFMADD231PS (R11)(R9*2), Z16, Z6
+	VFMADD231PS (R11)(R10*1), Z16, Z7
+	VFMADD231PS (R12), Z16, Z8
+	VFMADD231PS (R12)(R9*1), Z16, Z9
+	VFMADD231PS (R12)(R9*2), Z16, Z10
+	VFMADD231PS (R12)(R10*1), Z16, Z11
+	VFMADD231PS (R13), Z16, Z12
+	VFMADD231PS (R13)(R9*1), Z16, Z13
+	VFMADD231PS (R13)(R9*2), Z16, Z14
+	VFMADD231PS (R13)(R10*1), Z16, Z15
 	ADDQ $64, R8
 	ADDQ $64, R11
 	ADDQ $64, R12
@@ -203,38 +188,38 @@ scorestail:
 	KORTESTW K1, K1
 	JZ       scorestree
 	VMOVUPS.Z (R14), K1, Z16 // the keys read under the same mask: what lies past a row (past its buffer, for the last) never enters a sum, not even as 0·NaN
-	VMULPS.Z (R8), Z16, K1, Z17
-	VADDPS Z17, Z0, Z0
-	VMULPS.Z (R8)(R9*1), Z16, K1, Z18
-	VADDPS Z18, Z1, Z1
-	VMULPS.Z (R8)(R9*2), Z16, K1, Z19
-	VADDPS Z19, Z2, Z2
-	VMULPS.Z (R8)(R10*1), Z16, K1, Z20
-	VADDPS Z20, Z3, Z3
-	VMULPS.Z (R11), Z16, K1, Z17
-	VADDPS Z17, Z4, Z4
-	VMULPS.Z (R11)(R9*1), Z16, K1, Z18
-	VADDPS Z18, Z5, Z5
-	VMULPS.Z (R11)(R9*2), Z16, K1, Z19
-	VADDPS Z19, Z6, Z6
-	VMULPS.Z (R11)(R10*1), Z16, K1, Z20
-	VADDPS Z20, Z7, Z7
-	VMULPS.Z (R12), Z16, K1, Z17
-	VADDPS Z17, Z8, Z8
-	VMULPS.Z (R12)(R9*1), Z16, K1, Z18
-	VADDPS Z18, Z9, Z9
-	VMULPS.Z (R12)(R9*2), Z16, K1, Z19
-	VADDPS Z19, Z10, Z10
-	VMULPS.Z (R12)(R10*1), Z16, K1, Z20
-	VADDPS Z20, Z11, Z11
-	VMULPS.Z (R13), Z16, K1, Z17
-	VADDPS Z17, Z12, Z12
-	VMULPS.Z (R13)(R9*1), Z16, K1, Z18
-	VADDPS Z18, Z13, Z13
-	VMULPS.Z (R13)(R9*2), Z16, K1, Z19
-	VADDPS Z19, Z14, Z14
-	VMULPS.Z (R13)(R10*1), Z16, K1, Z20
-	VADDPS Z20, Z15, Z15
+	VMOVUPS.Z (R8), K1, Z17
+	VFMADD231PS Z17, Z16, Z0
+	VMOVUPS.Z (R8)(R9*1), K1, Z18
+	VFMADD231PS Z18, Z16, Z1
+	VMOVUPS.Z (R8)(R9*2), K1, Z19
+	VFMADD231PS Z19, Z16, Z2
+	VMOVUPS.Z (R8)(R10*1), K1, Z20
+	VFMADD231PS Z20, Z16, Z3
+	VMOVUPS.Z (R11), K1, Z17
+	VFMADD231PS Z17, Z16, Z4
+	VMOVUPS.Z (R11)(R9*1), K1, Z18
+	VFMADD231PS Z18, Z16, Z5
+	VMOVUPS.Z (R11)(R9*2), K1, Z19
+	VFMADD231PS Z19, Z16, Z6
+	VMOVUPS.Z (R11)(R10*1), K1, Z20
+	VFMADD231PS Z20, Z16, Z7
+	VMOVUPS.Z (R12), K1, Z17
+	VFMADD231PS Z17, Z16, Z8
+	VMOVUPS.Z (R12)(R9*1), K1, Z18
+	VFMADD231PS Z18, Z16, Z9
+	VMOVUPS.Z (R12)(R9*2), K1, Z19
+	VFMADD231PS Z19, Z16, Z10
+	VMOVUPS.Z (R12)(R10*1), K1, Z20
+	VFMADD231PS Z20, Z16, Z11
+	VMOVUPS.Z (R13), K1, Z17
+	VFMADD231PS Z17, Z16, Z12
+	VMOVUPS.Z (R13)(R9*1), K1, Z18
+	VFMADD231PS Z18, Z16, Z13
+	VMOVUPS.Z (R13)(R9*2), K1, Z19
+	VFMADD231PS Z19, Z16, Z14
+	VMOVUPS.Z (R13)(R10*1), K1, Z20
+	VFMADD231PS Z20, Z16, Z15
 
 scorestree:
 	// s_l = a_l + a_{l+8}: positions (i, i+4) share a register, i's s in lanes 0-7
@@ -421,14 +406,10 @@ smsum:
 // WSHEAD512(EP, A0, A1, A2, A3): one head's four 16-lane sums += e_p·v_p (v_p in Z16-Z19).
 #define WSHEAD512(EP, A0, A1, A2, A3) \
 	VBROADCASTSS (EP)(AX*4), Z20; \
-	VMULPS       Z16, Z20, Z24; \
-	VADDPS       Z24, A0, A0; \
-	VMULPS       Z17, Z20, Z25; \
-	VADDPS       Z25, A1, A1; \
-	VMULPS       Z18, Z20, Z26; \
-	VADDPS       Z26, A2, A2; \
-	VMULPS       Z19, Z20, Z27; \
-	VADDPS       Z27, A3, A3
+	VFMADD231PS  Z16, Z20, A0; \
+	VFMADD231PS  Z17, Z20, A1; \
+	VFMADD231PS  Z18, Z20, A2; \
+	VFMADD231PS  Z19, Z20, A3
 
 #define WSLOAD512 \
 	PREFETCHT1 (SI); \
@@ -642,22 +623,14 @@ s2group:
 s2chunk:
 	VMOVUPS (R14), Y8
 	VMOVUPS 32(R14), Y9
-	VMULPS  (R8), Y8, Y12
-	VADDPS  Y12, Y0, Y0
-	VMULPS  32(R8), Y9, Y13
-	VADDPS  Y13, Y1, Y1
-	VMULPS  (R8)(R9*1), Y8, Y14
-	VADDPS  Y14, Y2, Y2
-	VMULPS  32(R8)(R9*1), Y9, Y15
-	VADDPS  Y15, Y3, Y3
-	VMULPS  (R8)(R9*2), Y8, Y12
-	VADDPS  Y12, Y4, Y4
-	VMULPS  32(R8)(R9*2), Y9, Y13
-	VADDPS  Y13, Y5, Y5
-	VMULPS  (R8)(R10*1), Y8, Y14
-	VADDPS  Y14, Y6, Y6
-	VMULPS  32(R8)(R10*1), Y9, Y15
-	VADDPS  Y15, Y7, Y7
+	VFMADD231PS (R8), Y8, Y0
+	VFMADD231PS 32(R8), Y9, Y1
+	VFMADD231PS (R8)(R9*1), Y8, Y2
+	VFMADD231PS 32(R8)(R9*1), Y9, Y3
+	VFMADD231PS (R8)(R9*2), Y8, Y4
+	VFMADD231PS 32(R8)(R9*2), Y9, Y5
+	VFMADD231PS (R8)(R10*1), Y8, Y6
+	VFMADD231PS 32(R8)(R10*1), Y9, Y7
 	ADDQ    $64, R8
 	ADDQ    $64, R14
 	DECQ    DX
@@ -690,29 +663,21 @@ s2hi:
 	VMASKMOVPS (R14), Y10, Y8
 	VMASKMOVPS 32(R14), Y11, Y9
 	VMASKMOVPS (R8), Y10, Y12
-	VMULPS     Y12, Y8, Y12
-	VADDPS     Y12, Y0, Y0
+	VFMADD231PS Y12, Y8, Y0
 	VMASKMOVPS 32(R8), Y11, Y13
-	VMULPS     Y13, Y9, Y13
-	VADDPS     Y13, Y1, Y1
+	VFMADD231PS Y13, Y9, Y1
 	VMASKMOVPS (R8)(R9*1), Y10, Y12
-	VMULPS     Y12, Y8, Y12
-	VADDPS     Y12, Y2, Y2
+	VFMADD231PS Y12, Y8, Y2
 	VMASKMOVPS 32(R8)(R9*1), Y11, Y13
-	VMULPS     Y13, Y9, Y13
-	VADDPS     Y13, Y3, Y3
+	VFMADD231PS Y13, Y9, Y3
 	VMASKMOVPS (R8)(R9*2), Y10, Y12
-	VMULPS     Y12, Y8, Y12
-	VADDPS     Y12, Y4, Y4
+	VFMADD231PS Y12, Y8, Y4
 	VMASKMOVPS 32(R8)(R9*2), Y11, Y13
-	VMULPS     Y13, Y9, Y13
-	VADDPS     Y13, Y5, Y5
+	VFMADD231PS Y13, Y9, Y5
 	VMASKMOVPS (R8)(R10*1), Y10, Y12
-	VMULPS     Y12, Y8, Y12
-	VADDPS     Y12, Y6, Y6
+	VFMADD231PS Y12, Y8, Y6
 	VMASKMOVPS 32(R8)(R10*1), Y11, Y13
-	VMULPS     Y13, Y9, Y13
-	VADDPS     Y13, Y7, Y7
+	VFMADD231PS Y13, Y9, Y7
 
 s2tree:
 	// s_l = a_l + a_{l+8}, then adjacent lanes twice, then the two halves
@@ -909,10 +874,8 @@ s2sum:
 
 #define WSHEAD256(EP, A0, A1) \
 	VBROADCASTSS (EP)(AX*4), Y12; \
-	VMULPS       Y8, Y12, Y13; \
-	VADDPS       Y13, A0, A0; \
-	VMULPS       Y9, Y12, Y14; \
-	VADDPS       Y14, A1, A1
+	VFMADD231PS  Y8, Y12, A0; \
+	VFMADD231PS  Y9, Y12, A1
 
 // func attnWsumAVX2(o *float32, ldo int, e *float32, lde int, v *float32, ldv int, n int, cols int, heads int, acc int)
 // As attnWsumAVX512 for the first cols (1 to 16) columns, g from 1 to 4.

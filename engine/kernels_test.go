@@ -99,8 +99,9 @@ func TestLinearKernels(t *testing.T) {
 }
 
 // TestKernelPathsAgree runs every reference model through the pure-Go and
-// the SIMD kernels: prefill and cached decode logits agree to 1e-5 and the
-// greedy continuation is the same.
+// the SIMD kernels: prefill and cached decode logits agree to 1e-5 (1e-6 of
+// the largest logit where that is more) and the greedy continuation is the
+// same.
 func TestKernelPathsAgree(t *testing.T) {
 	if simdKernels == nil {
 		t.Skip("this machine/build has no SIMD kernels: there is only the pure-Go path to run")
@@ -138,9 +139,17 @@ func TestKernelPathsAgree(t *testing.T) {
 			for i := range a {
 				worst = max(worst, math.Abs(float64(a[i]-b[i])))
 			}
-			t.Logf("go vs %s: largest logit difference %.3g", simdKernels.name, worst)
-			if worst > 1e-5 {
-				t.Errorf("go vs %s: logits differ by %.3g, want ≤ 1e-5", simdKernels.name, worst)
+			var big float64
+			for _, v := range a {
+				big = max(big, math.Abs(float64(v)))
+			}
+			t.Logf("go vs %s: largest logit difference %.3g (largest logit %.3g)", simdKernels.name, worst, big)
+			// the paths differ only where the SIMD matrix products fuse a
+			// multiply and an add (attention is bit for bit the same), so the
+			// gap scales with the logits' size: 1e-5, or 1e-6 of the largest
+			// logit where that is more (about 10 float32 steps at 11.7)
+			if tol := max(1e-5, 1e-6*big); worst > tol {
+				t.Errorf("go vs %s: logits differ by %.3g, want ≤ %.3g", simdKernels.name, worst, tol)
 			}
 			if fmt.Sprint(ga) != fmt.Sprint(gb) {
 				t.Errorf("greedy tokens differ: go %v, %s %v", ga, simdKernels.name, gb)
