@@ -40,7 +40,9 @@ func (m *Model) attention(a *acts, p *pass, lw *LayerWeights, l int) {
 			s.kv.put(l, s.pos0, s.n, a.k[s.r0*kvd:], a.v[s.r0*kvd:])
 		}
 	}
+	t0 := p.attnClock()
 	a.attend(c, p, l) // scores, softmax, weighted sums into a.ao (attnkernels.go)
+	p.attended(l, t0)
 	for _, s := range p.spans {
 		if s.kv.ring(l) { // the last rows of the pass enter the window's ring
 			slots := s.kv.Slots(l)

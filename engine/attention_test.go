@@ -87,3 +87,55 @@ func TestAttentionWeightsSameForEveryHook(t *testing.T) {
 		}
 	}
 }
+
+// TestAttendedHook: Attended fires once per layer after its attention, in
+// layer order, with the sequence's rows and first position and a positive
+// time, for a prompt, a decode step and each sequence of a batched step;
+// timing changes no logit.
+func TestAttendedHook(t *testing.T) {
+	c := Shapes["smollm2-135M"]
+	c.NLayers, c.SeqLen = 3, 32
+	m, err := RandomModel("smollm2-135M", c, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []AttendedInfo
+	hooks := &Hooks{Attended: func(i AttendedInfo) { got = append(got, i) }}
+	st, st0 := NewState(c), NewState(c)
+	kv, _ := NewKVCache(c, c.SeqLen)
+	kv0, _ := NewKVCache(c, c.SeqLen)
+	for _, tc := range []struct {
+		toks []int
+		pos0 int
+	}{{[]int{1, 5, 9, 200}, 0}, {[]int{11}, 4}} {
+		got = got[:0]
+		lg, err := m.Forward(st, kv, tc.toks, hooks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := m.Forward(st0, kv0, tc.toks, nil)
+		if !slices.Equal(lg, want) {
+			t.Fatalf("rows at %d: logits differ with the hook", tc.pos0)
+		}
+		if len(got) != c.NLayers {
+			t.Fatalf("rows at %d: %d calls, want one per layer (%d)", tc.pos0, len(got), c.NLayers)
+		}
+		for l, i := range got {
+			if i.Layer != l || i.Pos0 != tc.pos0 || i.Rows != len(tc.toks) || i.Elapsed <= 0 {
+				t.Errorf("call %d: %+v, want layer %d, pos0 %d, %d rows, a positive time", l, i, l, tc.pos0, len(tc.toks))
+			}
+		}
+	}
+	// a batched step: each sequence with the hook hears every layer
+	var a []AttendedInfo
+	seqs := []*BatchSeq{
+		{State: st, KV: kv, Token: 3, Hooks: &Hooks{Attended: func(i AttendedInfo) { a = append(a, i) }}},
+		{State: st0, KV: kv0, Token: 3},
+	}
+	if err := m.ForwardBatch(NewBatchState(c, 2), seqs); err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != c.NLayers || a[0].Pos0 != 5 || a[0].Rows != 1 {
+		t.Errorf("batched: %+v, want %d calls at position 5", a, c.NLayers)
+	}
+}

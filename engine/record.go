@@ -6,6 +6,8 @@ package engine
 // (forward.go) hands over at three points: after the embedding, after each
 // block, and at the head for the logit lens.
 
+import "time"
+
 // record is what a pass keeps for one sequence's Hooks, in the style of
 // llm.c's ActivationTensors but for inspection only: attention writes the
 // weights the hooks read straight into it (every position's with
@@ -34,7 +36,7 @@ func newRecord(c Config) record {
 // start readies r for a pass of T rows under hooks, or returns nil when
 // the hooks read nothing of a pass.
 func (r *record) start(hooks *Hooks, T int) *record {
-	if hooks == nil || hooks.Embedded == nil && hooks.LayerDone == nil && hooks.Lens == nil {
+	if hooks == nil || hooks.Embedded == nil && hooks.LayerDone == nil && hooks.Lens == nil && hooks.Attended == nil {
 		return nil
 	}
 	r.hooks, r.T = hooks, T
@@ -95,6 +97,30 @@ func (r *record) embedded(m *Model, a *acts, s *span, tokens []int) {
 		info.Token[t] = m.Weights.TokenEmbed.Row(tok, r.emb[t*d:(t+1)*d])
 	}
 	r.hooks.Embedded(info)
+}
+
+// attnClock is the time a layer's attention starts when a sequence's hooks
+// time it, else the zero time (no clock read).
+func (p *pass) attnClock() time.Time {
+	for i := range p.spans {
+		if r := p.spans[i].rec; r != nil && r.hooks.Attended != nil {
+			return time.Now()
+		}
+	}
+	return time.Time{}
+}
+
+// attended gives each timing sequence layer l's attention time since t0.
+func (p *pass) attended(l int, t0 time.Time) {
+	if t0.IsZero() {
+		return
+	}
+	el := time.Since(t0)
+	for i := range p.spans {
+		if s := &p.spans[i]; s.rec != nil && s.rec.hooks.Attended != nil {
+			s.rec.hooks.Attended(AttendedInfo{Layer: l, Pos0: s.pos0, Rows: s.n, Elapsed: el})
+		}
+	}
 }
 
 // layerDone hands block l's output to each sequence's hooks: the logit

@@ -2,6 +2,8 @@ package engine
 
 // trace.go: optional forward-pass hooks (httptrace style) and the info structs they receive.
 
+import "time"
+
 // Hooks are optional callbacks the forward pass calls as it goes, in the
 // style of net/http/httptrace: each field may be nil (off), each is called
 // synchronously on the caller's goroutine, and the slices an info struct
@@ -18,6 +20,18 @@ type Hooks struct {
 	// Lens, when set, reads each layer's residual through the final norm
 	// and the unembedding (the logit lens, lens.go).
 	Lens *LogitLens
+	// Attended fires after each layer's attention (the queries against the
+	// cached keys, the softmax and the weighted sums; not the projections)
+	// with how long it took: in a batched pass, the whole batch's attention.
+	Attended func(AttendedInfo)
+}
+
+// AttendedInfo is one layer's attention in a forward pass.
+type AttendedInfo struct {
+	Layer   int
+	Pos0    int           // position of the sequence's first row in this pass
+	Rows    int           // the sequence's rows in this pass
+	Elapsed time.Duration // wall time of the layer's attention, every row of the pass
 }
 
 // EmbedInfo describes the embedding stage for the positions in this pass.

@@ -32,11 +32,19 @@ type longResult struct {
 	// KVBytes is the cache a step at Depth reads (every layer's keys and
 	// values of Depth+1 positions); KVReadMs those bytes at the probe's
 	// median read bandwidth of the same rounds: the floor for AttentionMs.
-	KVBytes            int64   `json:"kv_bytes"`
-	KVCache            string  `json:"kv_cache"` // its precision (--kv-cache)
-	ReadBandwidthGBps  float64 `json:"read_bandwidth_median_GB_per_s"`
-	KVReadMs           float64 `json:"kv_read_floor_ms"`
-	AttentionVsKVFloor float64 `json:"attention_vs_kv_read_floor"`
+	// AttentionTimedMs is the attention of a step at Depth timed where it
+	// runs (every layer's, engine.Hooks.Attended: queries against the
+	// cache, softmax, weighted sums; no projections), median over rounds:
+	// a steadier figure than AttentionMs, a difference of two whole steps
+	// that each move by milliseconds on a shared host.
+	AttentionTimedMs        float64 `json:"attention_timed_ms"`
+	AttentionTimedVsKVFloor float64 `json:"attention_timed_vs_kv_read_floor"`
+	ShortAttentionTimedMs   float64 `json:"short_attention_timed_ms"`
+	KVBytes                 int64   `json:"kv_bytes"`
+	KVCache                 string  `json:"kv_cache"` // its precision (--kv-cache)
+	ReadBandwidthGBps       float64 `json:"read_bandwidth_median_GB_per_s"`
+	KVReadMs                float64 `json:"kv_read_floor_ms"`
+	AttentionVsKVFloor      float64 `json:"attention_vs_kv_read_floor"`
 	// DecodeVsReadFloor is the whole step at Depth against reading every
 	// weight and the cache once at that bandwidth.
 	ReadFloorMs       float64 `json:"read_floor_ms"`
@@ -75,11 +83,21 @@ func benchLong(m *engine.Model, depth, rounds, probeBytes int) (longResult, erro
 		}
 	}
 	st := engine.NewState(c)
+	var attn time.Duration
+	hooks := &engine.Hooks{Attended: func(i engine.AttendedInfo) { attn += i.Elapsed }}
+	var attnLong, attnShort []float64
 	step := func(kv *engine.KVCache, n int) (wall, cpu float64, err error) {
 		kv.Len = n
+		attn = 0
 		c0, t0 := cputime.Process(), time.Now()
-		_, err = m.Forward(st, kv, []int{1}, nil)
-		return time.Since(t0).Seconds(), (cputime.Process() - c0).Seconds(), err
+		_, err = m.Forward(st, kv, []int{1}, hooks)
+		wall, cpu = time.Since(t0).Seconds(), (cputime.Process() - c0).Seconds()
+		if n == depth {
+			attnLong = append(attnLong, attn.Seconds())
+		} else {
+			attnShort = append(attnShort, attn.Seconds())
+		}
+		return wall, cpu, err
 	}
 	for range 2 { // warm: page in the weights, size the scratch
 		if _, _, err := step(kvLong, depth); err != nil {
@@ -89,6 +107,7 @@ func benchLong(m *engine.Model, depth, rounds, probeBytes int) (longResult, erro
 			return r, err
 		}
 	}
+	attnLong, attnShort = attnLong[:0], attnShort[:0]
 	var probe *enginebench.BandwidthProbe
 	if probeBytes > 0 {
 		probe = enginebench.NewBandwidthProbe(probeBytes)
@@ -115,6 +134,7 @@ func benchLong(m *engine.Model, depth, rounds, probeBytes int) (longResult, erro
 	ms := func(v []float64) float64 { return round(medianOf(v)*1000, 3) }
 	r.DecodeMs, r.ShortDecodeMs, r.AttentionMs = ms(long), ms(shortT), ms(diff)
 	r.DecodeCPUMs, r.ShortDecodeCPUMs = ms(longCPU), ms(shortCPU)
+	r.AttentionTimedMs, r.ShortAttentionTimedMs = ms(attnLong), ms(attnShort)
 	r.KVBytes = int64(depth+1) * c.KVBytesPerToken() * int64(benchKV.Bytes()) / 4
 	r.KVCache = benchKV.String()
 	if len(bw) > 0 {
@@ -122,6 +142,7 @@ func benchLong(m *engine.Model, depth, rounds, probeBytes int) (longResult, erro
 		r.ReadBandwidthGBps = round(b/1e9, 2)
 		r.KVReadMs = round(float64(r.KVBytes)/b*1000, 3)
 		r.AttentionVsKVFloor = round(r.AttentionMs/r.KVReadMs, 3)
+		r.AttentionTimedVsKVFloor = round(r.AttentionTimedMs/r.KVReadMs, 3)
 		r.ReadFloorMs = round(float64(r.KVBytes+m.Weights.Bytes())/b*1000, 3)
 		r.DecodeVsReadFloor = round(r.DecodeMs/r.ReadFloorMs, 3)
 	}
