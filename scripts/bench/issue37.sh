@@ -8,7 +8,7 @@
 #             --probe-bytes 0 --rounds 5          (lab_run: the server's side of a thinned 250-token
 #             Run against the bare loop, alternating, and the collector's share of its CPU)
 #   depth:    GOMAXPROCS=2 inferscope bench --shape smollm2-135M --depth 2000 --prompt-tokens 16
-#             --gen-tokens 16 --rounds 5 --decode-only  (decode at depth 2000 vs the read floor)
+#             --gen-tokens 16 --rounds 15 --decode-only (decode at depth 2000 vs the read floor)
 #   depth vs llama.cpp: GOMAXPROCS=2 inferscope bench --shape '' --model SMOLLM2_DIR --depth 2000
 #             --prompt-tokens 16 --gen-tokens 16 --rounds 3 --decode-only --probe-bytes 0, with
 #             --kv-cache f16 (llama.cpp's default cache type, which its llama-bench cannot set to f32)
@@ -51,7 +51,7 @@ for r in $(seq 1 "$rounds"); do
 	mkdir -p "$d"
 	cut -d' ' -f1 /proc/loadavg >"$d/load.txt"
 	GOMAXPROCS=2 "$bin" bench --shape '' --model default --gen-tokens 250 --probe-bytes 0 --rounds 5 >"$d/lab.json"
-	GOMAXPROCS=2 "$bin" bench --shape smollm2-135M --depth 2000 --prompt-tokens 16 --gen-tokens 16 --rounds 5 \
+	GOMAXPROCS=2 "$bin" bench --shape smollm2-135M --depth 2000 --prompt-tokens 16 --gen-tokens 16 --rounds 15 \
 		--decode-only >"$d/depth.json"
 	for kv in f16 f32; do
 		GOMAXPROCS=2 "$bin" bench --shape '' --model "$keep/smollm2" --depth 2000 --prompt-tokens 16 --gen-tokens 16 \
