@@ -31,7 +31,7 @@ func TestFMA32(t *testing.T) {
 		{float32(math.Ldexp(1+0x1p-23, -12)), float32(math.Ldexp(1-0x1p-23, -12)), 1 + 0x1p-23},
 		{float32(math.Ldexp(1+0x1p-23, -12)), float32(math.Ldexp(1+0x1p-23, -12)), 1},
 		{-float32(math.Ldexp(1+0x1p-23, -12)), float32(math.Ldexp(1-0x1p-23, -12)), -(1 + 0x1p-23)},
-		{1, 1, -1}, {0, -1, 0}, {-0.0, 1, 0}, {3, 5, 7},
+		{1, 1, -1}, {0, -1, 0}, {float32(math.Copysign(0, -1)), 1, 0}, {3, 5, 7},
 		{math.MaxFloat32, 2, -math.MaxFloat32}, {math.MaxFloat32, 2, 0},
 		{0x1p-149, 0.5, 0}, {0x1p-149, 0.5, 0x1p-149}, {0x1p-126, 0x1p-20, -0x1p-149},
 		{float32(math.Inf(1)), 1, 2}, {float32(math.NaN()), 1, 2},
