@@ -71,8 +71,9 @@ func expAtt(x float32) float32 {
 type attnKernels struct {
 	name string
 	// scores sets s[g·lds+p] = dot16(q_g, k_p)·scale for g < G, p < n, where
-	// q_g = q[g·hd:] and k_p = k[p·ldk:]; v is where the same positions'
-	// values start (stride ldk), which a kernel may prefetch for wsum.
+	// q_g = q[g·hd:] and k_p = k[p·ldk:]; v is rows (stride ldk) that a
+	// kernel may prefetch meanwhile, n of them: the same positions' values
+	// for wsum, or the next block's keys (blockHeads).
 	scores func(s []float32, lds int, q, k, v []float32, ldk, n, hd, G int, scale float32)
 	// softmax replaces s by e_p = expAtt(s_p − m) and returns m = max s_p
 	// and l = Σ e_p (16 lanes, sum16); len(s) ≥ 1.
@@ -80,8 +81,8 @@ type attnKernels struct {
 	// wsum sets o[g·ldo+j] = Σ_p e[g·lde+p]·v[p·ldv+j] (position order) for
 	// g < G, j < hd, p < n, or with acc adds those terms to o, one after
 	// another in the same order (a sum that goes on over a second run of
-	// rows); pk and pv (maybe empty) are where the next block's keys and
-	// values start (stride ldv), which a kernel may prefetch meanwhile.
+	// rows); pk and pv (either maybe empty) are where the next block's keys
+	// and values start (stride ldv), which a kernel may prefetch meanwhile.
 	wsum func(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int, acc bool, pk, pv []float32)
 }
 
@@ -300,7 +301,7 @@ func (w *attnWork) rows(wk, lo, hi int) {
 		}
 		first, n := w.visible(r)
 		for b := 0; b*attnBlock < n-first; b++ {
-			w.block(wk, sl, r, b, true)
+			w.block(wk, sl, r, b, true, b > 0)
 		}
 		w.combine(sl, r)
 	}
@@ -319,7 +320,9 @@ func (w *attnWork) blocks(wk, lo, hi int) {
 		}
 		// the next block is prefetched only when this worker runs it (the
 		// next worker's first block would be read twice, once for nothing)
-		w.block(wk, &w.a.attn.slots[r], r, it-b0, it+1 < hi)
+		// a block after this worker's previous one of the same row: that
+		// block's sums fetched its rows (warm)
+		w.block(wk, &w.a.attn.slots[r], r, it-b0, it+1 < hi, it > lo && it > b0)
 	}
 }
 
@@ -351,20 +354,20 @@ func (w *attnWork) visible(r int) (first, n int) {
 // head go together, so its rows are read once. The rows come in up to
 // three runs (kvRuns: a ring's wrap, this pass's rows); the weighted sum
 // goes on across them in position order.
-func (w *attnWork) block(wk int, sl *attnSlot, r, b int, pfNext bool) {
-	w.blockHeads(wk, sl, r, b, 0, w.c.NKVHeads, pfNext)
+func (w *attnWork) block(wk int, sl *attnSlot, r, b int, pfNext, warm bool) {
+	w.blockHeads(wk, sl, r, b, 0, w.c.NKVHeads, pfNext, warm)
 }
 
 // heads is a worker's share of key/value heads [lo, hi) of the one block
 // of a pass's one row (attend's split of a short decode step).
 func (w *attnWork) heads(wk, lo, hi int) {
-	w.blockHeads(wk, &w.a.attn.slots[0], 0, 0, lo, hi, false)
+	w.blockHeads(wk, &w.a.attn.slots[0], 0, 0, lo, hi, false, false)
 }
 
 // blockHeads is block for key/value heads kv0..kv1−1 (and their query
 // heads) only: each head's scores, softmax and weighted sum are its own,
 // so a block computed in several parts has the bits it has in one.
-func (w *attnWork) blockHeads(wk int, sl *attnSlot, r, b, kv0, kv1 int, pfNext bool) {
+func (w *attnWork) blockHeads(wk int, sl *attnSlot, r, b, kv0, kv1 int, pfNext, warm bool) {
 	c := w.c
 	H, hd, kvd, qd := c.NHeads, c.HeadDim, c.KVDim(), c.QDim()
 	G := H / c.NKVHeads
@@ -382,6 +385,17 @@ func (w *attnWork) blockHeads(wk int, sl *attnSlot, r, b, kv0, kv1 int, pfNext b
 		sc := sl.s[h0*sl.ld+p0:]
 		runs, nr := s.kvRuns(w.l, first, n-1, kvh*hd, kvd, w.a.k, w.a.v)
 		qg := q[h0*hd : (h0+G)*hd]
+		// the next block's rows in the same run, fetched while this block
+		// computes: a block after this worker's previous one (warm: that
+		// block's weighted sums fetched its rows) has the scores fetch the
+		// next keys and the weighted sums the next values, so the reads
+		// run through the whole block; a worker's first block has its
+		// scores fetch its own values and its sums both of the next rows
+		var nextK, nextV []float32
+		if p1 := p0 + attnBlock; nr == 1 && runs[0].k16 == nil && pfNext && p1 < runs[0].n {
+			nextK, nextV = runs[0].k[p1*kvd:], runs[0].v[p1*kvd:]
+		}
+		keysEarly := warm && len(nextK) > (nb-1)*kvd
 		for _, ru := range runs[:nr] { // scores of the block's positions in each run
 			lo, hi := max(p0, ru.i), min(p0+nb, ru.i+ru.n)
 			if lo >= hi {
@@ -389,7 +403,11 @@ func (w *attnWork) blockHeads(wk int, sl *attnSlot, r, b, kv0, kv1 int, pfNext b
 			}
 			if ru.k16 == nil {
 				o := (lo - ru.i) * kvd
-				w.ak.scores(sc[lo-p0:], sl.ld, qg, ru.k[o:], ru.v[o:], kvd, hi-lo, hd, G, w.scale)
+				pf := ru.v[o:] // this block's values, for the weighted sum
+				if keysEarly {
+					pf = nextK
+				}
+				w.ak.scores(sc[lo-p0:], sl.ld, qg, ru.k[o:], pf, kvd, hi-lo, hd, G, w.scale)
 				continue
 			}
 			// a 16-bit cache's rows widened (exactly) a chunk at a time
@@ -430,13 +448,11 @@ func (w *attnWork) blockHeads(wk int, sl *attnSlot, r, b, kv0, kv1 int, pfNext b
 				}
 				continue
 			}
-			var pk, pv []float32 // the next block's rows in the same run, to prefetch
-			if nr == 1 && pfNext {
-				if p1 := p0 + attnBlock; p1 < ru.n {
-					pk, pv = ru.k[p1*kvd:], ru.v[p1*kvd:]
-				}
+			pk := nextK
+			if keysEarly {
+				pk = nil
 			}
-			w.ak.wsum(o, sl.nb*hd, sc[lo-p0:], sl.ld, ru.v[(lo-ru.i)*kvd:], kvd, hi-lo, hd, G, acc, pk, pv)
+			w.ak.wsum(o, sl.nb*hd, sc[lo-p0:], sl.ld, ru.v[(lo-ru.i)*kvd:], kvd, hi-lo, hd, G, acc, pk, nextV)
 			acc = true
 		}
 	}

@@ -113,8 +113,11 @@ func attnWsumAVX512w(o []float32, ldo int, e []float32, lde int, v []float32, ld
 		for j := 0; j < hd; j += 64 {
 			w := uint(min(64, hd-j))
 			k, vv := &v[j], &v[j] // nothing to prefetch: rows just read
-			if g == 0 && len(pk) > j && len(pv) > j {
-				k, vv = &pk[j], &pv[j]
+			if g == 0 && len(pk) > j {
+				k = &pk[j]
+			}
+			if g == 0 && len(pv) > j {
+				vv = &pv[j]
 			}
 			attnWsumAVX512(&o[g*ldo+j], ldo, &e[g*lde], lde, &v[j], ldv, n, 1<<w-1, min(4, G-g), k, vv, a)
 		}
