@@ -319,9 +319,9 @@ func (w *attnWork) blocks(wk, lo, hi int) {
 			first, n = w.visible(r)
 		}
 		// the next block is prefetched only when this worker runs it (the
-		// next worker's first block would be read twice, once for nothing)
-		// a block after this worker's previous one of the same row: that
-		// block's sums fetched its rows (warm)
+		// next worker's first block would be read twice, once for nothing);
+		// a block after this worker's previous one of the same row is warm:
+		// that block fetched its rows
 		w.block(wk, &w.a.attn.slots[r], r, it-b0, it+1 < hi, it > lo && it > b0)
 	}
 }
