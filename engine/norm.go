@@ -69,7 +69,6 @@ func layernorm(out, x, g, b []float32, T, d int, eps float32) {
 // is one dependent add after another (4 cycles each), which made the norms
 // of a decode step a third of the time the other thread waited between
 // regions. Every square is rounded before its add (no FMA) in every path.
-
 // The SIMD loops (norm_amd64.s, where normSIMD) take a multiple of 16
 // values for the sums and of 8 for the scalings; the Go loops do the rest.
 
