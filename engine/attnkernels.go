@@ -84,9 +84,12 @@ type attnKernels struct {
 	// rows); pk and pv (either maybe empty) are where the next block's keys
 	// and values start (stride ldv), which a kernel may prefetch meanwhile.
 	wsum func(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int, acc bool, pk, pv []float32)
+	// mix sets out[j] = Σ_b cs[b]·os[b·len(out)+j], from 0 in block order,
+	// each product rounded on its own (attnmix.go); len(cs) ≥ 1.
+	mix func(out, os, cs []float32)
 }
 
-var goAttn = attnKernels{name: "go", scores: attnScoresGo, softmax: attnSoftmaxGo, wsum: attnWsumGo}
+var goAttn = attnKernels{name: "go", scores: attnScoresGo, softmax: attnSoftmaxGo, wsum: attnWsumGo, mix: attnMixGo}
 
 // attnSIMD maps a SIMD kernel set's name to its attention kernels (set by
 // the architecture file).
@@ -469,25 +472,16 @@ func (w *attnWork) combine(sl *attnSlot, r int) {
 	nblk := (m + attnBlock - 1) / attnBlock
 	for h := range H {
 		out := w.a.ao[r*qd+h*hd : r*qd+(h+1)*hd]
-		ms, ls := sl.cm[:nblk], sl.cl[:nblk]
+		cs, ls := sl.cm[:nblk], sl.cl[:nblk]
 		for b := range nblk {
-			ms[b], ls[b] = sl.m[sl.ml(h, b)], sl.l[sl.ml(h, b)]
+			cs[b], ls[b] = sl.m[sl.ml(h, b)], sl.l[sl.ml(h, b)]
 		}
-		os := sl.o[h*sl.nb*hd:]
-		sum := attnCombine(out, os, ms, ls, hd)
+		sum := attnCombine(w.ak, out, sl.o[h*sl.nb*hd:], cs, ls)
 		if wt := s.rec.weights(r-s.r0, h, n); wt != nil {
 			clear(wt[:first])
 			wt = wt[first:]
 			e := sl.s[h*sl.ld : h*sl.ld+m]
-			M := ms[0]
-			for _, m := range ms[1:] {
-				M = max(M, m)
-			}
-			for b := range nblk {
-				cb := float32(1)
-				if nblk > 1 {
-					cb = expAtt(ms[b] - M)
-				}
+			for b, cb := range cs {
 				lo, hi := b*attnBlock, min(m, (b+1)*attnBlock)
 				scaleDiv(wt[lo:hi], e[lo:hi], cb, sum)
 			}
@@ -496,26 +490,22 @@ func (w *attnWork) combine(sl *attnSlot, r int) {
 }
 
 // attnCombine sets out = (Σ_b c_b·o_b) / Σ_b c_b·l_b over the blocks of one
-// head (o_b = os[b·hd:]) and returns the denominator.
-func attnCombine(out, os, ms, ls []float32, hd int) float32 {
+// head (o_b = os[b·hd:], hd = len(out)), replacing ms (each block's m_b) by
+// c_b = expAtt(m_b − M), M = max m_b (1 for a lone block: ak's softmax
+// computes exactly these), and returns the denominator.
+func attnCombine(ak *attnKernels, out, os, ms, ls []float32) float32 {
 	if len(ms) == 1 {
+		ms[0] = 1
 		l := ls[0]
-		scaleDiv(out, os[:hd], 1, l) // x·1 is x: x / l
+		scaleDiv(out, os[:len(out)], 1, l) // x·1 is x: x / l
 		return l
 	}
-	M := ms[0]
-	for _, m := range ms[1:] {
-		M = max(M, m)
-	}
-	clear(out)
+	ak.softmax(ms)
 	var sum float32
-	for b, m := range ms {
-		cb := expAtt(m - M)
-		sum += float32(cb * ls[b])
-		for j, x := range os[b*hd : (b+1)*hd] {
-			out[j] += float32(cb * x)
-		}
+	for b, c := range ms {
+		sum += float32(c * ls[b])
 	}
+	ak.mix(out, os, ms)
 	scaleDiv(out, out, 1, sum)
 	return sum
 }

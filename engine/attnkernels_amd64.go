@@ -26,13 +26,16 @@ func attnSoftmaxAVX2(s *float32, n int) (m, l float32)
 //go:noescape
 func attnWsumAVX2(o *float32, ldo int, e *float32, lde int, v *float32, ldv, n, cols, heads, acc int)
 
+//go:noescape
+func attnMixAVX2(out, os, cs *float32, nb, hd, n int)
+
 func init() {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
 		return
 	}
-	attnSIMD["avx2-fma"] = &attnKernels{name: "avx2", scores: attnScoresAVX2w, softmax: attnSoftmaxAVX2w, wsum: attnWsumAVX2w}
+	attnSIMD["avx2-fma"] = &attnKernels{name: "avx2", scores: attnScoresAVX2w, softmax: attnSoftmaxAVX2w, wsum: attnWsumAVX2w, mix: attnMixAVX2w}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL {
-		attnSIMD["avx512"] = &attnKernels{name: "avx512", scores: attnScoresAVX512w, softmax: attnSoftmaxAVX512w, wsum: attnWsumAVX512w}
+		attnSIMD["avx512"] = &attnKernels{name: "avx512", scores: attnScoresAVX512w, softmax: attnSoftmaxAVX512w, wsum: attnWsumAVX512w, mix: attnMixAVX2w}
 	}
 }
 
@@ -136,4 +139,18 @@ func attnWsumAVX2w(o []float32, ldo int, e []float32, lde int, v []float32, ldv,
 			attnWsumAVX2(&o[g*ldo+j], ldo, &e[g*lde], lde, &v[j], ldv, n, min(16, hd-j), min(4, G-g), a)
 		}
 	}
+}
+
+// attnMixAVX2w runs the kernel on the columns in whole groups of 8 (the
+// AVX-512 set too: a combine's rows are short) and Go on the rest.
+func attnMixAVX2w(out, os, cs []float32) {
+	hd := len(out)
+	if len(cs) == 0 || len(os) < len(cs)*hd {
+		panic("engine: attention mix: bad shape")
+	}
+	n := hd &^ 7
+	if n > 0 {
+		attnMixAVX2(&out[0], &os[0], &cs[0], len(cs), hd, n)
+	}
+	attnMixCols(out, os, cs, n)
 }

@@ -1022,3 +1022,75 @@ w2store:
 w2done:
 	VZEROUPPER
 	RET
+
+
+// func attnMixAVX2(out, os, cs *float32, nb, hd, n int)
+//
+// out[j] = Σ_b cs[b]·os[b·hd+j] for j < n (a multiple of 8), from 0 in
+// block order, VMULPS then VADDPS (each rounded, as the Go loop): 32
+// columns at a time, then 8.
+TEXT ·attnMixAVX2(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ os+8(FP), SI
+	MOVQ cs+16(FP), DX
+	MOVQ nb+24(FP), CX
+	MOVQ hd+32(FP), R8
+	SHLQ $2, R8           // a row's stride in bytes
+	MOVQ n+40(FP), R10
+	SHLQ $2, R10          // the columns' bytes
+	XORQ R9, R9           // column j, in bytes
+
+wide:
+	LEAQ 128(R9), R11
+	CMPQ R11, R10
+	JGT  narrow
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	LEAQ (SI)(R9*1), R12  // &os[j]
+	XORQ R13, R13         // block b
+
+wideloop:
+	VBROADCASTSS (DX)(R13*4), Y15
+	VMULPS (R12), Y15, Y4
+	VMULPS 32(R12), Y15, Y5
+	VMULPS 64(R12), Y15, Y6
+	VMULPS 96(R12), Y15, Y7
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	ADDQ R8, R12
+	INCQ R13
+	CMPQ R13, CX
+	JLT  wideloop
+	VMOVUPS Y0, (DI)(R9*1)
+	VMOVUPS Y1, 32(DI)(R9*1)
+	VMOVUPS Y2, 64(DI)(R9*1)
+	VMOVUPS Y3, 96(DI)(R9*1)
+	MOVQ R11, R9
+	JMP  wide
+
+narrow:
+	CMPQ R9, R10
+	JGE  done
+	VXORPS Y0, Y0, Y0
+	LEAQ (SI)(R9*1), R12
+	XORQ R13, R13
+
+narrowloop:
+	VBROADCASTSS (DX)(R13*4), Y15
+	VMULPS (R12), Y15, Y4
+	VADDPS Y4, Y0, Y0
+	ADDQ R8, R12
+	INCQ R13
+	CMPQ R13, CX
+	JLT  narrowloop
+	VMOVUPS Y0, (DI)(R9*1)
+	ADDQ $32, R9
+	JMP  narrow
+
+done:
+	VZEROUPPER
+	RET

@@ -149,6 +149,56 @@ func TestAttnSoftmaxEdges(t *testing.T) {
 	}
 }
 
+// TestAttnMixBitExact: the combine's weighted sum of block results, every
+// path against the Go loop bit for bit, and the Go loop against a sum of
+// float32 products added in block order (its definition), on every column
+// count around the SIMD widths, with zeros of both signs, subnormals,
+// infinities, a NaN and products that overflow.
+func TestAttnMixBitExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 2))
+	specials := []float32{0, float32(math.Copysign(0, -1)), 1e-40, -3e-39, float32(math.Inf(1)),
+		float32(math.Inf(-1)), float32(math.NaN()), math.MaxFloat32, -math.MaxFloat32}
+	for _, hd := range []int{1, 5, 7, 8, 9, 15, 16, 24, 31, 32, 33, 40, 64, 100, 128, 200} {
+		for _, nb := range []int{1, 2, 3, 8, 9} {
+			for _, special := range []bool{false, true} {
+				os := randVec(r, nb*hd+3) // a longer os than its rows: only the rows are read
+				cs := make([]float32, nb)
+				for b := range cs {
+					cs[b] = float32(r.Float64())
+				}
+				cs[r.IntN(nb)] = 1
+				if special {
+					for i := range os {
+						if r.IntN(4) == 0 {
+							os[i] = specials[r.IntN(len(specials))]
+						}
+					}
+					cs[0] = 2 // MaxFloat32·2 overflows
+				}
+				want := make([]float32, hd)
+				for j := range want {
+					var a float32
+					for b := range nb {
+						p := cs[b] * os[b*hd+j]
+						a = a + p
+					}
+					want[j] = a
+				}
+				for _, ak := range attnPaths() {
+					got := make([]float32, hd)
+					for j := range got {
+						got[j] = 42 // every column written
+					}
+					ak.mix(got, os, cs)
+					if i := bitsEqual(got, want); i >= 0 {
+						t.Fatalf("%s hd %d nb %d special %v: out[%d] = %v, want %v", ak.name, hd, nb, special, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestExpAtt: within 2 ulp of float64 e^x on (−87.33654, 0], 0 below, NaN
 // stays NaN, e^0 = 1.
 func TestExpAtt(t *testing.T) {
