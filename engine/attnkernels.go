@@ -67,13 +67,14 @@ func expAtt(x float32) float32 {
 	return p * math.Float32frombits(uint32(int32(k)+127)<<23)
 }
 
-// attnKernels is one implementation of the three block kernels.
+// attnKernels is one implementation of the three block kernels and the
+// combine's weighted sum.
 type attnKernels struct {
 	name string
 	// scores sets s[g·lds+p] = dot16(q_g, k_p)·scale for g < G, p < n, where
 	// q_g = q[g·hd:] and k_p = k[p·ldk:]; v is rows (stride ldk) that a
 	// kernel may prefetch meanwhile, n of them: the same positions' values
-	// for wsum, or the next block's keys (blockHeads).
+	// for wsum, or the next head's keys (blockHeads).
 	scores func(s []float32, lds int, q, k, v []float32, ldk, n, hd, G int, scale float32)
 	// softmax replaces s by e_p = expAtt(s_p − m) and returns m = max s_p
 	// and l = Σ e_p (16 lanes, sum16); len(s) ≥ 1.
@@ -81,7 +82,7 @@ type attnKernels struct {
 	// wsum sets o[g·ldo+j] = Σ_p e[g·lde+p]·v[p·ldv+j] (position order) for
 	// g < G, j < hd, p < n, or with acc adds those terms to o, one after
 	// another in the same order (a sum that goes on over a second run of
-	// rows); pk and pv (either maybe empty) are where the next block's keys
+	// rows); pk and pv (either maybe empty) are where the next head's keys
 	// and values start (stride ldv), which a kernel may prefetch meanwhile.
 	wsum func(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n, hd, G int, acc bool, pk, pv []float32)
 	// mix sets out[j] = Σ_b cs[b]·os[b·len(out)+j], from 0 in block order,

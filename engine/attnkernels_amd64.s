@@ -431,8 +431,8 @@ smsum:
 // o[h·ldo+j] = Σ_{p<n} e[h·lde+p]·v[p·ldv+j] in position order, for h < g (1 to 4) and the
 // columns j < 64 whose bits are set in mask (a run from bit 0); n ≥ 1; with acc ≠ 0 the sums
 // start from o's values instead of 0. With each position it prefetches (into L2) the first
-// 256 bytes of a row of pk and of pv (stride ldv): the next block's keys and values, read
-// while this block computes.
+// 256 bytes of a row of pk and of pv (stride ldv): the next head's keys and values, read
+// while this head computes.
 TEXT ·attnWsumAVX512(SB), NOSPLIT, $0-96
 	MOVQ mask+56(FP), AX
 	KMOVW AX, K1
@@ -1023,7 +1023,6 @@ w2done:
 	VZEROUPPER
 	RET
 
-
 // func attnMixAVX2(out, os, cs *float32, nb, hd, n int)
 //
 // out[j] = Σ_b cs[b]·os[b·hd+j] for j < n (a multiple of 8), from 0 in
@@ -1040,10 +1039,10 @@ TEXT ·attnMixAVX2(SB), NOSPLIT, $0-48
 	SHLQ $2, R10          // the columns' bytes
 	XORQ R9, R9           // column j, in bytes
 
-wide:
+mixwide:
 	LEAQ 128(R9), R11
 	CMPQ R11, R10
-	JGT  narrow
+	JGT  mixnarrow
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -1051,7 +1050,7 @@ wide:
 	LEAQ (SI)(R9*1), R12  // &os[j]
 	XORQ R13, R13         // block b
 
-wideloop:
+mixwideloop:
 	VBROADCASTSS (DX)(R13*4), Y15
 	VMULPS (R12), Y15, Y4
 	VMULPS 32(R12), Y15, Y5
@@ -1064,33 +1063,33 @@ wideloop:
 	ADDQ R8, R12
 	INCQ R13
 	CMPQ R13, CX
-	JLT  wideloop
+	JLT  mixwideloop
 	VMOVUPS Y0, (DI)(R9*1)
 	VMOVUPS Y1, 32(DI)(R9*1)
 	VMOVUPS Y2, 64(DI)(R9*1)
 	VMOVUPS Y3, 96(DI)(R9*1)
 	MOVQ R11, R9
-	JMP  wide
+	JMP  mixwide
 
-narrow:
+mixnarrow:
 	CMPQ R9, R10
-	JGE  done
+	JGE  mixdone
 	VXORPS Y0, Y0, Y0
 	LEAQ (SI)(R9*1), R12
 	XORQ R13, R13
 
-narrowloop:
+mixnarrowloop:
 	VBROADCASTSS (DX)(R13*4), Y15
 	VMULPS (R12), Y15, Y4
 	VADDPS Y4, Y0, Y0
 	ADDQ R8, R12
 	INCQ R13
 	CMPQ R13, CX
-	JLT  narrowloop
+	JLT  mixnarrowloop
 	VMOVUPS Y0, (DI)(R9*1)
 	ADDQ $32, R9
-	JMP  narrow
+	JMP  mixnarrow
 
-done:
+mixdone:
 	VZEROUPPER
 	RET
