@@ -252,7 +252,7 @@ func (a *acts) attend(c Config, p *pass, l int) {
 		}
 		for i := range sc.wide {
 			if len(sc.wide[i]) < attnWideRows*hd {
-				sc.wide[i] = make([]float32, attnWideRows*hd)
+				sc.wide[i] = workerBuf(attnWideRows * hd)
 			}
 		}
 	}

@@ -165,7 +165,7 @@ func (sc *attnScratch) growTiles(G, hd int, wide bool) {
 			ts.q, ts.s, ts.o = make([]float32, Q*hd), make([]float32, Q*attnBlock), make([]float32, Q*hd)
 		}
 		if wide && len(ts.kw) < attnBlock*hd {
-			ts.kw, ts.vw = make([]float32, attnBlock*hd), make([]float32, attnBlock*hd)
+			ts.kw, ts.vw = workerBuf(attnBlock*hd), workerBuf(attnBlock*hd)
 		}
 	}
 }
