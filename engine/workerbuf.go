@@ -13,7 +13,8 @@ package engine
 const workerGuard = 2048
 
 // workerBuf returns n zeroed float32s with workerGuard unused ones on each
-// side (never touched, so never resident).
+// side. The engine never touches the guards; they take resident memory only
+// where the allocator zeroes reused pages (at most 16 KiB a buffer).
 func workerBuf(n int) []float32 {
 	b := make([]float32, n+2*workerGuard)
 	return b[workerGuard : workerGuard+n : workerGuard+n]
