@@ -23,6 +23,10 @@ type simdKernels struct {
 	// matvec is MatVec over the first n32·32 values of each row (F32/F16/BF16)
 	// or over whole rows (block types); it reports false for a type it lacks.
 	matvec func(t Type, out []float32, w []byte, rowBytes int, x []float32, rows, cols int) bool
+	// matmat is MatMat for the types whose kernels factor the sum (Q4_K on
+	// AVX-512) and so cannot share the dequantizing path below; it reports
+	// false for any other type (nil: none).
+	matmat func(t Type, outs [][]float32, w []byte, rb int, xs [][]float32, rows, cols int) bool
 	// dotAcc adds w[i]·x[i] to lane i mod 32 of acc (fused), len(w) a multiple of 32.
 	dotAcc func(acc *[32]float32, w, x []float32)
 	// dotAcc3 is dotAcc for three inputs at once (nil: none), each result
@@ -298,6 +302,9 @@ func matMat(t Type, outs [][]float32, w []byte, xs [][]float32, rows, cols int, 
 	}
 	if len(xs) == 1 {
 		matVec(t, outs[0], w, rb, xs[0], rows, cols)
+		return
+	}
+	if useSIMD && simd.matmat != nil && simd.matmat(t, outs, w, rb, xs, rows, cols) {
 		return
 	}
 	n := len(xs)

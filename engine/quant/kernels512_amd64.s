@@ -375,6 +375,426 @@ q4kzblk:
 	VZEROUPPER
 	RET
 
+// ---- Q4_K, factored (matvecQ4_KFactAVX512, q4kUnpack4AVX512,
+// mmQ4_KFactAVX512; q4kfact_amd64.go describes the sums and xp's layout).
+// A 64-byte load of qs at byte offset o (0…3) puts byte 4i+o in the low
+// byte of lane i: lanes 0–7 from the first 32 bytes (sub-blocks 4c, 4c+1
+// of chunk c), lanes 8–15 from the next 32 (4c+2, 4c+3). VPERMPS of
+// q4kiota reads an index's low four bits, so the low nibble needs no mask
+// and the high one a shift; each q becomes the float32 q exactly. ----
+
+// q4kpidx: VPERMPS indexes from the eight d·sc_j to chunk c's S vectors:
+// (sc0×8, sc2×8), (sc1×8, sc3×8), (sc4×8, sc6×8), (sc5×8, sc7×8).
+DATA q4kpidx<>+0(SB)/8, $0x0000000000000000
+DATA q4kpidx<>+8(SB)/8, $0x0000000000000000
+DATA q4kpidx<>+16(SB)/8, $0x0000000000000000
+DATA q4kpidx<>+24(SB)/8, $0x0000000000000000
+DATA q4kpidx<>+32(SB)/8, $0x0000000200000002
+DATA q4kpidx<>+40(SB)/8, $0x0000000200000002
+DATA q4kpidx<>+48(SB)/8, $0x0000000200000002
+DATA q4kpidx<>+56(SB)/8, $0x0000000200000002
+DATA q4kpidx<>+64(SB)/8, $0x0000000100000001
+DATA q4kpidx<>+72(SB)/8, $0x0000000100000001
+DATA q4kpidx<>+80(SB)/8, $0x0000000100000001
+DATA q4kpidx<>+88(SB)/8, $0x0000000100000001
+DATA q4kpidx<>+96(SB)/8, $0x0000000300000003
+DATA q4kpidx<>+104(SB)/8, $0x0000000300000003
+DATA q4kpidx<>+112(SB)/8, $0x0000000300000003
+DATA q4kpidx<>+120(SB)/8, $0x0000000300000003
+DATA q4kpidx<>+128(SB)/8, $0x0000000400000004
+DATA q4kpidx<>+136(SB)/8, $0x0000000400000004
+DATA q4kpidx<>+144(SB)/8, $0x0000000400000004
+DATA q4kpidx<>+152(SB)/8, $0x0000000400000004
+DATA q4kpidx<>+160(SB)/8, $0x0000000600000006
+DATA q4kpidx<>+168(SB)/8, $0x0000000600000006
+DATA q4kpidx<>+176(SB)/8, $0x0000000600000006
+DATA q4kpidx<>+184(SB)/8, $0x0000000600000006
+DATA q4kpidx<>+192(SB)/8, $0x0000000500000005
+DATA q4kpidx<>+200(SB)/8, $0x0000000500000005
+DATA q4kpidx<>+208(SB)/8, $0x0000000500000005
+DATA q4kpidx<>+216(SB)/8, $0x0000000500000005
+DATA q4kpidx<>+224(SB)/8, $0x0000000700000007
+DATA q4kpidx<>+232(SB)/8, $0x0000000700000007
+DATA q4kpidx<>+240(SB)/8, $0x0000000700000007
+DATA q4kpidx<>+248(SB)/8, $0x0000000700000007
+GLOBL q4kpidx<>(SB), RODATA|NOPTR, $256
+
+#define Q4KFLOADIDX \
+	MOVQ $q4kiota<>(SB), AX; \
+	VMOVUPS (AX), Z13; \
+	MOVQ $q4kpidx<>(SB), AX; \
+	VMOVUPS (AX), Z24; \
+	VMOVUPS 64(AX), Z25; \
+	VMOVUPS 128(AX), Z26; \
+	VMOVUPS 192(AX), Z27
+
+// FCHUNK(p, b, c, tot): chunk c (qs bytes 64c…64c+63) of the row at p,
+// whose d·sc_j are at b(SP): A_lo = Σ_o q_lo[o]·xp (a multiply, then three
+// fused multiply-adds, o = 0…3), A_hi likewise, then tot += A_lo·S_lo and
+// tot += A_hi·S_hi (fused).
+#define FCHUNK(p, b, c, ilo, ihi, tot) \
+	VMOVUPS (b)(SP), Y20; \
+	VPERMPS Z20, ilo, Z21; \
+	VPERMPS Z20, ihi, Z22; \
+	VMOVDQU32 (16+64*(c))(p), Z16; \
+	VMOVDQU32 (17+64*(c))(p), Z17; \
+	VMOVDQU32 (18+64*(c))(p), Z18; \
+	VMOVDQU32 (19+64*(c))(p), Z19; \
+	VPERMPS Z13, Z16, Z28; \
+	VMULPS (512*(c)+0)(R10), Z28, Z8; \
+	VPERMPS Z13, Z17, Z29; \
+	VFMADD231PS (512*(c)+128)(R10), Z29, Z8; \
+	VPERMPS Z13, Z18, Z28; \
+	VFMADD231PS (512*(c)+256)(R10), Z28, Z8; \
+	VPERMPS Z13, Z19, Z29; \
+	VFMADD231PS (512*(c)+384)(R10), Z29, Z8; \
+	VPSRLD $4, Z16, Z16; \
+	VPSRLD $4, Z17, Z17; \
+	VPSRLD $4, Z18, Z18; \
+	VPSRLD $4, Z19, Z19; \
+	VPERMPS Z13, Z16, Z28; \
+	VMULPS (512*(c)+64)(R10), Z28, Z9; \
+	VPERMPS Z13, Z17, Z29; \
+	VFMADD231PS (512*(c)+192)(R10), Z29, Z9; \
+	VPERMPS Z13, Z18, Z28; \
+	VFMADD231PS (512*(c)+320)(R10), Z28, Z9; \
+	VPERMPS Z13, Z19, Z29; \
+	VFMADD231PS (512*(c)+448)(R10), Z29, Z9; \
+	VFMADD231PS Z21, Z8, tot; \
+	VFMADD231PS Z22, Z9, tot
+
+// FROW(p, b, tot, macc): one super-block of the row at p: both chunks, then
+// macc −= dmin·m ⊙ SX (eight lanes, fused).
+#define FROW(p, b, tot, macc) \
+	FCHUNK(p, b, 0, Z24, Z25, tot); \
+	FCHUNK(p, b, 1, Z26, Z27, tot); \
+	VMOVUPS (b+32)(SP), Y20; \
+	VFNMADD231PS 1024(R10), Y20, macc
+
+// func matvecQ4_KFactAVX512(out *float32, w *byte, rowBytes int, xp *float32, rows int, n int)
+// rows a positive multiple of 4 (rowBytes 0 runs one row four times), n ≥ 1
+// super-blocks a row, xp the input prepared by q4kPrep (272 floats a
+// super-block). Reads up to 3 bytes past each row's last block.
+TEXT ·matvecQ4_KFactAVX512(SB), $320-48
+	PROLOGUE4
+	Q4KFLOADIDX
+q4kfz4:
+	ROWS4_START
+q4kfblk:
+	PF4(0)
+	PF4(64)
+	PF4(128)
+	KSC4
+	FROW(R9, 0, Z0, Y4)
+	FROW(R12, 80, Z1, Y5)
+	FROW(R13, 160, Z2, Y6)
+	FROW(R14, 240, Z3, Y7)
+	ADDQ $144, R9
+	ADDQ $144, R12
+	ADDQ $144, R13
+	ADDQ $144, R14
+	ADDQ $1088, R10
+	DECQ R11
+	JNZ  q4kfblk
+	RED(Z0, Z4, Y0, Y4, X0, X4, 0)
+	RED(Z1, Z5, Y1, Y5, X1, X5, 4)
+	RED(Z2, Z6, Y2, Y6, X2, X6, 8)
+	RED(Z3, Z7, Y3, Y7, X3, X7, 12)
+	ADDQ $16, DI
+	LEAQ (SI)(R8*4), SI
+	SUBQ $4, CX
+	JNZ  q4kfz4
+	VZEROUPPER
+	RET
+
+// UNROW(p, b, d): row p's super-block (d·sc_j at b(SP), dmin·m_j at
+// b+32(SP)) into the 1344 bytes at d: the 16 q vectors at 64(8c+2o+h),
+// S_lo(c), S_hi(c) at 1024+128c and +64, dmin·m_j at 1280 (the values
+// matvecQ4_KFactAVX512 computes in registers).
+#define UNCHUNK(p, d, c) \
+	VMOVDQU32 (16+64*(c))(p), Z16; \
+	VMOVDQU32 (17+64*(c))(p), Z17; \
+	VMOVDQU32 (18+64*(c))(p), Z18; \
+	VMOVDQU32 (19+64*(c))(p), Z19; \
+	VPERMPS Z13, Z16, Z28; \
+	VMOVUPS Z28, (512*(c)+0)(d); \
+	VPERMPS Z13, Z17, Z29; \
+	VMOVUPS Z29, (512*(c)+128)(d); \
+	VPERMPS Z13, Z18, Z28; \
+	VMOVUPS Z28, (512*(c)+256)(d); \
+	VPERMPS Z13, Z19, Z29; \
+	VMOVUPS Z29, (512*(c)+384)(d); \
+	VPSRLD $4, Z16, Z16; \
+	VPSRLD $4, Z17, Z17; \
+	VPSRLD $4, Z18, Z18; \
+	VPSRLD $4, Z19, Z19; \
+	VPERMPS Z13, Z16, Z28; \
+	VMOVUPS Z28, (512*(c)+64)(d); \
+	VPERMPS Z13, Z17, Z29; \
+	VMOVUPS Z29, (512*(c)+192)(d); \
+	VPERMPS Z13, Z18, Z28; \
+	VMOVUPS Z28, (512*(c)+320)(d); \
+	VPERMPS Z13, Z19, Z29; \
+	VMOVUPS Z29, (512*(c)+448)(d)
+
+#define UNROW(p, b, d) \
+	VMOVUPS (b)(SP), Y20; \
+	VPERMPS Z20, Z24, Z21; \
+	VMOVUPS Z21, 1024(d); \
+	VPERMPS Z20, Z25, Z21; \
+	VMOVUPS Z21, 1088(d); \
+	VPERMPS Z20, Z26, Z21; \
+	VMOVUPS Z21, 1152(d); \
+	VPERMPS Z20, Z27, Z21; \
+	VMOVUPS Z21, 1216(d); \
+	VMOVUPS (b+32)(SP), Y21; \
+	VMOVUPS Y21, 1280(d); \
+	UNCHUNK(p, d, 0); \
+	UNCHUNK(p, d, 1)
+
+// func q4kUnpack4AVX512(dst *float32, w *byte, rowBytes int, n int)
+// Four rows (rowBytes apart; 0 repeats one) of n super-blocks into dst:
+// super-block b of row r at 5376b + 1344r bytes. Reads up to 3 bytes past
+// each row's last block.
+TEXT ·q4kUnpack4AVX512(SB), $320-32
+	MOVQ dst+0(FP), DI
+	MOVQ w+8(FP), R9
+	MOVQ rowBytes+16(FP), R8
+	MOVQ n+24(FP), R11
+	LEAQ (R9)(R8*1), R12
+	LEAQ (R9)(R8*2), R13
+	LEAQ (R12)(R8*2), R14
+	Q4KFLOADIDX
+q4kunblk:
+	KSC4
+	UNROW(R9, 0, DI)
+	LEAQ 1344(DI), DX
+	UNROW(R12, 80, DX)
+	LEAQ 2688(DI), DX
+	UNROW(R13, 160, DX)
+	LEAQ 4032(DI), DX
+	UNROW(R14, 240, DX)
+	ADDQ $144, R9
+	ADDQ $144, R12
+	ADDQ $144, R13
+	ADDQ $144, R14
+	ADDQ $5376, DI
+	DECQ R11
+	JNZ  q4kunblk
+	VZEROUPPER
+	RET
+
+// MMA(q, xo, o): A_r (o = 0: =, else +=) q_r·x for the four rows, x the
+// xp vector at xo(R10), q_r at q + 1344r(R11).
+#define MMLO(q, xo, FIRST) \
+	VMOVUPS xo(R10), Z16; \
+	FIRST (q)(R11), Z16, Z8; \
+	FIRST (q+1344)(R11), Z16, Z9; \
+	FIRST (q+2688)(R11), Z16, Z10; \
+	FIRST (q+4032)(R11), Z16, Z11
+
+#define MMHI(q, xo, FIRST) \
+	VMOVUPS xo(R10), Z17; \
+	FIRST (q)(R11), Z17, Z12; \
+	FIRST (q+1344)(R11), Z17, Z13; \
+	FIRST (q+2688)(R11), Z17, Z14; \
+	FIRST (q+4032)(R11), Z17, Z15
+
+#define MMSCALE(s) \
+	VFMADD231PS (s)(R11), Z8, Z0; \
+	VFMADD231PS (s+1344)(R11), Z9, Z1; \
+	VFMADD231PS (s+2688)(R11), Z10, Z2; \
+	VFMADD231PS (s+4032)(R11), Z11, Z3; \
+	VFMADD231PS (s+64)(R11), Z12, Z0; \
+	VFMADD231PS (s+1408)(R11), Z13, Z1; \
+	VFMADD231PS (s+2752)(R11), Z14, Z2; \
+	VFMADD231PS (s+4096)(R11), Z15, Z3
+
+#define MMCHUNK(c) \
+	MMLO(512*(c)+0, 512*(c)+0, VMULPS); \
+	MMLO(512*(c)+128, 512*(c)+128, VFMADD231PS); \
+	MMLO(512*(c)+256, 512*(c)+256, VFMADD231PS); \
+	MMLO(512*(c)+384, 512*(c)+384, VFMADD231PS); \
+	MMHI(512*(c)+64, 512*(c)+64, VMULPS); \
+	MMHI(512*(c)+192, 512*(c)+192, VFMADD231PS); \
+	MMHI(512*(c)+320, 512*(c)+320, VFMADD231PS); \
+	MMHI(512*(c)+448, 512*(c)+448, VFMADD231PS); \
+	MMSCALE(1024+128*(c))
+
+// func mmQ4_KFactAVX512(accs *[32]float32, qb *float32, xp *float32, xstride int, n int, nsb int)
+// For each of n inputs i (xp + i·xstride bytes, q4kPrep's layout, already
+// offset to the chunk) and the four rows unpacked at qb (q4kUnpack4AVX512,
+// nsb super-blocks): accs[4i+r] lanes 0–15 += the row's chunk sums and
+// lanes 16–23 −= its min terms, in matvecQ4_KFactAVX512's order and
+// roundings (lanes 24–31 untouched), so that reducing them gives its bits.
+TEXT ·mmQ4_KFactAVX512(SB), NOSPLIT, $0-48
+	MOVQ accs+0(FP), DI
+	MOVQ qb+8(FP), SI
+	MOVQ xp+16(FP), DX
+	MOVQ xstride+24(FP), R8
+	MOVQ n+32(FP), CX
+	MOVQ nsb+40(FP), BX
+mmq4kin:
+	VMOVUPS 0(DI), Z0
+	VMOVUPS 128(DI), Z1
+	VMOVUPS 256(DI), Z2
+	VMOVUPS 384(DI), Z3
+	VMOVUPS 64(DI), Y4
+	VMOVUPS 192(DI), Y5
+	VMOVUPS 320(DI), Y6
+	VMOVUPS 448(DI), Y7
+	MOVQ DX, R10
+	MOVQ SI, R11
+	MOVQ BX, R9
+mmq4kblk:
+	MMCHUNK(0)
+	MMCHUNK(1)
+	VMOVUPS 1024(R10), Y18
+	VFNMADD231PS 1280(R11), Y18, Y4
+	VFNMADD231PS 2624(R11), Y18, Y5
+	VFNMADD231PS 3968(R11), Y18, Y6
+	VFNMADD231PS 5312(R11), Y18, Y7
+	ADDQ $1088, R10
+	ADDQ $5376, R11
+	DECQ R9
+	JNZ  mmq4kblk
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 128(DI)
+	VMOVUPS Z2, 256(DI)
+	VMOVUPS Z3, 384(DI)
+	VMOVUPS Y4, 64(DI)
+	VMOVUPS Y5, 192(DI)
+	VMOVUPS Y6, 320(DI)
+	VMOVUPS Y7, 448(DI)
+	ADDQ $512, DI
+	ADDQ R8, DX
+	DECQ CX
+	JNZ  mmq4kin
+	VZEROUPPER
+	RET
+
+// q4kprepidx: q4kPrepAVX512's VPERMI2PS indexes, 4k+o in lanes k and 8+k
+// for o = 0…3 (at 64o), and the final order of the eight sums (at 256).
+DATA q4kprepidx<>+0(SB)/8, $0x0000000400000000
+DATA q4kprepidx<>+8(SB)/8, $0x0000000c00000008
+DATA q4kprepidx<>+16(SB)/8, $0x0000001400000010
+DATA q4kprepidx<>+24(SB)/8, $0x0000001c00000018
+DATA q4kprepidx<>+32(SB)/8, $0x0000000400000000
+DATA q4kprepidx<>+40(SB)/8, $0x0000000c00000008
+DATA q4kprepidx<>+48(SB)/8, $0x0000001400000010
+DATA q4kprepidx<>+56(SB)/8, $0x0000001c00000018
+DATA q4kprepidx<>+64(SB)/8, $0x0000000500000001
+DATA q4kprepidx<>+72(SB)/8, $0x0000000d00000009
+DATA q4kprepidx<>+80(SB)/8, $0x0000001500000011
+DATA q4kprepidx<>+88(SB)/8, $0x0000001d00000019
+DATA q4kprepidx<>+96(SB)/8, $0x0000000500000001
+DATA q4kprepidx<>+104(SB)/8, $0x0000000d00000009
+DATA q4kprepidx<>+112(SB)/8, $0x0000001500000011
+DATA q4kprepidx<>+120(SB)/8, $0x0000001d00000019
+DATA q4kprepidx<>+128(SB)/8, $0x0000000600000002
+DATA q4kprepidx<>+136(SB)/8, $0x0000000e0000000a
+DATA q4kprepidx<>+144(SB)/8, $0x0000001600000012
+DATA q4kprepidx<>+152(SB)/8, $0x0000001e0000001a
+DATA q4kprepidx<>+160(SB)/8, $0x0000000600000002
+DATA q4kprepidx<>+168(SB)/8, $0x0000000e0000000a
+DATA q4kprepidx<>+176(SB)/8, $0x0000001600000012
+DATA q4kprepidx<>+184(SB)/8, $0x0000001e0000001a
+DATA q4kprepidx<>+192(SB)/8, $0x0000000700000003
+DATA q4kprepidx<>+200(SB)/8, $0x0000000f0000000b
+DATA q4kprepidx<>+208(SB)/8, $0x0000001700000013
+DATA q4kprepidx<>+216(SB)/8, $0x0000001f0000001b
+DATA q4kprepidx<>+224(SB)/8, $0x0000000700000003
+DATA q4kprepidx<>+232(SB)/8, $0x0000000f0000000b
+DATA q4kprepidx<>+240(SB)/8, $0x0000001700000013
+DATA q4kprepidx<>+248(SB)/8, $0x0000001f0000001b
+DATA q4kprepidx<>+256(SB)/8, $0x0000000800000000
+DATA q4kprepidx<>+264(SB)/8, $0x0000000c00000004
+DATA q4kprepidx<>+272(SB)/8, $0x0000000a00000002
+DATA q4kprepidx<>+280(SB)/8, $0x0000000e00000006
+GLOBL q4kprepidx<>(SB), RODATA|NOPTR, $288
+
+// PV(P0, P1, Q0, Q1, io, dst): the xp vector whose lanes 0–7 are P0|P1's
+// values 4k+o and lanes 8–15 Q0|Q1's, stored at dst(DI), left in Z20.
+#define PV(P0, P1, Q0, Q1, io, dst) \
+	VMOVAPS io, Z20; \
+	VPERMI2PS P1, P0, Z20; \
+	VMOVAPS io, Z21; \
+	VPERMI2PS Q1, Q0, Z21; \
+	VINSERTF32X8 $1, Y21, Z20, Z20; \
+	VMOVUPS Z20, dst(DI)
+
+// PCH(c, h, P0, P1, Q0, Q1, v): the four vectors (c, o, h), o = 0…3, and
+// their sum ((o0 + o1) + o2) + o3 in v.
+#define PCH(c, h, P0, P1, Q0, Q1, v) \
+	PV(P0, P1, Q0, Q1, Z16, (512*(c)+64*(h))); \
+	VMOVAPS Z20, v; \
+	PV(P0, P1, Q0, Q1, Z17, (512*(c)+128+64*(h))); \
+	VADDPS Z20, v, v; \
+	PV(P0, P1, Q0, Q1, Z18, (512*(c)+256+64*(h))); \
+	VADDPS Z20, v, v; \
+	PV(P0, P1, Q0, Q1, Z19, (512*(c)+384+64*(h))); \
+	VADDPS Z20, v, v
+
+// func q4kPrepAVX512(xp *float32, x *float32, n int)
+// x's n super-blocks into xp, 272 floats each (q4kfact_amd64.go): the 256
+// values permuted, then the eight sub-block sums, then eight zeros. A
+// sub-block's sum: its four xp vectors' lanes added as above (8 partial
+// sums of 4), then those 8 added pairwise across 128-bit lanes ((0+1),
+// (2+3); then their two sums: p0+p1 of each half; then the last pair).
+TEXT ·q4kPrepAVX512(SB), NOSPLIT, $0-24
+	MOVQ xp+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ $q4kprepidx<>(SB), AX
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	VMOVUPS 128(AX), Z18
+	VMOVUPS 192(AX), Z19
+	VMOVUPS 256(AX), Y26
+	VPXORD Z27, Z27, Z27
+q4kprepblk:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 256(SI), Z4
+	VMOVUPS 320(SI), Z5
+	VMOVUPS 384(SI), Z6
+	VMOVUPS 448(SI), Z7
+	VMOVUPS 512(SI), Z8
+	VMOVUPS 576(SI), Z9
+	VMOVUPS 640(SI), Z10
+	VMOVUPS 704(SI), Z11
+	VMOVUPS 768(SI), Z12
+	VMOVUPS 832(SI), Z13
+	VMOVUPS 896(SI), Z14
+	VMOVUPS 960(SI), Z15
+	PCH(0, 0, Z0, Z1, Z4, Z5, Z22)
+	PCH(0, 1, Z2, Z3, Z6, Z7, Z23)
+	PCH(1, 0, Z8, Z9, Z12, Z13, Z24)
+	PCH(1, 1, Z10, Z11, Z14, Z15, Z25)
+	// Z22: sub-blocks 0 | 2, Z23: 1 | 3, Z24: 4 | 6, Z25: 5 | 7 (8 lanes each)
+	VSHUFF32X4 $0x88, Z23, Z22, Z20
+	VSHUFF32X4 $0xDD, Z23, Z22, Z21
+	VADDPS Z21, Z20, Z22 // 128-bit lanes: 0, 2, 1, 3
+	VSHUFF32X4 $0x88, Z25, Z24, Z20
+	VSHUFF32X4 $0xDD, Z25, Z24, Z21
+	VADDPS Z21, Z20, Z24 // 4, 6, 5, 7
+	VSHUFPS $0x88, Z24, Z22, Z20
+	VSHUFPS $0xDD, Z24, Z22, Z21
+	VADDPS Z21, Z20, Z22
+	VPERMILPS $0xB1, Z22, Z20
+	VADDPS Z20, Z22, Z22 // lane 4L + e: sub-block (0, 2, 1, 3)[L] for e < 2, (4, 6, 5, 7)[L] else
+	VPERMPS Z22, Z26, Z20
+	VMOVUPS Y20, 1024(DI)
+	VMOVUPS Y27, 1056(DI)
+	ADDQ $1024, SI
+	ADDQ $1088, DI
+	DECQ CX
+	JNZ  q4kprepblk
+	VZEROUPPER
+	RET
+
 // ---- Q6_K: 210-byte super-blocks: ql[128] at 0, qh[64] at 128, int8
 // scales[16] at 192, fp16 d at 208 (dequantQ6_K). A half n of 128 values
 // is four quarters of 32: quarter qi takes the low (qi < 2) or high

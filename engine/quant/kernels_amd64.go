@@ -108,7 +108,7 @@ func newAVX2() *simdKernels {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasF16C {
 		return nil
 	}
-	return &simdKernels{name: "avx2", dequant: dequantAVX2, matvec: matvecAVX2, dotAcc: dotAccAVX2w, dotAcc3: dotAcc3AVX2w, reduce: reduceAccsAVX2w}
+	return &simdKernels{name: "avx2", dequant: dequantAVX2, matvec: matvecAVX2, matmat: matMatAVX512, dotAcc: dotAccAVX2w, dotAcc3: dotAcc3AVX2w, reduce: reduceAccsAVX2w}
 }
 
 type matvecFunc func(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
@@ -135,6 +135,10 @@ func matvecAVX2(t Type, out []float32, w []byte, rb int, x []float32, rows, cols
 	}
 	if n == 0 {
 		clear(out[:rows])
+		return true
+	}
+	if t == Q4_K && use512 {
+		matvecQ4KFact(out, w, rb, x, rows, n)
 		return true
 	}
 	if f4, ok := matvec512[t]; ok && use512 && rows >= 4 && (t != Q6_K || has512VBMI) {

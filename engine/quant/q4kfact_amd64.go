@@ -1,0 +1,207 @@
+//go:build amd64 && !purego
+
+package quant
+
+// q4kfact_amd64.go: Q4_K rows on AVX-512 as a factored sum, the Go side of
+// matvecQ4_KFactAVX512, q4kUnpack4AVX512 and mmQ4_KFactAVX512
+// (kernels512_amd64.s).
+//
+// A Q4_K value is d·sc_s·q − dmin·m_s (sub-block s of 32 values, d·sc_s
+// and dmin·m_s rounded to float32 first), so a row's dot product is
+//
+//	Σ_s d·sc_s·(Σ_{i∈s} q_i·x_i) − Σ_s dmin·m_s·(Σ_{i∈s} x_i).
+//
+// The kernels compute it in that form: the 4-bit q become floats by one
+// table lookup each (no per-sub-block table, no zero-extension: the
+// loads are placed so that each byte lands in its own lane), the sums of
+// x over each sub-block are made once per call with x's permutation
+// (q4kPrep), and the min term is one multiply-add per sub-block. That is
+// 58.5 vector operations per row and super-block where the exact kernel
+// (w = fl(d·sc·q − dmin·m), then w·x) spends 65.5, and measured 0.85× its
+// time (docs/notes-issue-36-q4k-factored.md). The result is the same dot
+// product in another order and rounding: within q4kFactTolerance of the
+// exact one, not equal to it bit for bit. Every AVX-512 entry point for
+// Q4_K (MatVec, Dot, MatMat) computes exactly these sums in exactly this
+// order, so they agree with one another bit for bit, and a batched step
+// equals a lone one. The AVX2 kernels and the pure-Go path keep the exact
+// form (q4kFactModel in the tests is the factored form in Go).
+//
+// Per row and super-block b, lane i of 16 (g = i/8, k = i mod 8) and chunk
+// c = 0, 1 (qs bytes 64c…64c+63), with xp[b][c][o][h][i] =
+// x[256b + 128c + 64g + 32h + 4k + o] and q[c][o][h][i] the low (h = 0)
+// or high nibble of qs byte 64c + 32g + 4k + o:
+//
+//	A_h[i] = q[c][0][h][i]·xp[c][0][h][i], then += q[c][o][h][i]·xp[c][o][h][i] for o = 1, 2, 3 (fused)
+//	tot[i] += A_0[i]·d·sc_{4c+2g}, then tot[i] += A_1[i]·d·sc_{4c+2g+1} (fused)
+//
+// and after both chunks, for each sub-block s of 8, macc[s] −=
+// dmin·m_s·SX[b][s] (fused), SX the sum of x over the sub-block (in the
+// fixed order q4kPrepAVX512 adds them). The row's value is reduce32 of tot in lanes 0–15,
+// macc in 16–23 and zeros in 24–31.
+
+import (
+	"sync"
+	"unsafe"
+)
+
+//go:noescape
+func matvecQ4_KFactAVX512(out *float32, w *byte, rowBytes int, xp *float32, rows int, n int)
+
+//go:noescape
+func q4kPrepAVX512(xp *float32, x *float32, n int)
+
+//go:noescape
+func q4kUnpack4AVX512(dst *float32, w *byte, rowBytes int, n int)
+
+//go:noescape
+func mmQ4_KFactAVX512(accs *[32]float32, qb *float32, xp *float32, xstride int, n int, nsb int)
+
+const (
+	q4kXP     = 272  // floats of q4kPrep's output per super-block: 256 of x permuted, 8 sub-block sums, 8 unused
+	q4kUnRow  = 336  // floats of q4kUnpack4AVX512's output per row and super-block
+	q4kOver   = 3    // bytes the kernels read past a row's last block
+	q4kMMSubs = 6    // super-blocks a MatMat chunk unpacks at once (4 rows: 32 KiB, in L1)
+	q4kBlock  = 144  // bytes of a Q4_K super-block
+)
+
+// q4kPrep writes x (a multiple of 256 values) into xp (q4kXP floats a
+// super-block) in the kernels' order (q4kPrepAVX512): per super-block,
+// the 256 values permuted as the package comment says (vector c·8 + o·2 + h
+// of 16), then the eight sub-block sums, then eight zeros.
+func q4kPrep(xp, x []float32) {
+	nb := len(x) / QK_K
+	if nb == 0 {
+		return
+	}
+	xp = xp[:nb*q4kXP]
+	q4kPrepAVX512(&xp[0], &x[0], nb)
+}
+
+// q4kBuf is the scratch one Q4_K MatVec call needs: x prepared, and a
+// padded copy of a last row whose block the kernel would read past.
+type q4kBuf struct {
+	xp  []float32
+	pad []byte
+}
+
+var q4kPool = sync.Pool{New: func() any { return new(q4kBuf) }}
+
+func (b *q4kBuf) prep(x []float32, nb int) []float32 {
+	if cap(b.xp) < nb*q4kXP {
+		b.xp = make([]float32, nb*q4kXP)
+	}
+	xp := b.xp[:nb*q4kXP]
+	q4kPrep(xp, x[:nb*QK_K])
+	return xp
+}
+
+// rowsSafe is how many of w's rows (rb bytes apart, nb blocks each) the
+// kernels can read as they stand: all, unless the last one's block ends
+// within q4kOver bytes of w's capacity.
+func q4kRowsSafe(w []byte, rb, rows, nb int) int {
+	if cap(w) >= (rows-1)*rb+nb*q4kBlock+q4kOver {
+		return rows
+	}
+	return rows - 1
+}
+
+// rowOne is row r of w run alone (rowBytes 0: the four-row kernel on one
+// row), on a padded copy when r is not one of the first safe rows.
+func (b *q4kBuf) rowOne(w []byte, rb, r, safe, nb int, xp []float32) float32 {
+	var tmp [4]float32
+	row := w[r*rb:]
+	if r >= safe {
+		n := nb*q4kBlock + q4kOver
+		if cap(b.pad) < n {
+			b.pad = make([]byte, n)
+		}
+		copy(b.pad[:n], row[:nb*q4kBlock])
+		row = b.pad[:n]
+	}
+	matvecQ4_KFactAVX512(&tmp[0], &row[0], 0, &xp[0], 4, nb)
+	return tmp[0]
+}
+
+// matvecQ4KFact is MatVec over rows whole Q4_K rows of nb super-blocks,
+// the shape already checked.
+func matvecQ4KFact(out []float32, w []byte, rb int, x []float32, rows, nb int) {
+	b := q4kPool.Get().(*q4kBuf)
+	defer q4kPool.Put(b)
+	xp := b.prep(x, nb)
+	safe := q4kRowsSafe(w, rb, rows, nb)
+	r4 := safe &^ 3
+	if r4 > 0 {
+		matvecQ4_KFactAVX512(&out[0], &w[0], rb, &xp[0], r4, nb)
+	}
+	for r := r4; r < rows; r++ {
+		out[r] = b.rowOne(w, rb, r, safe, nb, xp)
+	}
+}
+
+// q4kMM is MatMat's scratch for Q4_K: every input prepared, and one chunk
+// of four rows unpacked.
+type q4kMM struct {
+	xps  []float32
+	qb   []float32
+	accs [][32]float32
+	sums []float32
+	one  q4kBuf
+}
+
+var q4kMMPool = sync.Pool{New: func() any { return new(q4kMM) }}
+
+// matMatQ4KFact is MatMat for Q4_K on AVX-512 (shapes already checked):
+// each group of four rows is unpacked once per chunk of q4kMMSubs
+// super-blocks (q floats, scales), then every input runs over it with the
+// sums in matvecQ4_KFactAVX512's order, so outs[i] equals MatVec's bits.
+// The rows past the last whole group go through MatVec's one-row path.
+func matMatQ4KFact(outs [][]float32, w []byte, rb int, xs [][]float32, rows, cols int, reduce func([]float32, [][32]float32)) {
+	nb, n := cols/QK_K, len(xs)
+	s := q4kMMPool.Get().(*q4kMM)
+	defer q4kMMPool.Put(s)
+	per := nb * q4kXP
+	if cap(s.xps) < n*per {
+		s.xps = make([]float32, n*per)
+	}
+	xps := s.xps[:n*per]
+	for i, x := range xs {
+		q4kPrep(xps[i*per:(i+1)*per], x[:cols])
+	}
+	if s.qb == nil { // on a cache line: no 64-byte store or load spans two
+		raw := make([]float32, q4kMMSubs*4*q4kUnRow+16)
+		off := int(-uintptr(unsafe.Pointer(&raw[0]))&63) / 4
+		s.qb = raw[off : off+q4kMMSubs*4*q4kUnRow]
+	}
+	if cap(s.accs) < 4*n {
+		s.accs, s.sums = make([][32]float32, 4*n), make([]float32, 4*n)
+	}
+	accs, sums := s.accs[:4*n], s.sums[:4*n]
+	safe := q4kRowsSafe(w, rb, rows, nb)
+	r0 := 0
+	for ; r0+4 <= safe; r0 += 4 {
+		clear(accs)
+		for b0 := 0; b0 < nb; b0 += q4kMMSubs {
+			k := min(q4kMMSubs, nb-b0)
+			q4kUnpack4AVX512(&s.qb[0], &w[r0*rb+b0*q4kBlock], rb, k)
+			mmQ4_KFactAVX512(&accs[0], &s.qb[0], &xps[b0*q4kXP], 4*per, n, k)
+		}
+		reduce(sums, accs)
+		for i, out := range outs {
+			copy(out[r0:r0+4], sums[4*i:4*i+4])
+		}
+	}
+	for ; r0 < rows; r0++ {
+		for i, out := range outs {
+			out[r0] = s.one.rowOne(w, rb, r0, safe, nb, xps[i*per:(i+1)*per])
+		}
+	}
+}
+
+// matMatAVX512 is simdKernels.matmat: Q4_K on AVX-512 (matMatQ4KFact).
+func matMatAVX512(t Type, outs [][]float32, w []byte, rb int, xs [][]float32, rows, cols int) bool {
+	if t != Q4_K || !use512 {
+		return false
+	}
+	matMatQ4KFact(outs, w, rb, xs, rows, cols, reduceAccsAVX2w)
+	return true
+}
