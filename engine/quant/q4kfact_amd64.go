@@ -57,11 +57,11 @@ func q4kUnpack4AVX512(dst *float32, w *byte, rowBytes int, n int)
 func mmQ4_KFactAVX512(accs *[32]float32, qb *float32, xp *float32, xstride int, n int, nsb int)
 
 const (
-	q4kXP     = 272  // floats of q4kPrep's output per super-block: 256 of x permuted, 8 sub-block sums, 8 unused
-	q4kUnRow  = 336  // floats of q4kUnpack4AVX512's output per row and super-block
-	q4kOver   = 3    // bytes the kernels read past a row's last block
-	q4kMMSubs = 6    // super-blocks a MatMat chunk unpacks at once (4 rows: 32 KiB, in L1)
-	q4kBlock  = 144  // bytes of a Q4_K super-block
+	q4kXP     = 272 // floats of q4kPrep's output per super-block: 256 of x permuted, 8 sub-block sums, 8 unused
+	q4kUnRow  = 336 // floats of q4kUnpack4AVX512's output per row and super-block
+	q4kOver   = 3   // bytes the kernels read past a row's last block
+	q4kMMSubs = 6   // super-blocks a MatMat chunk unpacks at once (4 rows: 32 KiB, in L1)
+	q4kBlock  = 144 // bytes of a Q4_K super-block
 )
 
 // q4kPrep writes x (a multiple of 256 values) into xp (q4kXP floats a
