@@ -38,7 +38,8 @@ type simdKernels struct {
 
 // KernelPath names the kernels in use: "go" or the instruction set
 // ("avx2", or "avx2+avx512" where Q8_0, Q4_0, Q4_K, Q5_K and Q6_K rows run on the
-// AVX-512 kernels, which give the AVX2 ones' results bit for bit).
+// AVX-512 kernels, which give the AVX2 ones' results bit for bit, Q4_K's
+// excepted: a factored sum within a few roundings, q4kfact_amd64.go).
 func KernelPath() string {
 	if !useSIMD {
 		return "go"

@@ -1,10 +1,14 @@
 //go:build amd64 && !purego
 
 // kernels512_amd64.s: AVX-512 matrix-vector kernels for Q8_0, Q4_0, Q4_K,
-// Q5_K and Q6_K, four rows at a time (each block of x loaded once for the four). The Go
-// wrappers are in kernels_amd64.go.
+// Q5_K and Q6_K, four rows at a time (each block of x loaded once for the four), and
+// MatMat's AVX-512 steps. The Go wrappers are in kernels_amd64.go and
+// q4kfact_amd64.go (Q4_K).
 //
-// Bit for bit the AVX2 kernels' results (kernels_amd64.s): a block's 32
+// Q4_K's kernels compute the factored sum q4kfact_amd64.go describes: the
+// same dot product within a few roundings, not the AVX2 kernel's bits.
+// Every other kernel here gives, bit for bit, the AVX2 kernels' results
+// (kernels_amd64.s): a block's 32
 // values are dequantized with the same float32 operations (convert, then
 // multiply by the scale, never fused), lanes 0–15 and 16–31 of a row's
 // sums are one 512-bit register each (the AVX2 kernels' Y0|Y1 and Y2|Y3:
@@ -71,29 +75,32 @@ GLOBL q4kiota<>(SB), RODATA|NOPTR, $64
 	VMOVUPS (R10), Z30; \
 	VMOVUPS 64(R10), Z31
 
-// Q80ROW(p, lo, hi): lo += d·q[0:16]·x, hi += d·q[16:32]·x for the Q8_0 block at p.
+// Q80ROW(p, lo, hi): lo += d·q[0:16]·x, hi += d·q[16:32]·x for the Q8_0
+// block at p. The fp16 scale d becomes float32 through the table at BX
+// (f16Table: every fp16 value converted by VCVTPH2PS, so the same bits),
+// read by the multiplies' broadcast operand: no vector operation for it,
+// where the broadcast and conversion took three of eleven.
 #define Q80ROW(p, lo, hi) \
-	VPBROADCASTW (p), Y16; \
-	VCVTPH2PS Y16, Z16; \
+	MOVWQZX (p), AX; \
 	VPMOVSXBD 2(p), Z17; \
 	VPMOVSXBD 18(p), Z18; \
 	VCVTDQ2PS Z17, Z17; \
 	VCVTDQ2PS Z18, Z18; \
-	VMULPS Z16, Z17, Z17; \
-	VMULPS Z16, Z18, Z18; \
+	VMULPS.BCST (BX)(AX*4), Z17, Z17; \
+	VMULPS.BCST (BX)(AX*4), Z18, Z18; \
 	VFMADD231PS Z30, Z17, lo; \
 	VFMADD231PS Z31, Z18, hi
 
 // Q40ROW(p, lo, hi): the same for the Q4_0 block at p: values 0–15 the low
 // nibbles, 16–31 the high ones, each minus 8, times d. The block's 16
 // possible values (j−8)·d are made once from Z15 = the float32 j−8 (what
-// VCVTDQ2PS gives for the integer j−8), each the product the AVX2 kernel
-// rounds, and each nibble j picks its own. VPERMPS reads only an index's
-// low four bits: the low nibble needs no mask, the high one a shift.
+// VCVTDQ2PS gives for the integer j−8) times d (from the table at BX, as
+// Q80ROW), each the product the AVX2 kernel rounds, and each nibble j
+// picks its own. VPERMPS reads only an index's low four bits: the low
+// nibble needs no mask, the high one a shift.
 #define Q40ROW(p, lo, hi) \
-	VPBROADCASTW (p), Y16; \
-	VCVTPH2PS Y16, Z16; \
-	VMULPS Z15, Z16, Z16; \
+	MOVWQZX (p), AX; \
+	VMULPS.BCST (BX)(AX*4), Z15, Z16; \
 	VPMOVZXBD 2(p), Z17; \
 	VPSRLD $4, Z17, Z18; \
 	VPERMPS Z16, Z17, Z17; \
@@ -145,12 +152,31 @@ GLOBL q4kiota<>(SB), RODATA|NOPTR, $64
 	LEAQ (SI)(R8*4), SI; \
 	SUBQ $4, CX
 
-// func matvecQ8_0AVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
-// rows a positive multiple of 4, n ≥ 1 blocks per row.
-TEXT ·matvecQ8_0AVX512(SB), NOSPLIT, $0-48
+// ROWS4_STARTT is ROWS4_START for the kernels that keep the fp16 table's
+// address in BX: the block count comes from the frame.
+#define ROWS4_STARTT \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+	VPXORD Z4, Z4, Z4; \
+	VPXORD Z5, Z5, Z5; \
+	VPXORD Z6, Z6, Z6; \
+	VPXORD Z7, Z7, Z7; \
+	MOVQ SI, R9; \
+	LEAQ (SI)(R8*1), R12; \
+	LEAQ (SI)(R8*2), R13; \
+	LEAQ (R12)(R8*2), R14; \
+	MOVQ DX, R10; \
+	MOVQ n+40(FP), R11
+
+// func matvecQ8_0AVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int, tab *float32)
+// rows a positive multiple of 4, n ≥ 1 blocks per row, tab f16Table.
+TEXT ·matvecQ8_0AVX512(SB), NOSPLIT, $0-56
 	PROLOGUE4
+	MOVQ tab+48(FP), BX
 q80z4:
-	ROWS4_START
+	ROWS4_STARTT
 q80zblk:
 	PF4(0)
 	X2Z
@@ -170,13 +196,14 @@ q80zblk:
 	VZEROUPPER
 	RET
 
-// func matvecQ4_0AVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
-TEXT ·matvecQ4_0AVX512(SB), NOSPLIT, $0-48
+// func matvecQ4_0AVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int, tab *float32)
+TEXT ·matvecQ4_0AVX512(SB), NOSPLIT, $0-56
 	PROLOGUE4
+	MOVQ tab+48(FP), BX
 	MOVQ $q40table<>(SB), AX
 	VMOVUPS (AX), Z15
 q40z4:
-	ROWS4_START
+	ROWS4_STARTT
 q40zblk:
 	PF4(0)
 	X2Z
@@ -306,74 +333,6 @@ GLOBL ksc4<>(SB), RODATA|NOPTR, $400
 	KSCROW(X8, 160, 2); \
 	VEXTRACTI32X4 $3, Z17, X8; \
 	KSCROW(X8, 240, 3)
-
-// Q4KROW(p, b, c, lo, hi): sub-blocks 2c and 2c+1 of row p into lo, hi.
-// Each sub-block's 16 possible values d1·q − m1 (q = 0…15) are made once,
-// from Z13 = 0, 1, …, 15, with one fused multiply-subtract (d1 = d·sc has
-// at most 17 significant bits, so d1·q is exact and rounding once gives the
-// bits dequantQ4_K gives, product then difference; the separate multiply
-// and subtract took an eighth of the kernel's vector operations), and each
-// nibble picks its value
-// (VPERMPS reads an index's low four bits: the byte itself for the low
-// nibble, the byte shifted right by 4 for the high one):
-// exactly the values the AVX2 kernel computes one by one. Sub-block 2c is
-// added to every lane before 2c+1, as there.
-#define Q4KROW(p, b, c, lo, hi) \
-	VBROADCASTSS (b+8*(c))(SP), Z16; \
-	VFMSUB213PS.BCST (b+32+8*(c))(SP), Z13, Z16; \
-	VBROADCASTSS (b+8*(c)+4)(SP), Z20; \
-	VFMSUB213PS.BCST (b+36+8*(c))(SP), Z13, Z20; \
-	VPMOVZXBD (16+32*(c))(p), Z17; \
-	VPMOVZXBD (32+32*(c))(p), Z18; \
-	VPERMPS Z16, Z17, Z22; \
-	VPERMPS Z16, Z18, Z23; \
-	VPSRLD $4, Z17, Z17; \
-	VPSRLD $4, Z18, Z18; \
-	VPERMPS Z20, Z17, Z17; \
-	VPERMPS Z20, Z18, Z18; \
-	VFMADD231PS Z26, Z22, lo; \
-	VFMADD231PS Z27, Z23, hi; \
-	VFMADD231PS Z28, Z17, lo; \
-	VFMADD231PS Z29, Z18, hi
-
-// Q4KPAIR(c): x for sub-blocks 2c and 2c+1, then the four rows.
-#define Q4KPAIR(c) \
-	VMOVUPS (256*(c))(R10), Z26; \
-	VMOVUPS (256*(c)+64)(R10), Z27; \
-	VMOVUPS (256*(c)+128)(R10), Z28; \
-	VMOVUPS (256*(c)+192)(R10), Z29; \
-	Q4KROW(R9, 0, c, Z0, Z1); \
-	Q4KROW(R12, 80, c, Z2, Z3); \
-	Q4KROW(R13, 160, c, Z4, Z5); \
-	Q4KROW(R14, 240, c, Z6, Z7)
-
-// func matvecQ4_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
-TEXT ·matvecQ4_KAVX512(SB), $320-48
-	PROLOGUE4
-	MOVQ $q4kiota<>(SB), AX
-	VMOVUPS (AX), Z13
-q4kz4:
-	ROWS4_START
-q4kzblk:
-	PF4(0)
-	PF4(64)
-	PF4(128)
-	KSC4
-	Q4KPAIR(0)
-	Q4KPAIR(1)
-	Q4KPAIR(2)
-	Q4KPAIR(3)
-	ADDQ $144, R9
-	ADDQ $144, R12
-	ADDQ $144, R13
-	ADDQ $144, R14
-	ADDQ $1024, R10
-	DECQ R11
-	JNZ  q4kzblk
-	ROWS4_END
-	JNZ  q4kz4
-	VZEROUPPER
-	RET
 
 // ---- Q4_K, factored (matvecQ4_KFactAVX512, q4kUnpack4AVX512,
 // mmQ4_KFactAVX512; q4kfact_amd64.go describes the sums and xp's layout).
@@ -621,20 +580,25 @@ q4kunblk:
 	MMHI(512*(c)+448, 512*(c)+448, VFMADD231PS); \
 	MMSCALE(1024+128*(c))
 
-// func mmQ4_KFactAVX512(accs *[32]float32, qb *float32, xp *float32, xstride int, n int, nsb int)
+// func mmQ4_KFactAVX512(accs *[32]float32, qb *float32, xp *float32, xstride int, n int, nsb int, first int)
 // For each of n inputs i (xp + i·xstride bytes, q4kPrep's layout, already
 // offset to the chunk) and the four rows unpacked at qb (q4kUnpack4AVX512,
 // nsb super-blocks): accs[4i+r] lanes 0–15 += the row's chunk sums and
 // lanes 16–23 −= its min terms, in matvecQ4_KFactAVX512's order and
-// roundings (lanes 24–31 untouched), so that reducing them gives its bits.
-TEXT ·mmQ4_KFactAVX512(SB), NOSPLIT, $0-48
+// roundings, so that reducing them gives its bits; lanes 24–31 are
+// stored as zeros. With first set the sums start from zero instead of
+// accs' values.
+TEXT ·mmQ4_KFactAVX512(SB), NOSPLIT, $0-56
 	MOVQ accs+0(FP), DI
 	MOVQ qb+8(FP), SI
 	MOVQ xp+16(FP), DX
 	MOVQ xstride+24(FP), R8
 	MOVQ n+32(FP), CX
 	MOVQ nsb+40(FP), BX
+	MOVQ first+48(FP), AX
 mmq4kin:
+	TESTQ AX, AX
+	JNZ  mmq4kzero
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 128(DI), Z1
 	VMOVUPS 256(DI), Z2
@@ -643,6 +607,17 @@ mmq4kin:
 	VMOVUPS 192(DI), Y5
 	VMOVUPS 320(DI), Y6
 	VMOVUPS 448(DI), Y7
+	JMP  mmq4kgo
+mmq4kzero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+mmq4kgo:
 	MOVQ DX, R10
 	MOVQ SI, R11
 	MOVQ BX, R9
@@ -662,10 +637,10 @@ mmq4kblk:
 	VMOVUPS Z1, 128(DI)
 	VMOVUPS Z2, 256(DI)
 	VMOVUPS Z3, 384(DI)
-	VMOVUPS Y4, 64(DI)
-	VMOVUPS Y5, 192(DI)
-	VMOVUPS Y6, 320(DI)
-	VMOVUPS Y7, 448(DI)
+	VMOVUPS Z4, 64(DI)
+	VMOVUPS Z5, 192(DI)
+	VMOVUPS Z6, 320(DI)
+	VMOVUPS Z7, 448(DI)
 	ADDQ $512, DI
 	ADDQ R8, DX
 	DECQ CX
@@ -792,6 +767,376 @@ q4kprepblk:
 	ADDQ $1088, DI
 	DECQ CX
 	JNZ  q4kprepblk
+	VZEROUPPER
+	RET
+
+// func mmQ4_KFact2AVX512(accs *[32]float32, qb *float32, xp *float32, xstride int, pairs int, nsb int, first int)
+// mmQ4_KFactAVX512 for 2·pairs inputs, two at a time: each q and S vector
+// loaded once for both. Each (row, input)'s sums take the same operations
+// in the same order as there (A_lo whole, then its scaling, then A_hi's:
+// the scalings are the only steps that touch tot, and stay in order).
+TEXT ·mmQ4_KFact2AVX512(SB), NOSPLIT, $0-56
+	MOVQ accs+0(FP), DI
+	MOVQ qb+8(FP), SI
+	MOVQ xp+16(FP), DX
+	MOVQ xstride+24(FP), R8
+	MOVQ pairs+32(FP), CX
+	MOVQ nsb+40(FP), BX
+	MOVQ first+48(FP), AX
+mmq4k2in:
+	TESTQ AX, AX
+	JNZ  mmq4k2zero
+	VMOVUPS 0(DI), Z0
+	VMOVUPS 64(DI), Y8
+	VMOVUPS 128(DI), Z1
+	VMOVUPS 192(DI), Y9
+	VMOVUPS 256(DI), Z2
+	VMOVUPS 320(DI), Y10
+	VMOVUPS 384(DI), Z3
+	VMOVUPS 448(DI), Y11
+	VMOVUPS 512(DI), Z4
+	VMOVUPS 576(DI), Y12
+	VMOVUPS 640(DI), Z5
+	VMOVUPS 704(DI), Y13
+	VMOVUPS 768(DI), Z6
+	VMOVUPS 832(DI), Y14
+	VMOVUPS 896(DI), Z7
+	VMOVUPS 960(DI), Y15
+	JMP  mmq4k2go
+mmq4k2zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z8, Z8, Z8
+	VPXORD Z1, Z1, Z1
+	VPXORD Z9, Z9, Z9
+	VPXORD Z2, Z2, Z2
+	VPXORD Z10, Z10, Z10
+	VPXORD Z3, Z3, Z3
+	VPXORD Z11, Z11, Z11
+	VPXORD Z4, Z4, Z4
+	VPXORD Z12, Z12, Z12
+	VPXORD Z5, Z5, Z5
+	VPXORD Z13, Z13, Z13
+	VPXORD Z6, Z6, Z6
+	VPXORD Z14, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z15, Z15, Z15
+mmq4k2go:
+	MOVQ DX, R10
+	LEAQ (DX)(R8*1), R12
+	MOVQ SI, R11
+	MOVQ BX, R9
+mmq4k2blk:
+	VMOVUPS 0(R10), Z24
+	VMOVUPS 0(R12), Z25
+	VMOVUPS 0(R11), Z26
+	VMULPS Z24, Z26, Z16
+	VMULPS Z25, Z26, Z20
+	VMOVUPS 1344(R11), Z26
+	VMULPS Z24, Z26, Z17
+	VMULPS Z25, Z26, Z21
+	VMOVUPS 2688(R11), Z26
+	VMULPS Z24, Z26, Z18
+	VMULPS Z25, Z26, Z22
+	VMOVUPS 4032(R11), Z26
+	VMULPS Z24, Z26, Z19
+	VMULPS Z25, Z26, Z23
+	VMOVUPS 128(R10), Z24
+	VMOVUPS 128(R12), Z25
+	VMOVUPS 128(R11), Z26
+	VFMADD231PS Z24, Z26, Z16
+	VFMADD231PS Z25, Z26, Z20
+	VMOVUPS 1472(R11), Z26
+	VFMADD231PS Z24, Z26, Z17
+	VFMADD231PS Z25, Z26, Z21
+	VMOVUPS 2816(R11), Z26
+	VFMADD231PS Z24, Z26, Z18
+	VFMADD231PS Z25, Z26, Z22
+	VMOVUPS 4160(R11), Z26
+	VFMADD231PS Z24, Z26, Z19
+	VFMADD231PS Z25, Z26, Z23
+	VMOVUPS 256(R10), Z24
+	VMOVUPS 256(R12), Z25
+	VMOVUPS 256(R11), Z26
+	VFMADD231PS Z24, Z26, Z16
+	VFMADD231PS Z25, Z26, Z20
+	VMOVUPS 1600(R11), Z26
+	VFMADD231PS Z24, Z26, Z17
+	VFMADD231PS Z25, Z26, Z21
+	VMOVUPS 2944(R11), Z26
+	VFMADD231PS Z24, Z26, Z18
+	VFMADD231PS Z25, Z26, Z22
+	VMOVUPS 4288(R11), Z26
+	VFMADD231PS Z24, Z26, Z19
+	VFMADD231PS Z25, Z26, Z23
+	VMOVUPS 384(R10), Z24
+	VMOVUPS 384(R12), Z25
+	VMOVUPS 384(R11), Z26
+	VFMADD231PS Z24, Z26, Z16
+	VFMADD231PS Z25, Z26, Z20
+	VMOVUPS 1728(R11), Z26
+	VFMADD231PS Z24, Z26, Z17
+	VFMADD231PS Z25, Z26, Z21
+	VMOVUPS 3072(R11), Z26
+	VFMADD231PS Z24, Z26, Z18
+	VFMADD231PS Z25, Z26, Z22
+	VMOVUPS 4416(R11), Z26
+	VFMADD231PS Z24, Z26, Z19
+	VFMADD231PS Z25, Z26, Z23
+	VMOVUPS 1024(R11), Z28
+	VFMADD231PS Z28, Z16, Z0
+	VFMADD231PS Z28, Z20, Z4
+	VMOVUPS 2368(R11), Z28
+	VFMADD231PS Z28, Z17, Z1
+	VFMADD231PS Z28, Z21, Z5
+	VMOVUPS 3712(R11), Z28
+	VFMADD231PS Z28, Z18, Z2
+	VFMADD231PS Z28, Z22, Z6
+	VMOVUPS 5056(R11), Z28
+	VFMADD231PS Z28, Z19, Z3
+	VFMADD231PS Z28, Z23, Z7
+	VMOVUPS 64(R10), Z24
+	VMOVUPS 64(R12), Z25
+	VMOVUPS 64(R11), Z26
+	VMULPS Z24, Z26, Z16
+	VMULPS Z25, Z26, Z20
+	VMOVUPS 1408(R11), Z26
+	VMULPS Z24, Z26, Z17
+	VMULPS Z25, Z26, Z21
+	VMOVUPS 2752(R11), Z26
+	VMULPS Z24, Z26, Z18
+	VMULPS Z25, Z26, Z22
+	VMOVUPS 4096(R11), Z26
+	VMULPS Z24, Z26, Z19
+	VMULPS Z25, Z26, Z23
+	VMOVUPS 192(R10), Z24
+	VMOVUPS 192(R12), Z25
+	VMOVUPS 192(R11), Z26
+	VFMADD231PS Z24, Z26, Z16
+	VFMADD231PS Z25, Z26, Z20
+	VMOVUPS 1536(R11), Z26
+	VFMADD231PS Z24, Z26, Z17
+	VFMADD231PS Z25, Z26, Z21
+	VMOVUPS 2880(R11), Z26
+	VFMADD231PS Z24, Z26, Z18
+	VFMADD231PS Z25, Z26, Z22
+	VMOVUPS 4224(R11), Z26
+	VFMADD231PS Z24, Z26, Z19
+	VFMADD231PS Z25, Z26, Z23
+	VMOVUPS 320(R10), Z24
+	VMOVUPS 320(R12), Z25
+	VMOVUPS 320(R11), Z26
+	VFMADD231PS Z24, Z26, Z16
+	VFMADD231PS Z25, Z26, Z20
+	VMOVUPS 1664(R11), Z26
+	VFMADD231PS Z24, Z26, Z17
+	VFMADD231PS Z25, Z26, Z21
+	VMOVUPS 3008(R11), Z26
+	VFMADD231PS Z24, Z26, Z18
+	VFMADD231PS Z25, Z26, Z22
+	VMOVUPS 4352(R11), Z26
+	VFMADD231PS Z24, Z26, Z19
+	VFMADD231PS Z25, Z26, Z23
+	VMOVUPS 448(R10), Z24
+	VMOVUPS 448(R12), Z25
+	VMOVUPS 448(R11), Z26
+	VFMADD231PS Z24, Z26, Z16
+	VFMADD231PS Z25, Z26, Z20
+	VMOVUPS 1792(R11), Z26
+	VFMADD231PS Z24, Z26, Z17
+	VFMADD231PS Z25, Z26, Z21
+	VMOVUPS 3136(R11), Z26
+	VFMADD231PS Z24, Z26, Z18
+	VFMADD231PS Z25, Z26, Z22
+	VMOVUPS 4480(R11), Z26
+	VFMADD231PS Z24, Z26, Z19
+	VFMADD231PS Z25, Z26, Z23
+	VMOVUPS 1088(R11), Z28
+	VFMADD231PS Z28, Z16, Z0
+	VFMADD231PS Z28, Z20, Z4
+	VMOVUPS 2432(R11), Z28
+	VFMADD231PS Z28, Z17, Z1
+	VFMADD231PS Z28, Z21, Z5
+	VMOVUPS 3776(R11), Z28
+	VFMADD231PS Z28, Z18, Z2
+	VFMADD231PS Z28, Z22, Z6
+	VMOVUPS 5120(R11), Z28
+	VFMADD231PS Z28, Z19, Z3
+	VFMADD231PS Z28, Z23, Z7
+	VMOVUPS 512(R10), Z24
+	VMOVUPS 512(R12), Z25
+	VMOVUPS 512(R11), Z26
+	VMULPS Z24, Z26, Z16
+	VMULPS Z25, Z26, Z20
+	VMOVUPS 1856(R11), Z26
+	VMULPS Z24, Z26, Z17
+	VMULPS Z25, Z26, Z21
+	VMOVUPS 3200(R11), Z26
+	VMULPS Z24, Z26, Z18
+	VMULPS Z25, Z26, Z22
+	VMOVUPS 4544(R11), Z26
+	VMULPS Z24, Z26, Z19
+	VMULPS Z25, Z26, Z23
+	VMOVUPS 640(R10), Z24
+	VMOVUPS 640(R12), Z25
+	VMOVUPS 640(R11), Z26
+	VFMADD231PS Z24, Z26, Z16
+	VFMADD231PS Z25, Z26, Z20
+	VMOVUPS 1984(R11), Z26
+	VFMADD231PS Z24, Z26, Z17
+	VFMADD231PS Z25, Z26, Z21
+	VMOVUPS 3328(R11), Z26
+	VFMADD231PS Z24, Z26, Z18
+	VFMADD231PS Z25, Z26, Z22
+	VMOVUPS 4672(R11), Z26
+	VFMADD231PS Z24, Z26, Z19
+	VFMADD231PS Z25, Z26, Z23
+	VMOVUPS 768(R10), Z24
+	VMOVUPS 768(R12), Z25
+	VMOVUPS 768(R11), Z26
+	VFMADD231PS Z24, Z26, Z16
+	VFMADD231PS Z25, Z26, Z20
+	VMOVUPS 2112(R11), Z26
+	VFMADD231PS Z24, Z26, Z17
+	VFMADD231PS Z25, Z26, Z21
+	VMOVUPS 3456(R11), Z26
+	VFMADD231PS Z24, Z26, Z18
+	VFMADD231PS Z25, Z26, Z22
+	VMOVUPS 4800(R11), Z26
+	VFMADD231PS Z24, Z26, Z19
+	VFMADD231PS Z25, Z26, Z23
+	VMOVUPS 896(R10), Z24
+	VMOVUPS 896(R12), Z25
+	VMOVUPS 896(R11), Z26
+	VFMADD231PS Z24, Z26, Z16
+	VFMADD231PS Z25, Z26, Z20
+	VMOVUPS 2240(R11), Z26
+	VFMADD231PS Z24, Z26, Z17
+	VFMADD231PS Z25, Z26, Z21
+	VMOVUPS 3584(R11), Z26
+	VFMADD231PS Z24, Z26, Z18
+	VFMADD231PS Z25, Z26, Z22
+	VMOVUPS 4928(R11), Z26
+	VFMADD231PS Z24, Z26, Z19
+	VFMADD231PS Z25, Z26, Z23
+	VMOVUPS 1152(R11), Z28
+	VFMADD231PS Z28, Z16, Z0
+	VFMADD231PS Z28, Z20, Z4
+	VMOVUPS 2496(R11), Z28
+	VFMADD231PS Z28, Z17, Z1
+	VFMADD231PS Z28, Z21, Z5
+	VMOVUPS 3840(R11), Z28
+	VFMADD231PS Z28, Z18, Z2
+	VFMADD231PS Z28, Z22, Z6
+	VMOVUPS 5184(R11), Z28
+	VFMADD231PS Z28, Z19, Z3
+	VFMADD231PS Z28, Z23, Z7
+	VMOVUPS 576(R10), Z24
+	VMOVUPS 576(R12), Z25
+	VMOVUPS 576(R11), Z26
+	VMULPS Z24, Z26, Z16
+	VMULPS Z25, Z26, Z20
+	VMOVUPS 1920(R11), Z26
+	VMULPS Z24, Z26, Z17
+	VMULPS Z25, Z26, Z21
+	VMOVUPS 3264(R11), Z26
+	VMULPS Z24, Z26, Z18
+	VMULPS Z25, Z26, Z22
+	VMOVUPS 4608(R11), Z26
+	VMULPS Z24, Z26, Z19
+	VMULPS Z25, Z26, Z23
+	VMOVUPS 704(R10), Z24
+	VMOVUPS 704(R12), Z25
+	VMOVUPS 704(R11), Z26
+	VFMADD231PS Z24, Z26, Z16
+	VFMADD231PS Z25, Z26, Z20
+	VMOVUPS 2048(R11), Z26
+	VFMADD231PS Z24, Z26, Z17
+	VFMADD231PS Z25, Z26, Z21
+	VMOVUPS 3392(R11), Z26
+	VFMADD231PS Z24, Z26, Z18
+	VFMADD231PS Z25, Z26, Z22
+	VMOVUPS 4736(R11), Z26
+	VFMADD231PS Z24, Z26, Z19
+	VFMADD231PS Z25, Z26, Z23
+	VMOVUPS 832(R10), Z24
+	VMOVUPS 832(R12), Z25
+	VMOVUPS 832(R11), Z26
+	VFMADD231PS Z24, Z26, Z16
+	VFMADD231PS Z25, Z26, Z20
+	VMOVUPS 2176(R11), Z26
+	VFMADD231PS Z24, Z26, Z17
+	VFMADD231PS Z25, Z26, Z21
+	VMOVUPS 3520(R11), Z26
+	VFMADD231PS Z24, Z26, Z18
+	VFMADD231PS Z25, Z26, Z22
+	VMOVUPS 4864(R11), Z26
+	VFMADD231PS Z24, Z26, Z19
+	VFMADD231PS Z25, Z26, Z23
+	VMOVUPS 960(R10), Z24
+	VMOVUPS 960(R12), Z25
+	VMOVUPS 960(R11), Z26
+	VFMADD231PS Z24, Z26, Z16
+	VFMADD231PS Z25, Z26, Z20
+	VMOVUPS 2304(R11), Z26
+	VFMADD231PS Z24, Z26, Z17
+	VFMADD231PS Z25, Z26, Z21
+	VMOVUPS 3648(R11), Z26
+	VFMADD231PS Z24, Z26, Z18
+	VFMADD231PS Z25, Z26, Z22
+	VMOVUPS 4992(R11), Z26
+	VFMADD231PS Z24, Z26, Z19
+	VFMADD231PS Z25, Z26, Z23
+	VMOVUPS 1216(R11), Z28
+	VFMADD231PS Z28, Z16, Z0
+	VFMADD231PS Z28, Z20, Z4
+	VMOVUPS 2560(R11), Z28
+	VFMADD231PS Z28, Z17, Z1
+	VFMADD231PS Z28, Z21, Z5
+	VMOVUPS 3904(R11), Z28
+	VFMADD231PS Z28, Z18, Z2
+	VFMADD231PS Z28, Z22, Z6
+	VMOVUPS 5248(R11), Z28
+	VFMADD231PS Z28, Z19, Z3
+	VFMADD231PS Z28, Z23, Z7
+	VMOVUPS 1024(R10), Y24
+	VMOVUPS 1024(R12), Y25
+	VMOVUPS 1280(R11), Y26
+	VFNMADD231PS Y24, Y26, Y8
+	VFNMADD231PS Y25, Y26, Y12
+	VMOVUPS 2624(R11), Y26
+	VFNMADD231PS Y24, Y26, Y9
+	VFNMADD231PS Y25, Y26, Y13
+	VMOVUPS 3968(R11), Y26
+	VFNMADD231PS Y24, Y26, Y10
+	VFNMADD231PS Y25, Y26, Y14
+	VMOVUPS 5312(R11), Y26
+	VFNMADD231PS Y24, Y26, Y11
+	VFNMADD231PS Y25, Y26, Y15
+	ADDQ $1088, R10
+	ADDQ $1088, R12
+	ADDQ $5376, R11
+	DECQ R9
+	JNZ  mmq4k2blk
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z8, 64(DI)
+	VMOVUPS Z1, 128(DI)
+	VMOVUPS Z9, 192(DI)
+	VMOVUPS Z2, 256(DI)
+	VMOVUPS Z10, 320(DI)
+	VMOVUPS Z3, 384(DI)
+	VMOVUPS Z11, 448(DI)
+	VMOVUPS Z4, 512(DI)
+	VMOVUPS Z12, 576(DI)
+	VMOVUPS Z5, 640(DI)
+	VMOVUPS Z13, 704(DI)
+	VMOVUPS Z6, 768(DI)
+	VMOVUPS Z14, 832(DI)
+	VMOVUPS Z7, 896(DI)
+	VMOVUPS Z15, 960(DI)
+	ADDQ $1024, DI
+	LEAQ (DX)(R8*2), DX
+	DECQ CX
+	JNZ  mmq4k2in
 	VZEROUPPER
 	RET
 
@@ -1118,23 +1463,24 @@ mmdone:
 	VZEROUPPER
 	RET
 
-// func dequantQ8_0AVX512(dst *float32, src *byte, n int)
+// func dequantQ8_0AVX512(dst *float32, src *byte, n int, tab *float32)
 // dequantQ8_0AVX2 with 16 values a register: each value converted exactly
 // from its int8, then multiplied by the block's scale (one rounding, as
-// there), so the values are the same bit for bit. n ≥ 1.
-TEXT ·dequantQ8_0AVX512(SB), NOSPLIT, $0-24
+// there; the scale from the fp16 table tab, as Q80ROW), so the values are
+// the same bit for bit. n ≥ 1.
+TEXT ·dequantQ8_0AVX512(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
+	MOVQ tab+24(FP), BX
 dq80z:
-	VPBROADCASTW (SI), Y8
-	VCVTPH2PS Y8, Z8
+	MOVWQZX (SI), AX
 	VPMOVSXBD 2(SI), Z4
 	VPMOVSXBD 18(SI), Z5
 	VCVTDQ2PS Z4, Z4
 	VCVTDQ2PS Z5, Z5
-	VMULPS Z8, Z4, Z4
-	VMULPS Z8, Z5, Z5
+	VMULPS.BCST (BX)(AX*4), Z4, Z4
+	VMULPS.BCST (BX)(AX*4), Z5, Z5
 	VMOVUPS Z4, (DI)
 	VMOVUPS Z5, 64(DI)
 	ADDQ $34, SI

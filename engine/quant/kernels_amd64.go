@@ -9,6 +9,7 @@ package quant
 
 import (
 	"fmt"
+	"sync"
 
 	"golang.org/x/sys/cpu"
 )
@@ -68,13 +69,10 @@ func reduceAccsAVX2(dst *float32, accs *[32]float32, n int)
 func dotAcc3AVX2(acc *[3][32]float32, w *float32, xs *[3]*float32, n int)
 
 //go:noescape
-func matvecQ8_0AVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+func matvecQ8_0AVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int, tab *float32)
 
 //go:noescape
-func matvecQ4_0AVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
-
-//go:noescape
-func matvecQ4_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+func matvecQ4_0AVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int, tab *float32)
 
 //go:noescape
 func matvecQ5_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
@@ -86,7 +84,7 @@ func matvecQ6_KAVX512(out *float32, w *byte, rowBytes int, x *float32, rows int,
 func matmat4AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int)
 
 //go:noescape
-func dequantQ8_0AVX512(dst *float32, src *byte, n int)
+func dequantQ8_0AVX512(dst *float32, src *byte, n int, tab *float32)
 
 //go:noescape
 func matmat6AVX512(accs *[32]float32, w *float32, xs **float32, n int, steps int, pf *byte, pfl int, first int, xoff int)
@@ -95,14 +93,37 @@ var simd = newAVX2()
 
 // use512 says whether matvecAVX2 runs Q8_0, Q4_0, Q4_K, Q5_K and Q6_K rows
 // four at a time on the AVX-512 kernels (kernels512_amd64.s), whose results are the
-// AVX2 kernels' bit for bit, and MatMat its AVX-512 step; the tests turn it
+// AVX2 kernels' bit for bit (except Q4_K's, a factored sum:
+// q4kfact_amd64.go), and MatMat its AVX-512 step; the tests turn it
 // off to check the AVX2 ones. Q6_K's byte lookup also needs AVX512-VBMI
 // (has512VBMI).
 var use512 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
 
 var has512VBMI = cpu.X86.HasAVX512VBMI
 
-var matvec512 = map[Type]matvecFunc{Q8_0: matvecQ8_0AVX512, Q4_0: matvecQ4_0AVX512, Q4_K: matvecQ4_KAVX512, Q5_K: matvecQ5_KAVX512, Q6_K: matvecQ6_KAVX512}
+var matvec512 = map[Type]matvecFunc{Q8_0: withF16Table(matvecQ8_0AVX512), Q4_0: withF16Table(matvecQ4_0AVX512), Q5_K: matvecQ5_KAVX512, Q6_K: matvecQ6_KAVX512}
+
+// f16Table is every fp16 value (by its bits) as float32, converted by the
+// same instruction the kernels use (VCVTPH2PS, through dequantF16AVX2), so
+// a kernel that looks a scale up in it gets the bits it would convert
+// itself; made on first use (256 KiB).
+var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
+	var src [1 << 17]byte
+	for h := range 1 << 16 {
+		src[2*h], src[2*h+1] = byte(h), byte(h>>8)
+	}
+	t := new([1 << 16]float32)
+	dequantF16AVX2(&t[0], &src[0], len(t)/32)
+	return t
+})
+
+// withF16Table passes f16Table to a kernel that reads its block scales
+// there (Q8_0 and Q4_0 on AVX-512).
+func withF16Table(f func(out *float32, w *byte, rowBytes int, x *float32, rows int, n int, tab *float32)) matvecFunc {
+	return func(out *float32, w *byte, rowBytes int, x *float32, rows int, n int) {
+		f(out, w, rowBytes, x, rows, n, &f16Table()[0])
+	}
+}
 
 func newAVX2() *simdKernels {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasF16C {
@@ -207,7 +228,8 @@ func dequantKernel(t Type) dequantFunc {
 		return nil
 	}
 	if t == Q8_0 && use512 {
-		return dequantQ8_0AVX512
+		tab := &f16Table()[0]
+		return func(dst *float32, src *byte, n int) { dequantQ8_0AVX512(dst, src, n, tab) }
 	}
 	return dequantAsm[t]
 }

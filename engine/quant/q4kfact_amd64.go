@@ -54,13 +54,16 @@ func q4kPrepAVX512(xp *float32, x *float32, n int)
 func q4kUnpack4AVX512(dst *float32, w *byte, rowBytes int, n int)
 
 //go:noescape
-func mmQ4_KFactAVX512(accs *[32]float32, qb *float32, xp *float32, xstride int, n int, nsb int)
+func mmQ4_KFact2AVX512(accs *[32]float32, qb *float32, xp *float32, xstride int, pairs int, nsb int, first int)
+
+//go:noescape
+func mmQ4_KFactAVX512(accs *[32]float32, qb *float32, xp *float32, xstride int, n int, nsb int, first int)
 
 const (
 	q4kXP     = 272 // floats of q4kPrep's output per super-block: 256 of x permuted, 8 sub-block sums, 8 unused
 	q4kUnRow  = 336 // floats of q4kUnpack4AVX512's output per row and super-block
 	q4kOver   = 3   // bytes the kernels read past a row's last block
-	q4kMMSubs = 6   // super-blocks a MatMat chunk unpacks at once (4 rows: 32 KiB, in L1)
+	q4kMMSubs = 2   // super-blocks a MatMat chunk unpacks at once (4 rows: 32 KiB, in L1)
 	q4kBlock  = 144 // bytes of a Q4_K super-block
 )
 
@@ -179,11 +182,18 @@ func matMatQ4KFact(outs [][]float32, w []byte, rb int, xs [][]float32, rows, col
 	safe := q4kRowsSafe(w, rb, rows, nb)
 	r0 := 0
 	for ; r0+4 <= safe; r0 += 4 {
-		clear(accs)
 		for b0 := 0; b0 < nb; b0 += q4kMMSubs {
-			k := min(q4kMMSubs, nb-b0)
+			k, first := min(q4kMMSubs, nb-b0), 0
+			if b0 == 0 {
+				first = 1
+			}
 			q4kUnpack4AVX512(&s.qb[0], &w[r0*rb+b0*q4kBlock], rb, k)
-			mmQ4_KFactAVX512(&accs[0], &s.qb[0], &xps[b0*q4kXP], 4*per, n, k)
+			if p := n / 2; p > 0 {
+				mmQ4_KFact2AVX512(&accs[0], &s.qb[0], &xps[b0*q4kXP], 4*per, p, k, first)
+			}
+			if n%2 == 1 {
+				mmQ4_KFactAVX512(&accs[4*(n-1)], &s.qb[0], &xps[(n-1)*per+b0*q4kXP], 4*per, 1, k, first)
+			}
 		}
 		reduce(sums, accs)
 		for i, out := range outs {
