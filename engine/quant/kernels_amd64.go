@@ -101,7 +101,7 @@ var use512 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C && cpu.X86.Has
 
 var has512VBMI = cpu.X86.HasAVX512VBMI
 
-var matvec512 = map[Type]matvecFunc{Q8_0: withF16Table(matvecQ8_0AVX512), Q4_0: withF16Table(matvecQ4_0AVX512), Q5_K: matvecQ5_KAVX512, Q6_K: matvecQ6_KAVX512}
+var matvec512 = map[Type]matvecFunc{Q8_0: matvecQ8_0T, Q4_0: matvecQ4_0T, Q5_K: matvecQ5_KAVX512, Q6_K: matvecQ6_KAVX512}
 
 // f16Table is every fp16 value (by its bits) as float32, converted by the
 // same instruction the kernels use (VCVTPH2PS, through dequantF16AVX2), so
@@ -117,13 +117,18 @@ var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
 	return t
 })
 
-// withF16Table passes f16Table to a kernel that reads its block scales
-// there (Q8_0 and Q4_0 on AVX-512).
-func withF16Table(f func(out *float32, w *byte, rowBytes int, x *float32, rows int, n int, tab *float32)) matvecFunc {
-	return func(out *float32, w *byte, rowBytes int, x *float32, rows int, n int) {
-		f(out, w, rowBytes, x, rows, n, &f16Table()[0])
-	}
+// matvecQ8_0T, matvecQ4_0T and dequantQ8_0T are the AVX-512 kernels that
+// read their block scales in f16Table, given it (named functions: a
+// closure made per call would allocate).
+func matvecQ8_0T(out *float32, w *byte, rowBytes int, x *float32, rows int, n int) {
+	matvecQ8_0AVX512(out, w, rowBytes, x, rows, n, &f16Table()[0])
 }
+
+func matvecQ4_0T(out *float32, w *byte, rowBytes int, x *float32, rows int, n int) {
+	matvecQ4_0AVX512(out, w, rowBytes, x, rows, n, &f16Table()[0])
+}
+
+func dequantQ8_0T(dst *float32, src *byte, n int) { dequantQ8_0AVX512(dst, src, n, &f16Table()[0]) }
 
 func newAVX2() *simdKernels {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasF16C {
@@ -228,8 +233,7 @@ func dequantKernel(t Type) dequantFunc {
 		return nil
 	}
 	if t == Q8_0 && use512 {
-		tab := &f16Table()[0]
-		return func(dst *float32, src *byte, n int) { dequantQ8_0AVX512(dst, src, n, tab) }
+		return dequantQ8_0T
 	}
 	return dequantAsm[t]
 }
