@@ -3,7 +3,8 @@ package engine
 // steadystate_test.go: once its scratch has grown, a decode step allocates
 // nothing (no per-call jobs, pool regions, linear regions, activation
 // closures or RoPE tables), for a float32 and a 16-bit cache, on the
-// synthetic [out][in] layout, GPT-2's real [in][out] one and Q8_0 blocks, alone and
+// synthetic [out][in] layout, GPT-2's real [in][out] one, Q8_0 blocks and Q4_K
+// ones (whose AVX-512 kernels keep pooled scratch), alone and
 // batched: a long run leaves the collector nothing to do.
 
 import (
@@ -14,9 +15,10 @@ import (
 
 func TestDecodeStepAllocatesNothing(t *testing.T) {
 	random := map[string]*Model{} // one random model a shape
-	for _, name := range []string{"stories15M", "gpt2-124M", "gpt2-124M real", "gpt2-124M q8_0"} {
+	for _, name := range []string{"stories15M", "gpt2-124M", "gpt2-124M real", "gpt2-124M q8_0", "gpt2-124M q4_k"} {
 		shape, real := strings.CutSuffix(name, " real")
 		shape, q8 := strings.CutSuffix(shape, " q8_0")
+		shape, q4k := strings.CutSuffix(shape, " q4_k")
 		c := Shapes[shape]
 		// two layers: every layer runs the same code, so an allocation in
 		// one shows at two as at twelve, and GPT-2's weights draw 6× faster
@@ -32,9 +34,13 @@ func TestDecodeStepAllocatesNothing(t *testing.T) {
 		if real { // [in][out], c_attn fused (inout_bench_test.go)
 			m = realLayout(m)
 		}
-		if q8 { // block-quantized: rowsQuant's row tables are the region's
+		if q8 || q4k { // block-quantized: rowsQuant's row tables are the region's
+			dt := Q8_0
+			if q4k {
+				dt = Q4_K
+			}
 			var err error
-			if m, err = m.Quantized(Q8_0); err != nil {
+			if m, err = m.Quantized(dt); err != nil {
 				t.Fatal(err)
 			}
 		}

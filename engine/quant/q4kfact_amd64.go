@@ -87,7 +87,7 @@ type q4kBuf struct {
 	pad []byte
 }
 
-var q4kPool = sync.Pool{New: func() any { return new(q4kBuf) }}
+var q4kPool = freeList[q4kBuf]{}
 
 func (b *q4kBuf) prep(x []float32, nb int) []float32 {
 	if cap(b.xp) < nb*q4kXP {
@@ -128,8 +128,8 @@ func (b *q4kBuf) rowOne(w []byte, rb, r, safe, nb int, xp []float32) float32 {
 // matvecQ4KFact is MatVec over rows whole Q4_K rows of nb super-blocks,
 // the shape already checked.
 func matvecQ4KFact(out []float32, w []byte, rb int, x []float32, rows, nb int) {
-	b := q4kPool.Get().(*q4kBuf)
-	defer q4kPool.Put(b)
+	b := q4kPool.get()
+	defer q4kPool.put(b)
 	xp := b.prep(x, nb)
 	safe := q4kRowsSafe(w, rb, rows, nb)
 	r4 := safe &^ 3
@@ -151,7 +151,7 @@ type q4kMM struct {
 	one  q4kBuf
 }
 
-var q4kMMPool = sync.Pool{New: func() any { return new(q4kMM) }}
+var q4kMMPool = freeList[q4kMM]{}
 
 // matMatQ4KFact is MatMat for Q4_K on AVX-512 (shapes already checked):
 // each group of four rows is unpacked once per chunk of q4kMMSubs
@@ -160,8 +160,8 @@ var q4kMMPool = sync.Pool{New: func() any { return new(q4kMM) }}
 // The rows past the last whole group go through MatVec's one-row path.
 func matMatQ4KFact(outs [][]float32, w []byte, rb int, xs [][]float32, rows, cols int, reduce func([]float32, [][32]float32)) {
 	nb, n := cols/QK_K, len(xs)
-	s := q4kMMPool.Get().(*q4kMM)
-	defer q4kMMPool.Put(s)
+	s := q4kMMPool.get()
+	defer q4kMMPool.put(s)
 	per := nb * q4kXP
 	if cap(s.xps) < n*per {
 		s.xps = make([]float32, n*per)
@@ -205,6 +205,33 @@ func matMatQ4KFact(outs [][]float32, w []byte, rb int, xs [][]float32, rows, col
 			out[r0] = s.one.rowOne(w, rb, r0, safe, nb, xps[i*per:(i+1)*per])
 		}
 	}
+}
+
+// freeList keeps the scratch values that calls have given back, for the
+// next calls to take: a sync.Pool that never drops them, so that a decode
+// step allocates nothing also where sync.Pool does drop them (the race
+// detector's builds, and after every collection). It holds as many values
+// as calls ever ran at once (one per worker in a decode step).
+type freeList[T any] struct {
+	mu   sync.Mutex
+	free []*T
+}
+
+func (l *freeList[T]) get() *T {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.free); n > 0 {
+		v := l.free[n-1]
+		l.free = l.free[:n-1]
+		return v
+	}
+	return new(T)
+}
+
+func (l *freeList[T]) put(v *T) {
+	l.mu.Lock()
+	l.free = append(l.free, v)
+	l.mu.Unlock()
 }
 
 // matMatAVX512 is simdKernels.matmat: Q4_K on AVX-512 (matMatQ4KFact).
