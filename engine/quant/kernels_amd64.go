@@ -24,10 +24,10 @@ func matvecF16AVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n 
 func matvecBF16AVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
 
 //go:noescape
-func matvecQ8_0AVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+func matvecQ8_0AVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int, tab *float32)
 
 //go:noescape
-func matvecQ4_0AVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
+func matvecQ4_0AVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int, tab *float32)
 
 //go:noescape
 func matvecQ4_KAVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
@@ -45,10 +45,10 @@ func dequantF16AVX2(dst *float32, src *byte, n int)
 func dequantBF16AVX2(dst *float32, src *byte, n int)
 
 //go:noescape
-func dequantQ8_0AVX2(dst *float32, src *byte, n int)
+func dequantQ8_0AVX2(dst *float32, src *byte, n int, tab *float32)
 
 //go:noescape
-func dequantQ4_0AVX2(dst *float32, src *byte, n int)
+func dequantQ4_0AVX2(dst *float32, src *byte, n int, tab *float32)
 
 //go:noescape
 func dequantQ4_KAVX2(dst *float32, src *byte, n int)
@@ -119,7 +119,8 @@ var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
 
 // matvecQ8_0T, matvecQ4_0T and dequantQ8_0T are the AVX-512 kernels that
 // read their block scales in f16Table, given it (named functions: a
-// closure made per call would allocate).
+// closure made per call would allocate); matvec2… and dequant2… the AVX2
+// ones.
 func matvecQ8_0T(out *float32, w *byte, rowBytes int, x *float32, rows int, n int) {
 	matvecQ8_0AVX512(out, w, rowBytes, x, rows, n, &f16Table()[0])
 }
@@ -129,6 +130,18 @@ func matvecQ4_0T(out *float32, w *byte, rowBytes int, x *float32, rows int, n in
 }
 
 func dequantQ8_0T(dst *float32, src *byte, n int) { dequantQ8_0AVX512(dst, src, n, &f16Table()[0]) }
+
+func matvec2Q8_0T(out *float32, w *byte, rowBytes int, x *float32, rows int, n int) {
+	matvecQ8_0AVX2(out, w, rowBytes, x, rows, n, &f16Table()[0])
+}
+
+func matvec2Q4_0T(out *float32, w *byte, rowBytes int, x *float32, rows int, n int) {
+	matvecQ4_0AVX2(out, w, rowBytes, x, rows, n, &f16Table()[0])
+}
+
+func dequant2Q8_0T(dst *float32, src *byte, n int) { dequantQ8_0AVX2(dst, src, n, &f16Table()[0]) }
+
+func dequant2Q4_0T(dst *float32, src *byte, n int) { dequantQ4_0AVX2(dst, src, n, &f16Table()[0]) }
 
 func newAVX2() *simdKernels {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasF16C {
@@ -140,8 +153,8 @@ func newAVX2() *simdKernels {
 type matvecFunc func(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
 
 var matvecAsm = map[Type]matvecFunc{
-	F32: matvecF32AVX2, F16: matvecF16AVX2, BF16: matvecBF16AVX2, Q8_0: matvecQ8_0AVX2,
-	Q4_0: matvecQ4_0AVX2, Q4_K: matvecQ4_KAVX2, Q5_K: matvecQ5_KAVX2, Q6_K: matvecQ6_KAVX2,
+	F32: matvecF32AVX2, F16: matvecF16AVX2, BF16: matvecBF16AVX2, Q8_0: matvec2Q8_0T,
+	Q4_0: matvec2Q4_0T, Q4_K: matvecQ4_KAVX2, Q5_K: matvecQ5_KAVX2, Q6_K: matvecQ6_KAVX2,
 }
 
 // matvecAVX2 runs the assembly over whole blocks (F32/F16/BF16: over the
@@ -221,8 +234,8 @@ var matmat6 = func(accs [][32]float32, buf []float32, xp []*float32, xlen, c0, n
 // dequantAsm is each type's AVX2 dequantization kernel (nil: none, F32),
 // indexed by type.
 var dequantAsm = [BF16 + 1]dequantFunc{
-	F16: dequantF16AVX2, BF16: dequantBF16AVX2, Q8_0: dequantQ8_0AVX2,
-	Q4_0: dequantQ4_0AVX2, Q4_K: dequantQ4_KAVX2, Q5_K: dequantQ5_KAVX2, Q6_K: dequantQ6_KAVX2,
+	F16: dequantF16AVX2, BF16: dequantBF16AVX2, Q8_0: dequant2Q8_0T,
+	Q4_0: dequant2Q4_0T, Q4_K: dequantQ4_KAVX2, Q5_K: dequantQ5_KAVX2, Q6_K: dequantQ6_KAVX2,
 }
 
 // dequantKernel is the assembly that dequantizes whole blocks of t (groups

@@ -55,9 +55,16 @@
 	VPBROADCASTD X, Y
 
 // HALF(p, off, X, Y): Y = the fp16 at off(p) as float32, in every lane.
+// HALFT(p, Y) is the same for the fp16 at p through the table at R12
+// (f16Table, made by this conversion: the same bits) with a broadcast
+// load: no vector operation.
 #define HALF(p, off, X, Y) \
 	VPBROADCASTW (off)(p), X; \
 	VCVTPH2PS X, Y
+
+#define HALFT(p, Y) \
+	MOVWQZX (p), AX; \
+	VBROADCASTSS (R12)(AX*4), Y
 
 // ---- F32, F16, BF16: 32 values ----
 
@@ -83,7 +90,9 @@
 	VPSLLD $16, Y6, Y6; \
 	VPSLLD $16, Y7, Y7
 
-// ---- Q8_0: block of 34 bytes, fp16 d then int8 qs[32]; value d·q ----
+// ---- Q8_0: block of 34 bytes, fp16 d then int8 qs[32]; value d·q. The
+// Q8_0 and Q4_0 kernels take f16Table's address as a last argument and
+// keep it in R12. ----
 
 #define Q80_G(p, off, Yd) \
 	VPMOVSXBD (off)(p), Yd; \
@@ -91,7 +100,7 @@
 	VMULPS Y8, Yd, Yd
 
 #define DQ_Q8_0(p) \
-	HALF(p, 0, X8, Y8); \
+	HALFT(p, Y8); \
 	Q80_G(p, 2, Y4); \
 	Q80_G(p, 10, Y5); \
 	Q80_G(p, 18, Y6); \
@@ -101,7 +110,7 @@
 // nibbles, 16–31 the high ones; value d·(q−8). Y15 = bytes 0x0f, Y14 = bytes 8. ----
 
 #define DQ_Q4_0(p) \
-	HALF(p, 0, X8, Y8); \
+	HALFT(p, Y8); \
 	VMOVDQU 2(p), X9; \
 	VPAND X15, X9, X10; \
 	VPSRLW $4, X9, X11; \
@@ -409,8 +418,9 @@ bf16blk:
 	VZEROUPPER
 	RET
 
-TEXT ·matvecQ8_0AVX2(SB), NOSPLIT, $0-48
+TEXT ·matvecQ8_0AVX2(SB), NOSPLIT, $0-56
 	MATVEC_PROLOGUE
+	MOVQ tab+48(FP), R12
 q80row:
 	ROW_START
 q80blk:
@@ -426,8 +436,9 @@ q80blk:
 	VZEROUPPER
 	RET
 
-TEXT ·matvecQ4_0AVX2(SB), NOSPLIT, $0-48
+TEXT ·matvecQ4_0AVX2(SB), NOSPLIT, $0-56
 	MATVEC_PROLOGUE
+	MOVQ tab+48(FP), R12
 	BCAST32($0x0f0f0f0f, X15, Y15)
 	BCAST32($0x08080808, X14, Y14)
 q40row:
@@ -532,8 +543,9 @@ dbf16:
 	VZEROUPPER
 	RET
 
-TEXT ·dequantQ8_0AVX2(SB), NOSPLIT, $0-24
+TEXT ·dequantQ8_0AVX2(SB), NOSPLIT, $0-32
 	DEQ_PROLOGUE
+	MOVQ tab+24(FP), R12
 dq80:
 	DQ_Q8_0(SI)
 	STORE4(DI, 0)
@@ -544,8 +556,9 @@ dq80:
 	VZEROUPPER
 	RET
 
-TEXT ·dequantQ4_0AVX2(SB), NOSPLIT, $0-24
+TEXT ·dequantQ4_0AVX2(SB), NOSPLIT, $0-32
 	DEQ_PROLOGUE
+	MOVQ tab+24(FP), R12
 	BCAST32($0x0f0f0f0f, X15, Y15)
 	BCAST32($0x08080808, X14, Y14)
 dq40:
