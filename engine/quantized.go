@@ -5,7 +5,7 @@ package engine
 // stay float32: every kernel dequantizes the blocks it reads (into
 // registers or a small buffer) and multiplies float32 by float32, so a
 // product on quantized weights is the float32 product on the dequantized
-// weights up to the order of the sums (Q4_K on AVX-512: a factored sum,
+// weights up to the order of the sums (Q4_K on AVX2/AVX-512: a factored sum,
 // Σ d·sc·(Σ q·x) − Σ dmin·m·(Σ x), each 4-bit q converted to float
 // exactly; quant/q4kfact_amd64.go), and no whole matrix is ever
 // dequantized. The embedding's rows are dequantized one token at a time.

@@ -23,8 +23,8 @@ type simdKernels struct {
 	// matvec is MatVec over the first n32·32 values of each row (F32/F16/BF16)
 	// or over whole rows (block types); it reports false for a type it lacks.
 	matvec func(t Type, out []float32, w []byte, rowBytes int, x []float32, rows, cols int) bool
-	// matmat is MatMat for the types whose kernels factor the sum (Q4_K on
-	// AVX-512) and so cannot share the dequantizing path below; it reports
+	// matmat is MatMat for the types whose kernels factor the sum (Q4_K)
+	// and so cannot share the dequantizing path below; it reports
 	// false for any other type (nil: none).
 	matmat func(t Type, outs [][]float32, w []byte, rb int, xs [][]float32, rows, cols int) bool
 	// dotAcc adds w[i]·x[i] to lane i mod 32 of acc (fused), len(w) a multiple of 32.
@@ -38,8 +38,8 @@ type simdKernels struct {
 
 // KernelPath names the kernels in use: "go" or the instruction set
 // ("avx2", or "avx2+avx512" where Q8_0, Q4_0, Q4_K, Q5_K and Q6_K rows run on the
-// AVX-512 kernels, which give the AVX2 ones' results bit for bit, Q4_K's
-// excepted: a factored sum within a few roundings, q4kfact_amd64.go).
+// AVX-512 kernels, which give the AVX2 ones' results bit for bit; Q4_K's on
+// both a factored sum, q4kfact_amd64.go).
 func KernelPath() string {
 	if !useSIMD {
 		return "go"

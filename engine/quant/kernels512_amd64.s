@@ -5,10 +5,10 @@
 // MatMat's AVX-512 steps. The Go wrappers are in kernels_amd64.go and
 // q4kfact_amd64.go (Q4_K).
 //
-// Q4_K's kernels compute the factored sum q4kfact_amd64.go describes: the
-// same dot product within a few roundings, not the AVX2 kernel's bits.
-// Every other kernel here gives, bit for bit, the AVX2 kernels' results
-// (kernels_amd64.s): a block's 32
+// Q4_K's kernels compute the factored sum q4kfact_amd64.go describes, as
+// the AVX2 ones do in 8-lane halves (same bits). Every other kernel here
+// gives, bit for bit, the AVX2 kernels' results (kernels_amd64.s): a
+// block's 32
 // values are dequantized with the same float32 operations (convert, then
 // multiply by the scale, never fused), lanes 0–15 and 16–31 of a row's
 // sums are one 512-bit register each (the AVX2 kernels' Y0|Y1 and Y2|Y3:

@@ -30,9 +30,6 @@ func matvecQ8_0AVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n
 func matvecQ4_0AVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int, tab *float32)
 
 //go:noescape
-func matvecQ4_KAVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
-
-//go:noescape
 func matvecQ5_KAVX2(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
 
 //go:noescape
@@ -93,7 +90,7 @@ var simd = newAVX2()
 
 // use512 says whether matvecAVX2 runs Q8_0, Q4_0, Q4_K, Q5_K and Q6_K rows
 // four at a time on the AVX-512 kernels (kernels512_amd64.s), whose results are the
-// AVX2 kernels' bit for bit (except Q4_K's, a factored sum:
+// AVX2 kernels' bit for bit (Q4_K's on both sets the factored sum of
 // q4kfact_amd64.go), and MatMat its AVX-512 step; the tests turn it
 // off to check the AVX2 ones. Q6_K's byte lookup also needs AVX512-VBMI
 // (has512VBMI).
@@ -147,21 +144,21 @@ func newAVX2() *simdKernels {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasF16C {
 		return nil
 	}
-	return &simdKernels{name: "avx2", dequant: dequantAVX2, matvec: matvecAVX2, matmat: matMatAVX512, dotAcc: dotAccAVX2w, dotAcc3: dotAcc3AVX2w, reduce: reduceAccsAVX2w}
+	return &simdKernels{name: "avx2", dequant: dequantAVX2, matvec: matvecAVX2, matmat: matMatFact, dotAcc: dotAccAVX2w, dotAcc3: dotAcc3AVX2w, reduce: reduceAccsAVX2w}
 }
 
 type matvecFunc func(out *float32, w *byte, rowBytes int, x *float32, rows int, n int)
 
 var matvecAsm = map[Type]matvecFunc{
 	F32: matvecF32AVX2, F16: matvecF16AVX2, BF16: matvecBF16AVX2, Q8_0: matvec2Q8_0T,
-	Q4_0: matvec2Q4_0T, Q4_K: matvecQ4_KAVX2, Q5_K: matvecQ5_KAVX2, Q6_K: matvecQ6_KAVX2,
+	Q4_0: matvec2Q4_0T, Q5_K: matvecQ5_KAVX2, Q6_K: matvecQ6_KAVX2,
 }
 
 // matvecAVX2 runs the assembly over whole blocks (F32/F16/BF16: over the
 // first cols&^31 values; matVec adds the rest).
 func matvecAVX2(t Type, out []float32, w []byte, rb int, x []float32, rows, cols int) bool {
 	f, ok := matvecAsm[t]
-	if !ok {
+	if !ok && t != Q4_K { // Q4_K: matvecQ4KFact
 		return false
 	}
 	l := layouts[t]
@@ -176,7 +173,7 @@ func matvecAVX2(t Type, out []float32, w []byte, rb int, x []float32, rows, cols
 		clear(out[:rows])
 		return true
 	}
-	if t == Q4_K && use512 {
+	if t == Q4_K {
 		matvecQ4KFact(out, w, rb, x, rows, n)
 		return true
 	}

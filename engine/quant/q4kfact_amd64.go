@@ -2,9 +2,10 @@
 
 package quant
 
-// q4kfact_amd64.go: Q4_K rows on AVX-512 as a factored sum, the Go side of
-// matvecQ4_KFactAVX512, q4kUnpack4AVX512 and mmQ4_KFactAVX512
-// (kernels512_amd64.s).
+// q4kfact_amd64.go: Q4_K rows on the SIMD kernels as a factored sum, the Go
+// side of matvecQ4_KFactAVX512, q4kUnpack4AVX512, mmQ4_KFact2AVX512 and
+// mmQ4_KFactAVX512 (kernels512_amd64.s) and of their AVX2 counterparts
+// (kernels_amd64.s), which compute the same sums in 8-lane halves.
 //
 // A Q4_K value is d·sc_s·q − dmin·m_s (sub-block s of 32 values, d·sc_s
 // and dmin·m_s rounded to float32 first), so a row's dot product is
@@ -12,19 +13,20 @@ package quant
 //	Σ_s d·sc_s·(Σ_{i∈s} q_i·x_i) − Σ_s dmin·m_s·(Σ_{i∈s} x_i).
 //
 // The kernels compute it in that form: the 4-bit q become floats by one
-// table lookup each (no per-sub-block table, no zero-extension: the
-// loads are placed so that each byte lands in its own lane), the sums of
+// table lookup each on AVX-512 (a mask and a conversion on AVX2; no
+// per-sub-block table, no zero-extension: the loads are placed so that
+// each byte lands in its own lane), the sums of
 // x over each sub-block are made once per call with x's permutation
 // (q4kPrep), and the min term is one multiply-add per sub-block. That is
 // 58.5 vector operations per row and super-block where the exact kernel
-// (w = fl(d·sc·q − dmin·m), then w·x) spends 65.5, and measured 0.85× its
-// time (docs/notes-issue-36-q4k-factored.md). The result is the same dot
+// (w = fl(d·sc·q − dmin·m), then w·x) spends 65.5 on AVX-512, and
+// measured 0.85× its time (docs/notes-issue-36-q4k-factored.md). The result is the same dot
 // product in another order and rounding: within q4kFactTolerance of the
-// exact one, not equal to it bit for bit. Every AVX-512 entry point for
-// Q4_K (MatVec, Dot, MatMat) computes exactly these sums in exactly this
-// order, so they agree with one another bit for bit, and a batched step
-// equals a lone one. The AVX2 kernels and the pure-Go path keep the exact
-// form (q4kFactModel in the tests is the factored form in Go).
+// exact one, not equal to it bit for bit. Every SIMD entry point for Q4_K
+// (MatVec, Dot, MatMat; AVX-512 and AVX2) computes exactly these sums in
+// exactly this order, so they agree with one another bit for bit, and a
+// batched step equals a lone one. The pure-Go path keeps the exact form
+// (q4kFactModel in the tests is the factored form in Go).
 //
 // Per row and super-block b, lane i of 16 (g = i/8, k = i mod 8) and chunk
 // c = 0, 1 (qs bytes 64c…64c+63), with xp[b][c][o][h][i] =
@@ -35,8 +37,9 @@ package quant
 //	tot[i] += A_0[i]·d·sc_{4c+2g}, then tot[i] += A_1[i]·d·sc_{4c+2g+1} (fused)
 //
 // and after both chunks, for each sub-block s of 8, macc[s] −=
-// dmin·m_s·SX[b][s] (fused), SX the sum of x over the sub-block (in the
-// fixed order q4kPrepAVX512 adds them). The row's value is reduce32 of tot in lanes 0–15,
+// dmin·m_s·SX[b][s] (fused), SX the sum of x over the sub-block in the
+// fixed order q4kPrepGo gives: p_k = ((x_4k + x_4k+1) + x_4k+2) + x_4k+3
+// over its 32 values, then ((p0 + p4) + (p1 + p5)) + ((p2 + p6) + (p3 + p7)). The row's value is reduce32 of tot in lanes 0–15,
 // macc in 16–23 and zeros in 24–31.
 
 import (
@@ -49,6 +52,15 @@ func matvecQ4_KFactAVX512(out *float32, w *byte, rowBytes int, xp *float32, rows
 
 //go:noescape
 func q4kPrepAVX512(xp *float32, x *float32, n int)
+
+//go:noescape
+func matvecQ4_KFactAVX2(out *float32, w *byte, rowBytes int, xp *float32, rows int, n int)
+
+//go:noescape
+func q4kUnpackAVX2(dst *float32, w *byte, rowBytes int, n int)
+
+//go:noescape
+func mmQ4_KFactAVX2(accs *[32]float32, qb *float32, xp *float32, xstride int, n int, nsb int, first int)
 
 //go:noescape
 func q4kUnpack4AVX512(dst *float32, w *byte, rowBytes int, n int)
@@ -68,16 +80,55 @@ const (
 )
 
 // q4kPrep writes x (a multiple of 256 values) into xp (q4kXP floats a
-// super-block) in the kernels' order (q4kPrepAVX512): per super-block,
-// the 256 values permuted as the package comment says (vector c·8 + o·2 + h
-// of 16), then the eight sub-block sums, then eight zeros.
+// super-block) in the kernels' order: per super-block, the 256 values
+// permuted as the package comment says (vector c·8 + o·2 + h of 16), then
+// the eight sub-block sums, then eight zeros (q4kPrepAVX512 on AVX-512,
+// q4kPrepGo otherwise: the same bits).
 func q4kPrep(xp, x []float32) {
 	nb := len(x) / QK_K
 	if nb == 0 {
 		return
 	}
 	xp = xp[:nb*q4kXP]
-	q4kPrepAVX512(&xp[0], &x[0], nb)
+	if use512 {
+		q4kPrepAVX512(&xp[0], &x[0], nb)
+		return
+	}
+	q4kPrepGo(xp, x[:nb*QK_K])
+}
+
+// q4kPerm is the permutation of a super-block's values: xp's value j is
+// x's value q4kPerm[j].
+var q4kPerm = func() (p [QK_K]uint8) {
+	for c := range 2 {
+		for o := range 4 {
+			for h := range 2 {
+				for i := range 16 {
+					p[(c*8+o*2+h)*16+i] = uint8(128*c + 64*(i/8) + 32*h + 4*(i%8) + o)
+				}
+			}
+		}
+	}
+	return p
+}()
+
+// q4kPrepGo is q4kPrepAVX512 in Go, sums in its order (the package comment).
+func q4kPrepGo(xp, x []float32) {
+	for b := range len(x) / QK_K {
+		xb, pb := (*[QK_K]float32)(x[b*QK_K:]), (*[q4kXP]float32)(xp[b*q4kXP:])
+		for j, k := range q4kPerm {
+			pb[j] = xb[k]
+		}
+		for s := range 8 {
+			v := xb[32*s : 32*s+32]
+			var p [8]float32
+			for k := range p {
+				p[k] = ((v[4*k] + v[4*k+1]) + v[4*k+2]) + v[4*k+3]
+			}
+			pb[256+s] = ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]))
+		}
+		clear(pb[264:])
+	}
 }
 
 // q4kBuf is the scratch one Q4_K MatVec call needs: x prepared, and a
@@ -121,7 +172,11 @@ func (b *q4kBuf) rowOne(w []byte, rb, r, safe, nb int, xp []float32) float32 {
 		copy(b.pad[:n], row[:nb*q4kBlock])
 		row = b.pad[:n]
 	}
-	matvecQ4_KFactAVX512(&tmp[0], &row[0], 0, &xp[0], 4, nb)
+	if use512 {
+		matvecQ4_KFactAVX512(&tmp[0], &row[0], 0, &xp[0], 4, nb)
+	} else {
+		matvecQ4_KFactAVX2(&tmp[0], &row[0], 0, &xp[0], 1, nb)
+	}
 	return tmp[0]
 }
 
@@ -133,8 +188,14 @@ func matvecQ4KFact(out []float32, w []byte, rb int, x []float32, rows, nb int) {
 	xp := b.prep(x, nb)
 	safe := q4kRowsSafe(w, rb, rows, nb)
 	r4 := safe &^ 3
-	if r4 > 0 {
+	if !use512 {
+		r4 = safe
+	}
+	switch {
+	case r4 > 0 && use512:
 		matvecQ4_KFactAVX512(&out[0], &w[0], rb, &xp[0], r4, nb)
+	case r4 > 0:
+		matvecQ4_KFactAVX2(&out[0], &w[0], rb, &xp[0], r4, nb)
 	}
 	for r := r4; r < rows; r++ {
 		out[r] = b.rowOne(w, rb, r, safe, nb, xp)
@@ -153,10 +214,11 @@ type q4kMM struct {
 
 var q4kMMPool = freeList[q4kMM]{}
 
-// matMatQ4KFact is MatMat for Q4_K on AVX-512 (shapes already checked):
-// each group of four rows is unpacked once per chunk of q4kMMSubs
-// super-blocks (q floats, scales), then every input runs over it with the
-// sums in matvecQ4_KFactAVX512's order, so outs[i] equals MatVec's bits.
+// matMatQ4KFact is MatMat for Q4_K on the SIMD kernels (shapes already
+// checked): each group of four rows is unpacked once per chunk of
+// q4kMMSubs super-blocks (q floats, scales), then every input runs over it
+// with the sums in matvecQ4_KFactAVX512's order (two inputs a step on
+// AVX-512, two rows a step on AVX2), so outs[i] equals MatVec's bits.
 // The rows past the last whole group go through MatVec's one-row path.
 func matMatQ4KFact(outs [][]float32, w []byte, rb int, xs [][]float32, rows, cols int, reduce func([]float32, [][32]float32)) {
 	nb, n := cols/QK_K, len(xs)
@@ -186,6 +248,11 @@ func matMatQ4KFact(outs [][]float32, w []byte, rb int, xs [][]float32, rows, col
 			k, first := min(q4kMMSubs, nb-b0), 0
 			if b0 == 0 {
 				first = 1
+			}
+			if !use512 {
+				q4kUnpackAVX2(&s.qb[0], &w[r0*rb+b0*q4kBlock], rb, k)
+				mmQ4_KFactAVX2(&accs[0], &s.qb[0], &xps[b0*q4kXP], 4*per, n, k, first)
+				continue
 			}
 			q4kUnpack4AVX512(&s.qb[0], &w[r0*rb+b0*q4kBlock], rb, k)
 			if p := n / 2; p > 0 {
@@ -234,9 +301,9 @@ func (l *freeList[T]) put(v *T) {
 	l.mu.Unlock()
 }
 
-// matMatAVX512 is simdKernels.matmat: Q4_K on AVX-512 (matMatQ4KFact).
-func matMatAVX512(t Type, outs [][]float32, w []byte, rb int, xs [][]float32, rows, cols int) bool {
-	if t != Q4_K || !use512 {
+// matMatFact is simdKernels.matmat: Q4_K (matMatQ4KFact).
+func matMatFact(t Type, outs [][]float32, w []byte, rb int, xs [][]float32, rows, cols int) bool {
+	if t != Q4_K {
 		return false
 	}
 	matMatQ4KFact(outs, w, rb, xs, rows, cols, reduceAccsAVX2w)

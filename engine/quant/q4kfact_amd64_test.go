@@ -88,11 +88,11 @@ func q4kFactModel(row []byte, xp []float32, nb int) float32 {
 }
 
 // TestQ4KPrep: q4kPrep places every value of x where the package comment
-// says, bit for bit, and each sub-block sum is within 32·2⁻²⁴ of Σ|x| of
-// the float64 sum.
+// says, bit for bit, each sub-block sum is within 32·2⁻²⁴ of Σ|x| of the
+// float64 sum, and the AVX-512 kernel's output is q4kPrepGo's bit for bit.
 func TestQ4KPrep(t *testing.T) {
-	if !use512 {
-		t.Skip("no AVX-512 on this CPU: the factored Q4_K kernels do not run here")
+	if simd == nil {
+		t.Skip("no SIMD kernels on this CPU: the factored Q4_K kernels do not run here")
 	}
 	r := rand.New(rand.NewPCG(36, 12))
 	for _, nb := range []int{1, 2, 3, 12} {
@@ -103,6 +103,13 @@ func TestQ4KPrep(t *testing.T) {
 			xp[i] = float32(math.NaN())
 		}
 		q4kPrep(xp, x)
+		if use512 {
+			g := make([]float32, len(xp))
+			q4kPrepGo(g, x)
+			if i := firstDiff(xp, g); i >= 0 || len(g) != len(xp) {
+				t.Fatalf("%d blocks: q4kPrepAVX512 gives xp[%d] = %g, q4kPrepGo %g", nb, i, xp[i], g[i])
+			}
+		}
 		for b := range nb {
 			pb, xb := xp[b*q4kXP:(b+1)*q4kXP], x[b*QK_K:(b+1)*QK_K]
 			for c := range 2 {
@@ -137,16 +144,24 @@ func TestQ4KPrep(t *testing.T) {
 }
 
 // TestQ4KFactKernels: on random Q4_K rows (bytes random, scales finite,
-// and a block with zero scales), the AVX-512 MatVec, Dot and MatMat equal
-// q4kFactModel bit for bit, for row counts around the four-row groups,
-// rows at the very end of their slice (the padded copy) and 1–9 inputs;
-// the model is within q4kFactTolerance of the float64 dot product of the
-// dequantized weights.
+// and a block with zero scales), the SIMD MatVec, Dot and MatMat (AVX2,
+// and AVX-512 where the CPU has it) equal q4kFactModel bit for bit, for
+// row counts around the four-row groups, rows at the very end of their
+// slice (the padded copy) and 1–9 inputs; the model is within
+// q4kFactTolerance of the float64 dot product of the dequantized weights.
 func TestQ4KFactKernels(t *testing.T) {
-	if !use512 {
-		t.Skip("no AVX-512 on this CPU: the factored Q4_K kernels do not run here")
+	if simd == nil {
+		t.Skip("no SIMD kernels on this CPU: the factored Q4_K kernels do not run here")
 	}
-	r := rand.New(rand.NewPCG(36, 11))
+	paths(t, func(t *testing.T, path string) {
+		if path == "go" {
+			return // the pure-Go path keeps the exact sum (TestMatVecPaths)
+		}
+		testQ4KFact(t, rand.New(rand.NewPCG(36, 11)))
+	})
+}
+
+func testQ4KFact(t *testing.T, r *rand.Rand) {
 	for _, sh := range []shape{{1, 256}, {3, 512}, {4, 256}, {5, 768}, {8, 1536}, {11, 3072}, {13, 2048}} {
 		t.Run(fmt.Sprintf("%dx%d", sh.rows, sh.cols), func(t *testing.T) {
 			w := randomRows(r, Q4_K, sh.rows, sh.cols)

@@ -259,10 +259,10 @@ func q4kFactTolerance(row []byte, x []float32) float64 {
 }
 
 // factored reports whether path computes typ's rows as a factored sum
-// (Q4_K on AVX-512, q4kfact_amd64.go): within q4kFactTolerance of the
-// exact dot product, not bit for bit the F32 MatVec of the dequantized
-// weights.
-func factored(typ Type, path string) bool { return typ == Q4_K && path == "avx512" }
+// (Q4_K on the SIMD kernels, q4kfact_amd64.go): within q4kFactTolerance of
+// the exact dot product, not bit for bit the F32 MatVec of the
+// dequantized weights.
+func factored(typ Type, path string) bool { return typ == Q4_K && path != "go" }
 
 // TestDotMatchesFloat64: Dot and MatVec on the golden blocks are within
 // dotTolerance of gguf-py's float64 dot product of the dequantized values.

@@ -21,9 +21,10 @@
 // multiply-add (one rounding instead of two), so the two agree within a
 // few float32 roundings per lane and not bit for bit. Dequantization
 // itself has no sums and is bit-exact on every path. The one exception to
-// the order: Q4_K rows on AVX-512 are summed in factored form,
-// Σ d·sc·(Σ q·x) − Σ dmin·m·(Σ x) (q4kfact_amd64.go), within a few
-// roundings of the others; MatVec, Dot and MatMat there agree bit for bit.
+// the order: the SIMD kernels (AVX2 and AVX-512 alike) sum Q4_K rows in
+// factored form, Σ d·sc·(Σ q·x) − Σ dmin·m·(Σ x) (q4kfact_amd64.go),
+// within a few roundings of the pure-Go sum; MatVec, Dot and MatMat there
+// agree bit for bit.
 package quant
 
 import (
