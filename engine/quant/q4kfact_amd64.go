@@ -15,17 +15,17 @@ package quant
 // The kernels compute it in that form: the 4-bit q become floats by one
 // table lookup each on AVX-512 (a mask and a conversion on AVX2; no
 // per-sub-block table, no zero-extension: the loads are placed so that
-// each byte lands in its own lane), the sums of
-// x over each sub-block are made once per call with x's permutation
-// (q4kPrep), and the min term is one multiply-add per sub-block. That is
-// 58.5 vector operations per row and super-block where the exact kernel
-// (w = fl(d·sc·q − dmin·m), then w·x) spends 65.5 on AVX-512, and
-// measured 0.85× its time (docs/notes-issue-36-q4k-factored.md). The result is the same dot
-// product in another order and rounding: within q4kFactTolerance of the
-// exact one, not equal to it bit for bit. Every SIMD entry point for Q4_K
-// (MatVec, Dot, MatMat; AVX-512 and AVX2) computes exactly these sums in
-// exactly this order, so they agree with one another bit for bit, and a
-// batched step equals a lone one. The pure-Go path keeps the exact form
+// each byte lands in its own lane), the sums of x over each sub-block are
+// made once per call with x's permutation (q4kPrep), and the min term is
+// one multiply-add per sub-block. On AVX-512 that is 58.5 vector
+// operations per row and super-block where the exact kernel (w =
+// fl(d·sc·q − dmin·m), then w·x) spent 65.5, and 0.86× its time (AVX2:
+// 0.83×; README). The result is the same dot product in another order and
+// rounding: within q4kFactTolerance of the exact one, not equal to it bit
+// for bit. Every SIMD entry point for Q4_K (MatVec, Dot, MatMat; AVX-512
+// and AVX2) computes exactly these sums in exactly this order, so they
+// agree with one another bit for bit, and a batched step equals a lone
+// one. The pure-Go path keeps the exact form
 // (q4kFactModel in the tests is the factored form in Go).
 //
 // Per row and super-block b, lane i of 16 (g = i/8, k = i mod 8) and chunk
