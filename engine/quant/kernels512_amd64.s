@@ -17,7 +17,8 @@
 // (t_l = a_l + a_{l+16}), u_l = t_l + t_{l+8}, then REDUCE32's last steps.
 //
 // Registers: DI out, SI row 0's blocks, R8 row bytes, DX x, CX rows (a
-// multiple of 4), BX blocks per row; R9/R12/R13/R14 the four rows' block
+// multiple of 4), BX blocks per row (the Q8_0 and Q4_0 kernels: the fp16
+// table's address, the block count read from the frame); R9/R12/R13/R14 the four rows' block
 // pointers, R10 x pointer, R11 block count. Z0–Z7 the four rows' sums,
 // Z16–Z18 scratch, Z30/Z31 x, Z9/Z13/Z15 constants.
 

@@ -94,7 +94,7 @@ var simd = newAVX2()
 // q4kfact_amd64.go), and MatMat its AVX-512 step; the tests turn it
 // off to check the AVX2 ones. Q6_K's byte lookup also needs AVX512-VBMI
 // (has512VBMI).
-var use512 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
+var use512 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512DQ
 
 var has512VBMI = cpu.X86.HasAVX512VBMI
 

@@ -114,7 +114,7 @@ func firstDiff(got, want []float32) int {
 // exactly, every type, every path.
 func TestDequantizeMatchesGGUFPy(t *testing.T) {
 	g := readGolden(t)
-	paths(t, func(t *testing.T, path string) {
+	paths(t, func(t *testing.T, _ string) {
 		for _, c := range g.Cases {
 			t.Run(c.Name, func(t *testing.T) {
 				typ, err := ParseType(c.Type)
