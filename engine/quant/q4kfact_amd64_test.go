@@ -171,7 +171,7 @@ func testQ4KFact(t *testing.T, r *rand.Rand) {
 			w := randomRows(r, Q4_K, sh.rows, sh.cols)
 			clear(w[4:16]) // a block whose scales and mins are all zero
 			w = append(w[:len(w):len(w)], make([]byte, spare)...)[:len(w)]
-			w = w[:len(w) : len(w)+spare]
+			w = w[: len(w) : len(w)+spare]
 			rb, _ := Q4_K.RowBytes(sh.cols)
 			nb := sh.cols / QK_K
 			xs := make([][]float32, 9)
