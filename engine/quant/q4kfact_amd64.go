@@ -226,7 +226,7 @@ var q4kMMPool = freeList[q4kMM]{}
 // with the sums in matvecQ4_KFactAVX512's order (two inputs a step on
 // AVX-512, two rows a step on AVX2), so outs[i] equals MatVec's bits.
 // The rows past the last whole group go through MatVec's one-row path.
-func matMatQ4KFact(outs [][]float32, w []byte, rb int, xs [][]float32, rows, cols int, reduce func([]float32, [][32]float32)) {
+func matMatQ4KFact(outs [][]float32, w []byte, rb int, xs [][]float32, rows, cols int) {
 	nb, n := cols/QK_K, len(xs)
 	s := q4kMMPool.get()
 	defer q4kMMPool.put(s)
@@ -268,7 +268,7 @@ func matMatQ4KFact(outs [][]float32, w []byte, rb int, xs [][]float32, rows, col
 				mmQ4_KFactAVX512(&accs[4*(n-1)], &s.qb[0], &xps[(n-1)*per+b0*q4kXP], 4*per, 1, k, first)
 			}
 		}
-		reduce(sums, accs)
+		reduceAccsAVX2w(sums, accs)
 		for i, out := range outs {
 			copy(out[r0:r0+4], sums[4*i:4*i+4])
 		}
@@ -312,6 +312,6 @@ func matMatFact(t Type, outs [][]float32, w []byte, rb int, xs [][]float32, rows
 	if t != Q4_K {
 		return false
 	}
-	matMatQ4KFact(outs, w, rb, xs, rows, cols, reduceAccsAVX2w)
+	matMatQ4KFact(outs, w, rb, xs, rows, cols)
 	return true
 }
