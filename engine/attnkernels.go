@@ -10,7 +10,7 @@ package engine
 // (attnkernels_amd64.s) repeat their operations in their order, so every
 // path gives the same bits (TestAttnKernelsBitExact). The products of the
 // scores and of the weighted sums are fused with their adds (one rounding,
-// VFMADD231PS; fma32 in Go): as exact as two roundings or more, and half the
+// VFMADD231PS; fused.F32 in Go): as exact as two roundings or more, and half the
 // instructions of the kernels' inner loops (a decode step's attention at
 // depth 2000 took 0.95 of the time, a prompt's 0.85). Every other multiply
 // and add is rounded on its own. For a row attending to n positions, per
@@ -31,7 +31,11 @@ package engine
 // whose context is 256, like the default one). How the blocks and heads
 // are spread over workers never changes a value.
 
-import "math"
+import (
+	"math"
+
+	"github.com/inferscope/inferscope/engine/internal/fused"
+)
 
 // attnBlock is the positions per block (a multiple of 16).
 const attnBlock = 256
@@ -118,7 +122,7 @@ func attnScoresGo(s []float32, lds int, q, k, _ []float32, ldk, n, hd, G int, sc
 			kp := k[p*ldk : p*ldk+hd]
 			var a [16]float32
 			for d, x := range qg {
-				a[d&15] = fma32(x, kp[d], a[d&15])
+				a[d&15] = fused.F32(x, kp[d], a[d&15])
 			}
 			sg[p] = sum16(&a) * scale
 		}
@@ -148,7 +152,7 @@ func attnWsumGo(o []float32, ldo int, e []float32, lde int, v []float32, ldv, n,
 		for p, ep := range e[g*lde : g*lde+n] {
 			vp := v[p*ldv : p*ldv+hd]
 			for j, x := range vp {
-				og[j] = fma32(ep, x, og[j])
+				og[j] = fused.F32(ep, x, og[j])
 			}
 		}
 	}

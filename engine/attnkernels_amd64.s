@@ -2,7 +2,7 @@
 
 // attnkernels_amd64.s: attention's block kernels (attnkernels.go) in AVX-512 and AVX2, with
 // exactly the float32 operations of the pure-Go ones in their order: the scores' and the
-// weighted sums' multiply-adds fused (VFMADD231PS; fma32 in Go), every other multiply and add
+// weighted sums' multiply-adds fused (VFMADD231PS; fused.F32 in Go), every other multiply and add
 // rounded on its own, each dot product's 16 lanes (lane d%16) combined as sum16
 // (s_l = a_l + a_{l+8}, then ((s0+s1)+(s2+s3)) + ((s4+s5)+(s6+s7))), expAtt's steps, the
 // weighted sums in position order. Masked loads and stores do a partial last group of lanes;

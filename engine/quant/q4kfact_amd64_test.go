@@ -11,33 +11,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-)
 
-// fma32 is x·y + z rounded once to float32 (the engine's fma32.go, which
-// TestFMA32 checks against the instruction): the float64 product is exact,
-// and a float64 sum that lies exactly halfway between two float32 values
-// is settled by the sign of its rounding error.
-func fma32(x, y, z float32) float32 {
-	p, c := float64(x)*float64(y), float64(z)
-	s := p + c
-	if math.Float64bits(s)&(1<<29-1) != 1<<28 && math.Abs(s) >= 0x1p-126 {
-		return float32(s)
-	}
-	b := s - p
-	e := (p - (s - b)) + (c - b)
-	f := float32(s)
-	if e == 0 || float64(f) == s || math.IsInf(float64(f), 0) || e != e {
-		return f
-	}
-	o := math.Nextafter32(f, float32(math.Copysign(math.Inf(1), s-float64(f))))
-	if s-float64(f) != float64(o)-s {
-		return f
-	}
-	if (e > 0) == (o > f) {
-		return o
-	}
-	return f
-}
+	"github.com/inferscope/inferscope/engine/internal/fused"
+)
 
 // q4kFactModel is one row's factored dot product in Go, the order and
 // roundings the package comment of q4kfact_amd64.go gives.
@@ -67,18 +43,18 @@ func q4kFactModel(row []byte, xp []float32, nb int) float32 {
 						if o == 0 {
 							a[h][i] = qf * v[i]
 						} else {
-							a[h][i] = fma32(qf, v[i], a[h][i])
+							a[h][i] = fused.F32(qf, v[i], a[h][i])
 						}
 					}
 				}
 			}
 			for i := range 16 {
-				tot[i] = fma32(a[0][i], S[4*c+2*(i/8)], tot[i])
-				tot[i] = fma32(a[1][i], S[4*c+2*(i/8)+1], tot[i])
+				tot[i] = fused.F32(a[0][i], S[4*c+2*(i/8)], tot[i])
+				tot[i] = fused.F32(a[1][i], S[4*c+2*(i/8)+1], tot[i])
 			}
 		}
 		for s := range 8 {
-			macc[s] = fma32(-M[s], pb[256+s], macc[s])
+			macc[s] = fused.F32(-M[s], pb[256+s], macc[s])
 		}
 	}
 	var acc [32]float32

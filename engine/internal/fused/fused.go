@@ -1,12 +1,11 @@
-package engine
-
-// fma32.go: x·y + z rounded once to float32, as a fused multiply-add
-// instruction (VFMADD231PS) computes it, in portable Go: the reference for
-// the attention kernels' multiply-adds.
+// Package fused computes x·y + z rounded once to float32, as a fused
+// multiply-add instruction (VFMADD231PS) does, in portable Go: the
+// reference for the engine's and package quant's multiply-adds.
+package fused
 
 import "math"
 
-// fma32 returns x·y + z rounded once to float32 (round to nearest, ties to
+// F32 returns x·y + z rounded once to float32 (round to nearest, ties to
 // even). The product is exact in float64 (24 + 24 significant bits) and
 // the sum's rounding error is recovered exactly (Knuth's TwoSum), so the
 // one case where rounding the float64 sum again to float32 would differ
@@ -14,8 +13,8 @@ import "math"
 // two float32 values while the exact sum is not) is settled by the error's
 // sign. math.FMA's float64 result alone is not enough: x = 2⁻¹²(1+2⁻²³),
 // y = 2⁻¹²(1−2⁻²³), z = 1+2⁻²³ rounds twice to 1+2⁻²² where the fused
-// result is 1+2⁻²³ (TestFMA32).
-func fma32(x, y, z float32) float32 {
+// result is 1+2⁻²³ (TestF32).
+func F32(x, y, z float32) float32 {
 	p, c := float64(x)*float64(y), float64(z)
 	s := p + c
 	// s rounds to float32 as the exact sum does unless it lies exactly

@@ -1,4 +1,4 @@
-package engine
+package fused
 
 import (
 	"math"
@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// fma32Exact is x·y + z rounded once to float32 through exact big.Float
+// f32Exact is x·y + z rounded once to float32 through exact big.Float
 // arithmetic.
-func fma32Exact(x, y, z float32) float32 {
+func f32Exact(x, y, z float32) float32 {
 	if math.IsNaN(float64(x)) || math.IsNaN(float64(y)) || math.IsNaN(float64(z)) ||
 		math.IsInf(float64(x), 0) || math.IsInf(float64(y), 0) || math.IsInf(float64(z), 0) {
 		return float32(float64(x)*float64(y) + float64(z))
@@ -24,7 +24,7 @@ func fma32Exact(x, y, z float32) float32 {
 	return f
 }
 
-func TestFMA32(t *testing.T) {
+func TestF32(t *testing.T) {
 	type c struct{ x, y, z float32 }
 	cases := []c{
 		// the float64 sum lands exactly halfway: rounding it again goes to even, wrongly
@@ -58,16 +58,16 @@ func TestFMA32(t *testing.T) {
 	}
 	bad := 0
 	for _, tc := range cases {
-		got, want := fma32(tc.x, tc.y, tc.z), fma32Exact(tc.x, tc.y, tc.z)
+		got, want := F32(tc.x, tc.y, tc.z), f32Exact(tc.x, tc.y, tc.z)
 		if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
 			if bad++; bad <= 5 {
-				t.Errorf("fma32(%g, %g, %g) = %g (%#x), want %g (%#x)", tc.x, tc.y, tc.z, got, math.Float32bits(got), want, math.Float32bits(want))
+				t.Errorf("F32(%g, %g, %g) = %g (%#x), want %g (%#x)", tc.x, tc.y, tc.z, got, math.Float32bits(got), want, math.Float32bits(want))
 			}
 		}
 	}
 	// the first case is the one a float64 FMA rounded again gets wrong
 	tc := cases[0]
-	if float32(math.FMA(float64(tc.x), float64(tc.y), float64(tc.z))) == fma32(tc.x, tc.y, tc.z) {
+	if float32(math.FMA(float64(tc.x), float64(tc.y), float64(tc.z))) == F32(tc.x, tc.y, tc.z) {
 		t.Errorf("the double-rounding case no longer rounds differently through float64: the test lost its point")
 	}
 }
